@@ -1,0 +1,33 @@
+#pragma once
+// Before data moves, every rank of a collective must agree on what is being reduced. A rank that calls with a
+// different count or type would otherwise hang its neighbours or corrupt their buffers; this check turns that
+// into an error on every rank, naming each rank and what it passed.
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string_view>
+
+#include "collectives/comm.hpp"
+#include "collectives/dtype.hpp"
+
+namespace gradsync {
+
+struct MismatchError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct CallFingerprint {
+  std::uint64_t method = 0;  // which collective (hash of its name)
+  std::uint64_t count = 0;
+  std::uint64_t dtype = 0;
+  std::uint64_t sequence = 0;  // how many calls this collective object made before this one
+};
+
+// Collective: every rank of `comm` must call it. Costs one MPI_Allreduce of 8 int64 values. If the
+// fingerprints differ, gathers them and throws MismatchError on every rank with a message such as
+// "ring allreduce: ranks disagree: rank 0: 1000 x float (call 3), rank 2: 999 x float (call 3)".
+void check_agreement(const Comm& comm, std::string_view what, const CallFingerprint& mine);
+
+std::uint64_t fingerprint_of_name(std::string_view name);
+
+}  // namespace gradsync

@@ -1,0 +1,48 @@
+#include "collectives/allreduce.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "collectives/agreement.hpp"
+#include "collectives/mpi_allreduce.hpp"
+#include "collectives/ps_allreduce.hpp"
+#include "collectives/ring_allreduce.hpp"
+
+namespace gradsync {
+
+void Allreduce::run(void* data, std::size_t count, Dtype type) {
+  if (options_.check_agreement)
+    check_agreement(comm_, fmt::format("{} allreduce", name()),
+                    {fingerprint_of_name(name()), count, static_cast<std::uint64_t>(type), calls_});
+  ++calls_;
+  if (count == 0 || comm_.size() == 1) return;
+  reduce(data, count, type);
+}
+
+bool Allreduce::contributes(int) const { return true; }
+
+ElementRange Allreduce::result_range(int, std::size_t count) const { return {0, count}; }
+
+const std::vector<std::string>& allreduce_methods() {
+  static const std::vector<std::string> names = {"ring", "ps", "ps-sharded", "mpi"};
+  return names;
+}
+
+std::unique_ptr<Allreduce> make_allreduce(std::string_view method, const Comm& comm, const AllreduceOptions& options) {
+  if (options.chunk_bytes == 0) throw std::invalid_argument("chunk size must be at least 1 byte");
+  if (method == "ring") return std::make_unique<RingAllreduce>(comm, options);
+  if (method == "mpi") return std::make_unique<MpiAllreduce>(comm, options);
+  if (method == "ps" || method == "ps-sharded") {
+    AllreduceOptions o = options;
+    if (method == "ps") o.servers = 1;
+    if (o.servers < 1 || (comm.size() > 1 && o.servers >= comm.size()))
+      throw std::invalid_argument(fmt::format("{}: {} server rank(s) need at least {} ranks, the communicator has {}",
+                                              method, o.servers, o.servers + 1, comm.size()));
+    return std::make_unique<PsAllreduce>(comm, o, std::string(method));
+  }
+  throw std::invalid_argument(fmt::format("unknown allreduce method '{}' (choose from {})", method,
+                                          fmt::join(allreduce_methods(), ", ")));
+}
+
+}  // namespace gradsync

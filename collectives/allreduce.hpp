@@ -1,0 +1,85 @@
+#pragma once
+// One interface over the three ways gradsync sums a buffer across ranks. Pick a method by name:
+//   "ring"        hand-rolled ring allreduce (reduce-scatter, then all-gather) on MPI_Sendrecv
+//   "ps"          central parameter server: workers push to one server rank, which sums and sends back
+//   "ps-sharded"  the same with `servers` server ranks, each owning a contiguous key range
+//   "mpi"         MPI_Allreduce(MPI_IN_PLACE), the vendor baseline
+// An algorithm is planned once for a communicator (neighbours, scratch) and run many times.
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectives/comm.hpp"
+#include "collectives/dtype.hpp"
+
+namespace gradsync {
+
+// Measured on 2 ranks (see bench/README or the chunk sweep in bench_allreduce): large enough that per-message
+// latency is amortized, small enough to stay in L2 with the segment being reduced.
+inline constexpr std::size_t kDefaultChunkBytes = 256 * 1024;
+
+struct AllreduceOptions {
+  std::size_t chunk_bytes = kDefaultChunkBytes;  // ring: largest message; scratch is one chunk
+  bool check_agreement = true;                   // verify count/type agree on all ranks before moving data
+  int servers = 1;                               // ps-sharded: number of server ranks, 1..P-1
+  bool server_contributes = false;               // ps: server ranks also add their own buffer
+};
+
+struct ElementRange {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  std::size_t size() const { return end - begin; }
+};
+
+// The i-th of `parts` contiguous, nearly equal pieces of [0, count): sizes differ by at most one element.
+constexpr ElementRange partition(std::size_t count, std::size_t parts, std::size_t i) {
+  const std::size_t base = count / parts, extra = count % parts;
+  const std::size_t begin = i * base + (i < extra ? i : extra);
+  return {begin, begin + base + (i < extra ? 1 : 0)};
+}
+
+class Allreduce {
+ public:
+  virtual ~Allreduce() = default;
+
+  // Collective: every rank of the communicator calls run() with the same count and type. Sums the
+  // contributing ranks' buffers elementwise, in place: afterwards result_range(rank, count) of `data` holds the
+  // sum on every rank (the whole buffer except on dedicated parameter-server ranks). `data` stays owned by the
+  // caller. A count or type mismatch throws MismatchError on every rank (with options.check_agreement).
+  void run(void* data, std::size_t count, Dtype type);
+  template <class T>
+  void run(std::span<T> data) {
+    run(data.data(), data.size(), dtype_of<T>());
+  }
+
+  virtual std::string_view name() const = 0;
+  // Whether `rank`'s input is part of the sum (false only for dedicated server ranks).
+  virtual bool contributes(int rank) const;
+  // Which elements of `rank`'s buffer hold the result after run().
+  virtual ElementRange result_range(int rank, std::size_t count) const;
+
+  const Comm& comm() const { return comm_; }
+  const AllreduceOptions& options() const { return options_; }
+
+ protected:
+  Allreduce(Comm comm, AllreduceOptions options) : comm_(std::move(comm)), options_(options) {}
+  virtual void reduce(void* data, std::size_t count, Dtype type) = 0;
+
+  Comm comm_;
+  AllreduceOptions options_;
+
+ private:
+  std::uint64_t calls_ = 0;
+};
+
+// Plans `method` (one of allreduce_methods()) on `comm`. Collective only in the sense that every rank must
+// construct the same method with the same options. Throws std::invalid_argument for an unknown method or
+// options that cannot work on this communicator (e.g. servers >= size).
+std::unique_ptr<Allreduce> make_allreduce(std::string_view method, const Comm& comm,
+                                          const AllreduceOptions& options = {});
+const std::vector<std::string>& allreduce_methods();
+
+}  // namespace gradsync

@@ -1,0 +1,77 @@
+#include "collectives/comm.hpp"
+
+#include <fmt/format.h>
+
+#include <climits>
+
+namespace gradsync {
+
+void check_mpi(int rc, const char* call, int rank) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(rc, text, &length) != MPI_SUCCESS) length = 0;
+  throw MpiError(fmt::format("{} failed on rank {}: {}", call, rank, std::string(text, static_cast<std::size_t>(length))));
+}
+
+Comm Comm::world() { return Comm(MPI_COMM_WORLD); }
+
+Comm::Comm(MPI_Comm comm) : Comm(std::make_shared<MPI_Comm>(comm)) {}
+
+Comm::Comm(std::shared_ptr<MPI_Comm> handle) : handle_(std::move(handle)) {
+  if (*handle_ == MPI_COMM_NULL) return;
+  int world_rank = -1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  check_mpi(MPI_Comm_set_errhandler(*handle_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler", world_rank);
+  check_mpi(MPI_Comm_rank(*handle_, &rank_), "MPI_Comm_rank", world_rank);
+  check_mpi(MPI_Comm_size(*handle_, &size_), "MPI_Comm_size", world_rank);
+}
+
+Comm Comm::split(int color, int key) const {
+  MPI_Comm out = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split(native(), color, key, &out), "MPI_Comm_split", rank_);
+  auto deleter = [](MPI_Comm* c) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (*c != MPI_COMM_NULL && !finalized) MPI_Comm_free(c);
+    delete c;
+  };
+  return Comm(std::shared_ptr<MPI_Comm>(new MPI_Comm(out), deleter));
+}
+
+int Comm::to_int_count(std::size_t count, const char* call) const {
+  if (count > static_cast<std::size_t>(INT_MAX))
+    throw MpiError(fmt::format("{} on rank {}: count {} exceeds MPI's int limit", call, rank_, count));
+  return static_cast<int>(count);
+}
+
+void Comm::send(const void* buf, std::size_t count, MPI_Datatype type, int dest, int tag) const {
+  check_mpi(MPI_Send(buf, to_int_count(count, "MPI_Send"), type, dest, tag, native()), "MPI_Send", rank_);
+}
+
+void Comm::recv(void* buf, std::size_t count, MPI_Datatype type, int source, int tag) const {
+  MPI_Status status;
+  check_mpi(MPI_Recv(buf, to_int_count(count, "MPI_Recv"), type, source, tag, native(), &status), "MPI_Recv", rank_);
+  int got = 0;
+  MPI_Get_count(&status, type, &got);
+  if (static_cast<std::size_t>(got) != count)
+    throw MpiError(fmt::format("MPI_Recv on rank {}: expected {} elements from rank {}, got {}", rank_, count,
+                               status.MPI_SOURCE, got));
+}
+
+void Comm::sendrecv(const void* send_buf, std::size_t send_count, int dest, void* recv_buf, std::size_t recv_count,
+                    int source, MPI_Datatype type, int tag) const {
+  MPI_Status status;
+  check_mpi(MPI_Sendrecv(send_buf, to_int_count(send_count, "MPI_Sendrecv"), type, dest, tag, recv_buf,
+                         to_int_count(recv_count, "MPI_Sendrecv"), type, source, tag, native(), &status),
+            "MPI_Sendrecv", rank_);
+  int got = 0;
+  MPI_Get_count(&status, type, &got);
+  if (static_cast<std::size_t>(got) != recv_count)
+    throw MpiError(fmt::format("MPI_Sendrecv on rank {}: expected {} elements from rank {}, got {}", rank_, recv_count,
+                               source, got));
+}
+
+void Comm::barrier() const { check_mpi(MPI_Barrier(native()), "MPI_Barrier", rank_); }
+
+}  // namespace gradsync

@@ -1,0 +1,55 @@
+#pragma once
+// A small view of an MPI communicator. Every MPI call made through it is checked: a failure becomes an
+// MpiError whose message names the call and the rank, instead of Open MPI's default abort.
+#include <mpi.h>
+
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace gradsync {
+
+struct MpiError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Throws MpiError "MPI_Sendrecv failed on rank 3: <MPI's error string>" unless rc == MPI_SUCCESS.
+void check_mpi(int rc, const char* call, int rank);
+
+class Comm {
+ public:
+  // MPI_COMM_WORLD, switched to MPI_ERRORS_RETURN so that errors reach check_mpi. Requires MPI_Init.
+  static Comm world();
+  // Wraps `comm` without taking ownership (and sets MPI_ERRORS_RETURN on it).
+  explicit Comm(MPI_Comm comm);
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  MPI_Comm native() const { return *handle_; }
+
+  // Collective over this communicator. Ranks passing the same `color` form one new communicator, ordered by
+  // `key`; a rank passing MPI_UNDEFINED gets an empty optional-like Comm (valid() == false). The new Comm owns
+  // its handle and frees it when the last copy goes away.
+  Comm split(int color, int key) const;
+  bool valid() const { return handle_ && *handle_ != MPI_COMM_NULL; }
+
+  // Point-to-point, blocking. Counts are in elements of `type`. recv() fails with MpiError if the message that
+  // arrives does not hold exactly `count` elements (a size disagreement between ranks is a bug, never ignored).
+  void send(const void* buf, std::size_t count, MPI_Datatype type, int dest, int tag) const;
+  void recv(void* buf, std::size_t count, MPI_Datatype type, int source, int tag) const;
+  void sendrecv(const void* send_buf, std::size_t send_count, int dest, void* recv_buf, std::size_t recv_count,
+                int source, MPI_Datatype type, int tag) const;
+  void barrier() const;
+
+  // Element counts in MPI calls are ints; this throws MpiError naming `call` when `count` does not fit.
+  int to_int_count(std::size_t count, const char* call) const;
+
+ private:
+  Comm(std::shared_ptr<MPI_Comm> handle);
+  std::shared_ptr<MPI_Comm> handle_;
+  int rank_ = 0;
+  int size_ = 0;
+};
+
+}  // namespace gradsync

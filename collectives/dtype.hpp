@@ -1,0 +1,32 @@
+#pragma once
+// The element types the collectives reduce, and the vectorizable sum kernel they share.
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace gradsync {
+
+enum class Dtype : std::uint8_t { f32, f64, i32, i64 };
+
+template <class T>
+constexpr Dtype dtype_of();
+template <> constexpr Dtype dtype_of<float>() { return Dtype::f32; }
+template <> constexpr Dtype dtype_of<double>() { return Dtype::f64; }
+template <> constexpr Dtype dtype_of<std::int32_t>() { return Dtype::i32; }
+template <> constexpr Dtype dtype_of<std::int64_t>() { return Dtype::i64; }
+
+std::size_t dtype_size(Dtype t);
+MPI_Datatype mpi_type(Dtype t);
+std::string_view dtype_name(Dtype t);
+
+// dst[i] += src[i] for i < count; the buffers must not overlap.
+void add_into(void* dst, const void* src, std::size_t count, Dtype t);
+
+template <class T>
+inline void add_into(T* __restrict dst, const T* __restrict src, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) dst[i] += src[i];
+}
+
+}  // namespace gradsync

@@ -1,0 +1,27 @@
+#pragma once
+#include <vector>
+
+#include "collectives/allreduce.hpp"
+
+namespace gradsync {
+
+// Ring allreduce (Patarasuk & Yuan; the baidu-allreduce / Horovod / Gloo ring). The buffer is cut into P
+// segments; P-1 reduce-scatter steps leave each rank with one fully summed segment, P-1 all-gather steps
+// circulate the summed segments. Each rank sends 2(P-1)/P of the buffer, whatever P is. Messages are at most
+// options.chunk_bytes, and the only scratch memory is one chunk, allocated here, once.
+class RingAllreduce final : public Allreduce {
+ public:
+  RingAllreduce(Comm comm, AllreduceOptions options);
+  std::string_view name() const override { return "ring"; }
+
+ private:
+  void reduce(void* data, std::size_t count, Dtype type) override;
+  void reduce_scatter(std::byte* data, std::size_t count, Dtype type);
+  void all_gather(std::byte* data, std::size_t count, Dtype type);
+
+  int left_;
+  int right_;
+  std::vector<std::byte> scratch_;  // one chunk: where a neighbour's partial sums land before being added
+};
+
+}  // namespace gradsync

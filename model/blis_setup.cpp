@@ -1,0 +1,131 @@
+#include "model/blis_setup.hpp"
+
+#include <blis.h>
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <vector>
+
+namespace gradsync {
+namespace {
+
+// Kernel sets to try on an unrecognized AVX2+FMA CPU, best first. On AMD the zen kernels are tuned for its
+// cache sizes; haswell's 6x16 microkernel is the safe AVX2+FMA choice everywhere.
+constexpr std::array<std::string_view, 4> kAmdPreference = {"zen3", "zen2", "zen", "haswell"};
+constexpr std::array<std::string_view, 4> kOtherPreference = {"haswell", "zen3", "zen2", "zen"};
+
+std::optional<int> arch_index(std::string_view name) {
+  for (int i = 0; i < BLIS_NUM_ARCHS; ++i)
+    if (name == bli_arch_string(static_cast<arch_t>(i))) return i;
+  return std::nullopt;
+}
+
+// Runs `probe` in a forked child and returns the int it writes to the pipe, or nothing if the child failed
+// (BLIS aborts when asked for a kernel set that this build does not contain; that must not kill us).
+template <class Probe>
+std::optional<int> in_child(Probe probe) {
+  int fds[2];
+  if (pipe(fds) != 0) return std::nullopt;
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return std::nullopt;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    const int value = probe();
+    const bool ok = write(fds[1], &value, sizeof value) == static_cast<ssize_t>(sizeof value);
+    _exit(ok ? 0 : 1);
+  }
+  close(fds[1]);
+  int value = 0;
+  const bool got = read(fds[0], &value, sizeof value) == static_cast<ssize_t>(sizeof value);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  return value;
+}
+
+int detected_arch_id() {
+  bli_init();
+  return static_cast<int>(bli_arch_query_id());
+}
+
+// True if BLIS, forced to kernel set `index`, initializes and multiplies a small matrix correctly.
+bool kernel_set_runs(int index) {
+  const auto ok = in_child([index] {
+    setenv("BLIS_ARCH_TYPE", std::to_string(index).c_str(), 1);
+    bli_init();
+    constexpr dim_t n = 24;
+    std::vector<float> a(n * n, 1.0f), b(n * n, 2.0f), c(n * n, 0.0f);
+    float one = 1.0f, zero = 0.0f;
+    bli_sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, n, n, n, &one, a.data(), n, 1, b.data(), n, 1, &zero, c.data(), n, 1);
+    for (float v : c)
+      if (std::fabs(v - 2.0f * n) > 1e-3f) return 0;
+    return static_cast<int>(bli_arch_query_id()) == index ? 1 : 0;
+  });
+  return ok && *ok == 1;
+}
+
+}  // namespace
+
+std::string BlisConfig::summary() const {
+  return fmt::format("BLIS kernels: {} ({}), {} thread{}", arch, reason, threads, threads == 1 ? "" : "s");
+}
+
+CpuFeatures host_cpu_features() {
+  CpuFeatures f;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  f.x86_64 = true;
+  f.amd = __builtin_cpu_is("amd");
+  f.avx2 = __builtin_cpu_supports("avx2");
+  f.fma = __builtin_cpu_supports("fma");
+#endif
+  return f;
+}
+
+std::optional<std::string> better_kernel_set(std::string_view detected, const CpuFeatures& cpu,
+                                             std::span<const std::string> runnable) {
+  if (detected != "generic" || !cpu.x86_64 || !cpu.avx2 || !cpu.fma) return std::nullopt;
+  for (std::string_view want : cpu.amd ? kAmdPreference : kOtherPreference)
+    for (const std::string& have : runnable)
+      if (have == want) return have;
+  return std::nullopt;
+}
+
+BlisConfig configure_blis(int threads) {
+  BlisConfig config;
+  config.threads = threads;
+  if (const char* user = std::getenv("BLIS_ARCH_TYPE"); user && *user) {
+    config.reason = fmt::format("BLIS_ARCH_TYPE={} set by the user", user);
+  } else if (const auto detected = in_child(detected_arch_id); !detected) {
+    config.reason = "detected by BLIS (probe failed; kept BLIS's choice)";
+  } else {
+    const std::string detected_name = bli_arch_string(static_cast<arch_t>(*detected));
+    const CpuFeatures cpu = host_cpu_features();
+    std::vector<std::string> runnable;
+    if (detected_name == "generic" && cpu.avx2 && cpu.fma) {
+      for (std::string_view name : cpu.amd ? kAmdPreference : kOtherPreference)
+        if (const auto index = arch_index(name); index && kernel_set_runs(*index)) runnable.emplace_back(name);
+    }
+    if (const auto better = better_kernel_set(detected_name, cpu, runnable)) {
+      setenv("BLIS_ARCH_TYPE", std::to_string(*arch_index(*better)).c_str(), 1);
+      config.reason = fmt::format("BLIS chose generic on this AVX2+FMA CPU; selected {}", *better);
+    } else {
+      config.reason = "detected by BLIS";
+    }
+  }
+  bli_init();
+  bli_thread_set_num_threads(threads);
+  config.arch = bli_arch_string(bli_arch_query_id());
+  return config;
+}
+
+}  // namespace gradsync

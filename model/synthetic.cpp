@@ -1,0 +1,32 @@
+#include "model/synthetic.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "model/rng.hpp"
+
+namespace gradsync {
+
+Dataset make_blobs(std::size_t rows, std::size_t features, int classes, float noise, std::uint64_t seed,
+                   std::uint64_t sample_stream) {
+  Rng prototype_rng(seed, 7);
+  std::vector<float> prototypes(static_cast<std::size_t>(classes) * features);
+  for (float& p : prototypes) p = prototype_rng.uniform();
+  Rng rng(seed, 8 + sample_stream);
+  Dataset d;
+  d.rows = rows;
+  d.features = features;
+  d.classes = classes;
+  d.images.resize(rows * features);
+  d.labels.resize(rows);
+  for (std::size_t i = 0; i < rows; ++i) {
+    const auto label = static_cast<std::uint8_t>(rng.below(static_cast<std::size_t>(classes)));
+    d.labels[i] = label;
+    const float* proto = &prototypes[label * features];
+    for (std::size_t j = 0; j < features; ++j)
+      d.images[i * features + j] = std::clamp(proto[j] + noise * (2 * rng.uniform() - 1), 0.0f, 1.0f);
+  }
+  return d;
+}
+
+}  // namespace gradsync

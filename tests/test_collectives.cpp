@@ -1,0 +1,220 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collectives/agreement.hpp"
+#include "collectives/allreduce.hpp"
+#include "model/rng.hpp"
+
+using namespace gradsync;
+
+namespace {
+
+// Integer-valued data: every partial sum is exact in float, so "equal" means bit-equal.
+template <class T>
+T value(int rank, std::size_t i, int call) {
+  return static_cast<T>((rank + 1) * static_cast<int>(i % 13 + 1) + call);
+}
+
+struct Case {
+  std::string method;
+  int servers = 1;
+  bool server_contributes = false;
+};
+
+std::vector<Case> all_methods(int ranks) {
+  std::vector<Case> cases = {{"ring"}, {"mpi"}, {"ps"}, {"ps", 1, true}};
+  for (int k = 1; k < ranks; ++k) cases.push_back({"ps-sharded", k});
+  if (ranks > 2) cases.push_back({"ps-sharded", 2, true});
+  if (ranks == 1) cases.push_back({"ps-sharded", 1});
+  return cases;
+}
+
+// Runs `method` twice on the same buffer and counts elements that differ from the exact sum on this rank.
+template <class T>
+std::size_t wrong_elements(const Comm& comm, const Case& c, std::size_t count, std::size_t chunk_bytes) {
+  AllreduceOptions options;
+  options.chunk_bytes = chunk_bytes;
+  options.servers = c.servers;
+  options.server_contributes = c.server_contributes;
+  auto allreduce = make_allreduce(c.method, comm, options);
+  std::vector<T> data(count);
+  std::size_t wrong = 0;
+  for (int call = 0; call < 2; ++call) {
+    for (std::size_t i = 0; i < count; ++i) data[i] = value<T>(comm.rank(), i, call);
+    allreduce->run(std::span<T>(data));
+    const ElementRange range = allreduce->result_range(comm.rank(), count);
+    for (std::size_t i = range.begin; i < range.end; ++i) {
+      T expected = 0;
+      for (int r = 0; r < comm.size(); ++r)
+        if (allreduce->contributes(r)) expected += value<T>(r, i, call);
+      wrong += data[i] != expected;
+    }
+  }
+  return wrong;
+}
+
+}  // namespace
+
+TEST_CASE("partition cuts a range into pieces that differ by at most one") {
+  for (std::size_t count : {0, 1, 3, 7, 100}) {
+    for (std::size_t parts : {1, 2, 3, 4, 5}) {
+      std::size_t next = 0;
+      for (std::size_t i = 0; i < parts; ++i) {
+        const ElementRange r = partition(count, parts, i);
+        CHECK(r.begin == next);
+        CHECK(r.size() >= count / parts);
+        CHECK(r.size() <= count / parts + 1);
+        next = r.end;
+      }
+      CHECK(next == count);
+    }
+  }
+}
+
+TEST_CASE("every method sums exactly: counts, chunk sizes, repeated calls, on the world communicator") {
+  const Comm world = Comm::world();
+  const std::size_t p = static_cast<std::size_t>(world.size());
+  for (const Case& c : all_methods(world.size())) {
+    for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{3}, p, p + 1, 64 * p - 1, 64 * p + 1, 1024 * p + 1}) {
+      for (std::size_t chunk : {std::size_t{4}, std::size_t{1024}, kDefaultChunkBytes}) {
+        CAPTURE(c.method);
+        CAPTURE(c.servers);
+        CAPTURE(c.server_contributes);
+        CAPTURE(count);
+        CAPTURE(chunk);
+        CHECK(wrong_elements<float>(world, c, count, chunk) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("every method sums exactly for large counts (2^20 + 7 floats)") {
+  const Comm world = Comm::world();
+  for (const Case& c : all_methods(world.size())) {
+    for (std::size_t chunk : {std::size_t{1024}, kDefaultChunkBytes}) {
+      CAPTURE(c.method);
+      CAPTURE(c.servers);
+        CAPTURE(c.server_contributes);
+      CAPTURE(chunk);
+      CHECK(wrong_elements<float>(world, c, (std::size_t{1} << 20) + 7, chunk) == 0);
+    }
+  }
+}
+
+TEST_CASE("every method sums double, int32 and int64") {
+  const Comm world = Comm::world();
+  for (const Case& c : all_methods(world.size())) {
+    for (std::size_t count : {std::size_t{5}, std::size_t{1001}}) {
+      CAPTURE(c.method);
+      CAPTURE(count);
+      CHECK(wrong_elements<double>(world, c, count, 64) == 0);
+      CHECK(wrong_elements<std::int32_t>(world, c, count, 64) == 0);
+      CHECK(wrong_elements<std::int64_t>(world, c, count, 64) == 0);
+    }
+  }
+}
+
+TEST_CASE("every method works on split sub-communicators of 1, 2 and 3 ranks") {
+  const Comm world = Comm::world();
+  for (int first : {1, 2, 3}) {
+    if (first >= world.size()) continue;
+    const Comm sub = world.split(world.rank() < first ? 0 : 1, world.rank());
+    for (const Case& c : all_methods(sub.size())) {
+      for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{4099}}) {
+        for (std::size_t chunk : {std::size_t{4}, kDefaultChunkBytes}) {
+          CAPTURE(sub.size());
+          CAPTURE(c.method);
+          CAPTURE(c.servers);
+        CAPTURE(c.server_contributes);
+          CAPTURE(count);
+          CHECK(wrong_elements<float>(sub, c, count, chunk) == 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("ring and parameter server agree with MPI_Allreduce on random floats") {
+  const Comm world = Comm::world();
+  const std::size_t count = 100003;
+  std::vector<float> mine(count);
+  Rng rng(99, static_cast<std::uint64_t>(world.rank()));
+  for (float& x : mine) x = 2 * rng.uniform() - 1;
+  std::vector<float> reference = mine;
+  make_allreduce("mpi", world)->run(std::span<float>(reference));
+  for (const Case& c : all_methods(world.size())) {
+    AllreduceOptions options;
+    options.servers = c.servers;
+    options.server_contributes = true;  // so that every rank's data is in the sum, as in MPI_Allreduce
+    auto allreduce = make_allreduce(c.method, world, options);
+    std::vector<float> data = mine;
+    allreduce->run(std::span<float>(data));
+    double worst = 0;
+    for (std::size_t i = 0; i < count; ++i) worst = std::max(worst, double(std::fabs(data[i] - reference[i])));
+    CAPTURE(c.method);
+    CAPTURE(c.servers);
+        CAPTURE(c.server_contributes);
+    CHECK(worst < 1e-5);
+  }
+}
+
+TEST_CASE("sharded parameter servers give bit-identical sums to the central one") {
+  // With contributing servers both sum the same ranks' data, in rank order, so the bits must match.
+  const Comm world = Comm::world();
+  std::vector<float> mine(54321);
+  Rng rng(5, static_cast<std::uint64_t>(world.rank()));
+  for (float& x : mine) x = rng.uniform();
+  AllreduceOptions options;
+  options.server_contributes = true;
+  std::vector<float> central = mine;
+  make_allreduce("ps", world, options)->run(std::span<float>(central));
+  for (int k = 2; k < world.size(); ++k) {
+    options.servers = k;
+    std::vector<float> sharded = mine;
+    make_allreduce("ps-sharded", world, options)->run(std::span<float>(sharded));
+    CAPTURE(k);
+    CHECK(sharded == central);
+  }
+}
+
+TEST_CASE("a count mismatch is an error on every rank, naming the ranks, never a hang") {
+  const Comm world = Comm::world();
+  if (world.size() < 2) return;
+  for (const Case& c : all_methods(world.size())) {
+    auto allreduce = make_allreduce(c.method, world, {});
+    std::vector<float> data(world.rank() == world.size() - 1 ? 999 : 1000, 1.0f);
+    CAPTURE(c.method);
+    const std::string last = "rank " + std::to_string(world.size() - 1) + ": 999 x float";
+    CHECK_THROWS_WITH_AS(allreduce->run(std::span<float>(data)), doctest::Contains(last.c_str()), MismatchError);
+    // The collective is usable again afterwards.
+    std::vector<float> ok(10, 1.0f);
+    CHECK_NOTHROW(allreduce->run(std::span<float>(ok)));
+  }
+}
+
+TEST_CASE("a type mismatch is an error on every rank") {
+  const Comm world = Comm::world();
+  if (world.size() < 2) return;
+  auto allreduce = make_allreduce("ring", world, {});
+  std::vector<float> f(16, 1.0f);
+  std::vector<double> d(16, 1.0);
+  if (world.rank() == 0)
+    CHECK_THROWS_WITH_AS(allreduce->run(std::span<double>(d)), doctest::Contains("rank 0: 16 x double"), MismatchError);
+  else
+    CHECK_THROWS_WITH_AS(allreduce->run(std::span<float>(f)), doctest::Contains("rank 1: 16 x float"), MismatchError);
+}
+
+TEST_CASE("unknown methods and impossible server counts are rejected up front") {
+  const Comm world = Comm::world();
+  CHECK_THROWS_WITH_AS(make_allreduce("tree", world), doctest::Contains("unknown allreduce method 'tree'"),
+                       std::invalid_argument);
+  AllreduceOptions options;
+  options.servers = world.size();
+  if (world.size() > 1)
+    CHECK_THROWS_WITH_AS(make_allreduce("ps-sharded", world, options), doctest::Contains("server rank(s) need"),
+                         std::invalid_argument);
+}

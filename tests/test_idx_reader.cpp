@@ -1,0 +1,109 @@
+#include <doctest/doctest.h>
+#include <mpi.h>
+#include <zlib.h>
+
+#include <fstream>
+#include <vector>
+
+#include "model/dataset.hpp"
+#include "model/idx_reader.hpp"
+#include "test_support.hpp"
+
+using namespace gradsync;
+
+namespace {
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+std::vector<std::uint8_t> idx_bytes(std::uint8_t type, std::vector<std::uint32_t> dims, std::size_t payload) {
+  std::vector<std::uint8_t> b = {0, 0, type, static_cast<std::uint8_t>(dims.size())};
+  for (std::uint32_t d : dims)
+    for (int shift : {24, 16, 8, 0}) b.push_back(static_cast<std::uint8_t>(d >> shift));
+  for (std::size_t i = 0; i < payload; ++i) b.push_back(static_cast<std::uint8_t>(i % 10));
+  return b;
+}
+
+void write(const std::filesystem::path& p, const std::vector<std::uint8_t>& bytes) {
+  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::string error_of(const std::filesystem::path& p, std::uint32_t ndims) {
+  try {
+    read_idx(p.string(), ndims);
+  } catch (const DataError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("IDX reader accepts well-formed files, raw and gzip") {
+  const auto dir = test::temp_dir("idx-ok", world_rank());
+  const auto raw = idx_bytes(0x08, {3, 2, 2}, 12);
+  write(dir / "images", raw);
+  const IdxArray a = read_idx((dir / "images").string(), 3);
+  CHECK(a.dims == std::vector<std::uint32_t>{3, 2, 2});
+  CHECK(a.data.size() == 12);
+  CHECK(a.data[11] == 1);
+
+  gzFile gz = gzopen((dir / "images.gz").c_str(), "wb");
+  gzwrite(gz, raw.data(), static_cast<unsigned>(raw.size()));
+  gzclose(gz);
+  CHECK(read_idx((dir / "images.gz").string(), 3).data == a.data);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("IDX reader rejects broken files and names the file and the problem") {
+  const auto dir = test::temp_dir("idx-bad", world_rank());
+  auto truncated = idx_bytes(0x08, {3, 2, 2}, 11);
+  write(dir / "truncated", truncated);
+  CHECK(error_of(dir / "truncated", 3).find("truncated") != std::string::npos);
+  CHECK(error_of(dir / "truncated", 3).find((dir / "truncated").string()) != std::string::npos);
+
+  auto trailing = idx_bytes(0x08, {3, 2, 2}, 13);
+  write(dir / "trailing", trailing);
+  CHECK(error_of(dir / "trailing", 3).find("trailing") != std::string::npos);
+
+  auto magic = idx_bytes(0x08, {3, 2, 2}, 12);
+  magic[0] = 0x1f;
+  write(dir / "magic", magic);
+  CHECK(error_of(dir / "magic", 3).find("bad magic") != std::string::npos);
+
+  write(dir / "type", idx_bytes(0x0D, {3, 2, 2}, 12));
+  CHECK(error_of(dir / "type", 3).find("not unsigned byte") != std::string::npos);
+
+  write(dir / "dims", idx_bytes(0x08, {12}, 12));
+  CHECK(error_of(dir / "dims", 3).find("has 1 dimensions, expected 3") != std::string::npos);
+
+  write(dir / "zero", idx_bytes(0x08, {0, 2, 2}, 0));
+  CHECK(error_of(dir / "zero", 3).find("zero") != std::string::npos);
+
+  CHECK(error_of(dir / "missing", 3).find("cannot open") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("dataset loader checks labels and counts") {
+  const std::vector<std::uint8_t> pixels(2 * 4, 255);
+  CHECK(make_dataset({2, 2, 2}, pixels, {2}, {3, 9}, "x").images[0] == doctest::Approx(1.0f));
+  CHECK_THROWS_WITH_AS(make_dataset({2, 2, 2}, pixels, {2}, {3, 10}, "src"),
+                       doctest::Contains("label 10 at index 1 is out of range"), DataError);
+  CHECK_THROWS_WITH_AS(make_dataset({2, 2, 2}, pixels, {3}, {1, 2, 3}, "src"), doctest::Contains("2 images but 3 labels"),
+                       DataError);
+  const auto dir = test::temp_dir("idx-missing", world_rank());
+  CHECK_THROWS_WITH_AS(load_idx_dataset(dir.string()), doctest::Contains("missing train-images-idx3-ubyte"), DataError);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the real MNIST files load and validate") {
+  const TrainTest mnist = load_idx_dataset(test::mnist_dir());
+  CHECK(mnist.train.rows == 60000);
+  CHECK(mnist.test.rows == 10000);
+  CHECK(mnist.train.features == 784);
+  CHECK(mnist.train.labels[0] == 5);  // the famous first training digit
+  CHECK(mnist.test.labels[0] == 7);
+}

@@ -1,0 +1,111 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "model/mlp.hpp"
+#include "model/rng.hpp"
+#include "model/sgd.hpp"
+#include "model/synthetic.hpp"
+
+using namespace gradsync;
+
+namespace {
+
+// Central finite differences: compares sampled analytic gradient coordinates with (L(p+h) - L(p-h)) / 2h.
+// ReLU is not differentiable at 0; a coordinate whose step moves a hidden unit across that kink shows it as
+// disagreeing one-sided differences, and is excluded (and counted) rather than compared.
+void check_gradient(const std::vector<std::size_t>& sizes) {
+  const Mlp model(sizes);
+  const Dataset data = make_blobs(6, sizes.front(), static_cast<int>(sizes.back()), 0.3f, 11);
+  std::vector<float> params(model.parameter_count()), grads(model.parameter_count()), scratch(model.parameter_count());
+  model.init(params, 3);
+  Workspace ws(sizes, data.rows);
+  const auto loss = [&] {
+    return double(model.loss_and_gradient(params, data.images.data(), data.labels.data(), data.rows, scratch, ws));
+  };
+  model.loss_and_gradient(params, data.images.data(), data.labels.data(), data.rows, grads, ws);
+  const double at = loss();
+  const float h = 1e-2f;
+  int checked = 0, bad = 0, kinks = 0;
+  for (std::size_t i = 0; i < params.size(); i += 1 + params.size() / 60) {
+    const float keep = params[i];
+    params[i] = keep + h;
+    const double up = loss();
+    params[i] = keep - h;
+    const double down = loss();
+    params[i] = keep;
+    const double forward = (up - at) / h, backward = (at - down) / h, numeric = (up - down) / (2 * h);
+    if (std::fabs(forward - backward) > 0.2 * std::fabs(numeric) + 1e-2) {
+      ++kinks;
+      continue;
+    }
+    ++checked;
+    if (std::fabs(numeric - grads[i]) > 2e-3 + 2e-2 * std::fabs(grads[i])) {
+      ++bad;
+      MESSAGE("coordinate " << i << ": analytic " << grads[i] << ", numeric " << numeric);
+    }
+  }
+  CHECK(checked > 20);
+  CHECK(kinks <= checked / 10);
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("gradients match finite differences: softmax regression") { check_gradient({13, 4}); }
+
+TEST_CASE("gradients match finite differences: MLP with two hidden layers") { check_gradient({13, 9, 7, 4}); }
+
+TEST_CASE("parameters live in one buffer with the expected layout") {
+  const Mlp model({784, 128, 10});
+  CHECK(model.parameter_count() == 784 * 128 + 128 + 128 * 10 + 10);
+  CHECK(model.describe() == "784-128-10");
+  std::vector<float> a(model.parameter_count()), b(model.parameter_count());
+  model.init(a, 42);
+  model.init(b, 42);
+  CHECK(a == b);  // deterministic from the seed
+  model.init(b, 43);
+  CHECK(a != b);
+}
+
+TEST_CASE("serial SGD drives the loss down on separable generated data") {
+  const Dataset data = make_blobs(512, 20, 4, 0.2f, 5);
+  const Mlp model({20, 16, 4});
+  std::vector<float> params(model.parameter_count()), grads(model.parameter_count());
+  model.init(params, 1);
+  Workspace ws(model.sizes(), 32);
+  Sgd sgd({0.5f, 0.0f, 0.0f}, params.size());
+  const double before = model.evaluate(params, data, ws).loss;
+  for (int step = 0; step < 200; ++step) {
+    const std::size_t first = (static_cast<std::size_t>(step) * 32) % (data.rows - 32);
+    model.loss_and_gradient(params, data.row(first), &data.labels[first], 32, grads, ws);
+    sgd.step(params, grads);
+  }
+  const Evaluation after = model.evaluate(params, data, ws);
+  CHECK(after.loss < 0.2 * before);
+  CHECK(after.accuracy > 0.98);
+}
+
+TEST_CASE("SGD momentum and weight decay follow their formulas") {
+  std::vector<float> p = {1.0f, -2.0f}, g = {0.5f, 0.25f};
+  Sgd sgd({0.1f, 0.9f, 0.01f}, 2);
+  sgd.step(p, g, 2.0f);  // v = 2g + wd p; p -= lr v
+  CHECK(p[0] == doctest::Approx(1.0f - 0.1f * (1.0f + 0.01f * 1.0f)));
+  const float v0 = 1.0f + 0.01f;
+  const float p0 = p[0];
+  sgd.step(p, g, 2.0f);
+  CHECK(p[0] == doctest::Approx(p0 - 0.1f * (0.9f * v0 + 1.0f + 0.01f * p0)));
+}
+
+TEST_CASE("shuffles depend only on seed and epoch") {
+  std::vector<std::uint32_t> a(1000), b(1000);
+  shuffled_indices(a, 7, 3);
+  shuffled_indices(b, 7, 3);
+  CHECK(a == b);
+  shuffled_indices(b, 7, 4);
+  CHECK(a != b);
+  std::sort(b.begin(), b.end());
+  for (std::uint32_t i = 0; i < b.size(); ++i) REQUIRE(b[i] == i);  // a permutation
+}

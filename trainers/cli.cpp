@@ -1,0 +1,100 @@
+#include "trainers/cli.hpp"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <sstream>
+
+namespace gradsync {
+namespace {
+
+std::vector<std::size_t> parse_widths(const std::string& text) {
+  std::vector<std::size_t> widths;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    std::size_t used = 0;
+    long v = 0;
+    try {
+      v = std::stol(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty() || v <= 0)
+      throw CLI::ValidationError("--hidden", fmt::format("'{}' is not a comma-separated list of positive widths", text));
+    widths.push_back(static_cast<std::size_t>(v));
+  }
+  return widths;
+}
+
+}  // namespace
+
+CliOutcome parse_train_cli(int argc, char** argv) {
+  TrainConfig c;
+  CLI::App app{"gradsync train: data-parallel SGD on MNIST with a pluggable gradient synchronization.\n"
+               "Run under mpirun for ring, mpi and ps; e.g. mpirun -n 2 build/bin/train --sync ring --model mlp"};
+  std::string hidden = "128", iterations = "auto", straggler;
+  long batch = static_cast<long>(c.batch), chunk = static_cast<long>(c.chunk_bytes);
+  std::uint64_t seed = c.seed;
+  app.add_option("--sync", c.sync, "serial | ring | mpi | ps")->capture_default_str();
+  app.add_option("--model", c.model, "softmax | mlp")->capture_default_str();
+  app.add_option("--hidden", hidden, "mlp hidden widths, comma-separated (e.g. 256,128)")->capture_default_str();
+  app.add_option("--epochs", c.epochs, "passes over the training set")->capture_default_str();
+  app.add_option("--batch", batch, "batch size per worker")->capture_default_str();
+  app.add_option("--lr", c.sgd.lr, "learning rate")->capture_default_str();
+  app.add_option("--momentum", c.sgd.momentum, "SGD momentum")->capture_default_str();
+  app.add_option("--weight-decay", c.sgd.weight_decay, "L2 weight decay")->capture_default_str();
+  app.add_option("--seed", seed, "seed for initialization and shuffling")->capture_default_str();
+  app.add_option("--dataset", c.dataset, "mnist | fashion")->capture_default_str();
+  app.add_option("--data", c.data_dir, "directory with the four IDX files (raw or .gz)");
+  app.add_option("--iterations-per-epoch", iterations,
+                 "steps per epoch: auto = one pass, i.e. rows/(batch*workers), so runs on any np do equal work")
+      ->capture_default_str();
+  app.add_option("--average-every", c.average_every, "local SGD: average the models every H steps (ring/mpi)");
+  app.add_option("--chunk-bytes", chunk, "ring allreduce message size")->capture_default_str();
+  app.add_option("--ps-mode", c.ps_mode, "parameter server: bsp | asp | ssp")->capture_default_str();
+  app.add_option("--staleness", c.staleness, "ssp: how many steps a worker may run ahead")->capture_default_str();
+  app.add_option("--servers", c.servers, "parameter server shards (key ranges)")->capture_default_str();
+  app.add_option("--straggler", straggler, "RANK:MS: that rank sleeps MS milliseconds every step");
+  app.add_option("--threads", c.threads, "BLIS threads per process")->capture_default_str();
+  app.add_option("--csv", c.csv, "append a result row to this CSV file");
+  app.add_flag("--quiet", c.quiet, "no per-epoch lines");
+
+  try {
+    app.parse(argc, argv);
+    c.hidden = parse_widths(hidden);
+    if (batch <= 0) throw CLI::ValidationError("--batch", fmt::format("must be positive, got {}", batch));
+    if (chunk <= 0) throw CLI::ValidationError("--chunk-bytes", fmt::format("must be positive, got {}", chunk));
+    c.batch = static_cast<std::size_t>(batch);
+    c.chunk_bytes = static_cast<std::size_t>(chunk);
+    c.seed = seed;
+    if (iterations != "auto") {
+      std::size_t used = 0;
+      long v = 0;
+      try {
+        v = std::stol(iterations, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != iterations.size() || v <= 0)
+        throw CLI::ValidationError("--iterations-per-epoch", fmt::format("'{}' is neither 'auto' nor a positive count", iterations));
+      c.iterations_per_epoch = v;
+    }
+    if (!straggler.empty()) {
+      int rank = -1;
+      double ms = -1;
+      char tail = 0;
+      if (std::sscanf(straggler.c_str(), "%d:%lf%c", &rank, &ms, &tail) != 2 || rank < 0 || ms < 0)
+        throw CLI::ValidationError("--straggler", fmt::format("'{}' is not RANK:MS (e.g. 3:5)", straggler));
+      c.straggler_rank = rank;
+      c.straggler_ms = ms;
+    }
+  } catch (const CLI::CallForHelp&) {
+    return {std::nullopt, 0, app.help()};
+  } catch (const CLI::ParseError& e) {
+    return {std::nullopt, 2, fmt::format("train: error: {}", e.what())};
+  }
+  return {c, 0, {}};
+}
+
+}  // namespace gradsync

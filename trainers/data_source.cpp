@@ -1,0 +1,27 @@
+#include "trainers/data_source.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "model/idx_reader.hpp"
+
+namespace gradsync {
+
+std::string default_data_dir(const std::string& dataset) {
+  if (dataset == "fashion") return "/usr/share/datasets/fashion-mnist";
+  return std::string(GRADSYNC_SOURCE_DIR) + "/data/mnist";
+}
+
+TrainTest load_training_data(const TrainConfig& config) {
+  const std::string dir = config.data_dir.empty() ? default_data_dir(config.dataset) : config.data_dir;
+  if (!std::filesystem::is_directory(dir)) {
+    const std::string fix = config.dataset == "fashion"
+                                ? "install Debian's dataset-fashion-mnist (scripts/setup.sh --fashion) or pass --data DIR"
+                                : "run scripts/fetch_mnist.sh, or pass --data DIR with the four MNIST IDX files";
+    throw DataError(fmt::format("{}: no such directory; {}", dir, fix));
+  }
+  return load_idx_dataset(dir);
+}
+
+}  // namespace gradsync

@@ -1,0 +1,186 @@
+#include "trainers/ps_training.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+namespace gradsync {
+namespace {
+
+constexpr int kTagPushGradient = 0x70;
+constexpr int kTagPullParams = 0x71;
+constexpr int kTagGatherModel = 0x72;
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+class PsWorker final : public Synchronizer {
+ public:
+  PsWorker(Comm world, PsLayout layout)
+      : world_(std::move(world)), layout_(layout), requests_(2 * static_cast<std::size_t>(layout.servers)) {}
+
+  // Push and pull are posted together: they use different buffers, and the server answers only after the push.
+  void step(std::span<float> params, std::span<float> grads) override {
+    const int me = world_.rank();
+    for (int s = 0; s < layout_.servers; ++s) {
+      const ElementRange key = layout_.key_range(s);
+      const int n = world_.to_int_count(key.size(), "MPI_Isend");
+      check_mpi(MPI_Irecv(params.data() + key.begin, n, MPI_FLOAT, s, kTagPullParams, world_.native(), &requests_[2 * s]),
+                "MPI_Irecv (ps pull)", me);
+      check_mpi(MPI_Isend(grads.data() + key.begin, n, MPI_FLOAT, s, kTagPushGradient, world_.native(),
+                          &requests_[2 * s + 1]),
+                "MPI_Isend (ps push)", me);
+    }
+    check_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
+              "MPI_Waitall (ps push/pull)", me);
+  }
+
+ private:
+  Comm world_;
+  PsLayout layout_;
+  std::vector<MPI_Request> requests_;
+};
+
+}  // namespace
+
+std::unique_ptr<Synchronizer> make_ps_worker(const Comm& world, const PsLayout& layout) {
+  return std::make_unique<PsWorker>(world, layout);
+}
+
+class ParameterServer::Impl {
+ public:
+  Impl(const Comm& world, const Comm& servers, PsLayout layout, const TrainConfig& config, std::vector<float> master)
+      : world_(world),
+        servers_(servers),
+        layout_(layout),
+        key_(layout.key_range(world.rank())),
+        mode_(config.ps_mode),
+        staleness_bound_(config.ps_mode == "ssp" ? config.staleness : 0),
+        sgd_(config.sgd, layout.parameter_count),
+        master_(std::move(master)),
+        inbox_(static_cast<std::size_t>(layout.workers) * key_.size()),
+        requests_(static_cast<std::size_t>(layout.workers), MPI_REQUEST_NULL),
+        clock_(static_cast<std::size_t>(layout.workers), 0),
+        version_at_pull_(static_cast<std::size_t>(layout.workers), 0),
+        waiting_(static_cast<std::size_t>(layout.workers), false) {}
+
+  EpochWork serve(long steps) {
+    EpochWork work;
+    const double start = now_s();
+    if (mode_ == "bsp") {
+      for (long s = 0; s < steps; ++s) serve_bsp_round(work);
+    } else {
+      serve_async(steps, work);
+    }
+    work.server_s = now_s() - start;
+    return work;
+  }
+
+  std::span<const float> gather_model() {
+    const int me = servers_.rank();
+    if (me != 0) {
+      servers_.send(master_.data() + key_.begin, key_.size(), MPI_FLOAT, 0, kTagGatherModel);
+      return {};
+    }
+    for (int s = 1; s < layout_.servers; ++s) {
+      const ElementRange key = layout_.key_range(s);
+      servers_.recv(master_.data() + key.begin, key.size(), MPI_FLOAT, s, kTagGatherModel);
+    }
+    return master_;
+  }
+
+ private:
+  int worker_rank(int w) const { return layout_.servers + w; }
+  float* slot(int w) { return inbox_.data() + static_cast<std::size_t>(w) * key_.size(); }
+  std::span<float> my_master() { return {master_.data() + key_.begin, key_.size()}; }
+
+  void post_receive(int w) {
+    check_mpi(MPI_Irecv(slot(w), world_.to_int_count(key_.size(), "MPI_Irecv"), MPI_FLOAT, worker_rank(w),
+                        kTagPushGradient, world_.native(), &requests_[w]),
+              "MPI_Irecv (ps push)", world_.rank());
+  }
+
+  void reply(int w) {
+    world_.send(master_.data() + key_.begin, key_.size(), MPI_FLOAT, worker_rank(w), kTagPullParams);
+  }
+
+  // One synchronous step: all gradients, summed in rank order, one update, everyone gets the same model.
+  void serve_bsp_round(EpochWork& work) {
+    for (int w = 0; w < layout_.workers; ++w) post_receive(w);
+    for (int w = 0; w < layout_.workers; ++w) {
+      check_mpi(MPI_Wait(&requests_[w], MPI_STATUS_IGNORE), "MPI_Wait (ps push)", world_.rank());
+      work.gradients_applied += 1;  // summed into this round's single update
+      const double t = now_s();
+      if (w > 0) add_into(slot(0), slot(w), key_.size());
+      work.server_busy_s += now_s() - t;
+    }
+    const double t = now_s();
+    sgd_.step_range(my_master(), {slot(0), key_.size()}, key_.begin, 1.0f / static_cast<float>(layout_.workers));
+    work.server_busy_s += now_s() - t;
+    for (int w = 0; w < layout_.workers; ++w) reply(w);
+  }
+
+  // Gradients applied one at a time, in arrival order. Under ssp a worker's reply (and so its next step) is
+  // held back while it is more than staleness_bound_ steps ahead of the slowest worker.
+  void serve_async(long steps, EpochWork& work) {
+    const long target = clock_[0] + steps;  // all workers start the epoch at the same clock
+    for (int w = 0; w < layout_.workers; ++w) post_receive(w);
+    long outstanding = steps * layout_.workers;
+    while (outstanding > 0) {
+      int w = MPI_UNDEFINED;
+      check_mpi(MPI_Waitany(layout_.workers, requests_.data(), &w, MPI_STATUS_IGNORE), "MPI_Waitany (ps push)",
+                world_.rank());
+      const double t = now_s();
+      const double staleness = static_cast<double>(version_ - version_at_pull_[w]);
+      work.staleness_sum += staleness;
+      work.staleness_count += 1;
+      work.staleness_max = std::max(work.staleness_max, staleness);
+      sgd_.step_range(my_master(), {slot(w), key_.size()}, key_.begin, 1.0f / static_cast<float>(layout_.workers));
+      ++version_;
+      ++clock_[w];
+      work.gradients_applied += 1;
+      --outstanding;
+      work.server_busy_s += now_s() - t;
+      if (clock_[w] < target) post_receive(w);
+      waiting_[w] = true;
+      release_waiting(work);
+    }
+  }
+
+  void release_waiting(EpochWork& work) {
+    const long slowest = *std::min_element(clock_.begin(), clock_.end());
+    for (int w = 0; w < layout_.workers; ++w) {
+      if (!waiting_[w]) continue;
+      if (mode_ == "ssp" && clock_[w] - slowest > staleness_bound_) continue;
+      work.clock_gap_max = std::max(work.clock_gap_max, static_cast<double>(clock_[w] - slowest));
+      waiting_[w] = false;
+      version_at_pull_[w] = version_;
+      reply(w);
+    }
+  }
+
+  Comm world_;
+  Comm servers_;
+  PsLayout layout_;
+  ElementRange key_;
+  std::string mode_;
+  long staleness_bound_;
+  Sgd sgd_;
+  std::vector<float> master_;  // full size; this server updates only key_
+  std::vector<float> inbox_;   // one key range per worker
+  std::vector<MPI_Request> requests_;
+  std::vector<long> clock_;            // gradients received from each worker
+  std::vector<long> version_at_pull_;  // version_ when each worker last got parameters
+  std::vector<bool> waiting_;          // worker pushed and waits for its reply
+  long version_ = 0;                   // updates applied to this key range
+};
+
+ParameterServer::ParameterServer(const Comm& world, const Comm& servers, PsLayout layout, const TrainConfig& config,
+                                 std::vector<float> master)
+    : impl_(std::make_unique<Impl>(world, servers, layout, config, std::move(master))) {}
+ParameterServer::~ParameterServer() = default;
+EpochWork ParameterServer::serve(long steps) { return impl_->serve(steps); }
+std::span<const float> ParameterServer::gather_model() { return impl_->gather_model(); }
+
+}  // namespace gradsync

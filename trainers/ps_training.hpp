@@ -1,0 +1,47 @@
+#pragma once
+// The parameter server of the training loop: servers own the master copy of their key range and apply the
+// optimizer; workers push gradients and pull parameters. Consistency modes:
+//   bsp  every step waits for all workers; the server sums in rank order and applies one update
+//   asp  every gradient is applied as it arrives and its worker gets the new parameters at once
+//   ssp  as asp, but a worker that is more than `staleness` steps ahead of the slowest waits (0 = bsp)
+// Under asp/ssp each gradient is applied with lr/W, so a round of W gradients moves as far as one bsp step.
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "collectives/comm.hpp"
+#include "model/sgd.hpp"
+#include "trainers/synchronizer.hpp"
+#include "trainers/trainer.hpp"
+
+namespace gradsync {
+
+struct PsLayout {
+  int servers = 1;
+  int workers = 1;
+  std::size_t parameter_count = 0;
+  ElementRange key_range(int server) const { return partition(parameter_count, servers, server); }
+};
+
+// Worker side: push grads to every server, pull the new parameters. Every worker calls step() each step.
+std::unique_ptr<Synchronizer> make_ps_worker(const Comm& world, const PsLayout& layout);
+
+// Server side of one rank (world rank < layout.servers). `servers` is the communicator of the server ranks
+// (world ranks 0..servers-1, in order). `master` is the full-size initial model (identical on every rank); the
+// server owns and updates its key range of it.
+class ParameterServer {
+ public:
+  ParameterServer(const Comm& world, const Comm& servers, PsLayout layout, const TrainConfig& config,
+                  std::vector<float> master);
+  ~ParameterServer();
+  // Serves until every worker has pushed `steps` more gradients, then returns this epoch's server statistics.
+  EpochWork serve(long steps);
+  // Collective over the server ranks: rank 0 gets the whole current model, others an empty span.
+  std::span<const float> gather_model();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gradsync

@@ -1,0 +1,48 @@
+#include "trainers/report.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+namespace gradsync {
+
+std::string format_epoch(const EpochReport& r) {
+  std::string line = fmt::format("epoch {}/{}  loss {:.4f}  test acc {:.4f}  {:.0f} img/s  compute {:.2f}s  sync {:.2f}s  "
+                                 "elapsed {:.2f}s",
+                                 r.epoch, r.epochs, r.train_loss, r.test_accuracy, r.images_per_s, r.compute_s, r.sync_s,
+                                 r.elapsed_s);
+  if (r.server_busy >= 0) line += fmt::format("  server busy {:.0f}%", 100 * r.server_busy);
+  if (r.staleness_mean >= 0) line += fmt::format("  staleness mean {:.2f} max {:.0f}", r.staleness_mean, r.staleness_max);
+  if (r.clock_gap_max >= 0) line += fmt::format("  clock gap max {:.0f}", r.clock_gap_max);
+  return line;
+}
+
+std::string format_summary(const TrainResult& r) {
+  const double total = r.compute_s + r.sync_s;
+  return fmt::format("done: {} {} on {} rank(s) ({} worker(s)): test accuracy {:.4f}, train loss {:.4f}, {:.2f}s "
+                     "training ({:.0f} img/s), sync share {:.0f}%",
+                     r.sync_name, r.model_name, r.ranks, r.workers, r.test_accuracy, r.train_loss, r.wall_s,
+                     r.images_per_s, total > 0 ? 100 * r.sync_s / total : 0.0);
+}
+
+std::string csv_row(const TrainConfig& c, const TrainResult& r) {
+  return fmt::format("{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.1f}", r.sync_name, r.model_name,
+                     c.dataset, r.ranks, r.workers, c.epochs, c.batch, c.sgd.lr, c.seed, r.wall_s, r.compute_s, r.sync_s,
+                     r.train_loss, r.test_accuracy, r.images_per_s);
+}
+
+void append_csv(const std::string& path, const TrainConfig& config, const TrainResult& r) {
+  std::error_code ec;
+  const bool fresh = !std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0;
+  std::FILE* f = std::fopen(path.c_str(), "a");
+  if (!f) throw std::runtime_error(fmt::format("--csv {}: cannot open for appending: {}", path, std::strerror(errno)));
+  if (fresh) fmt::print(f, "{}\n", kTrainCsvHeader);
+  fmt::print(f, "{}\n", csv_row(config, r));
+  if (std::fclose(f) != 0) throw std::runtime_error(fmt::format("--csv {}: write failed: {}", path, std::strerror(errno)));
+}
+
+}  // namespace gradsync

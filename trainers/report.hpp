@@ -1,0 +1,21 @@
+#pragma once
+// What `train` prints and writes. The CSV columns are read by scripts and plots: keep them stable.
+#include <string>
+
+#include "trainers/trainer.hpp"
+
+namespace gradsync {
+
+inline constexpr const char* kTrainCsvHeader =
+    "sync,model,dataset,np,workers,epochs,batch,lr,seed,wall_s,compute_s,comm_s,train_loss,test_accuracy,images_per_s";
+
+// "epoch 2/5  loss 0.3012  test acc 0.9164  183042 img/s  compute 0.41s  sync 0.10s  elapsed 0.95s" (+ PS fields)
+std::string format_epoch(const EpochReport& r);
+std::string format_summary(const TrainResult& r);
+std::string csv_row(const TrainConfig& config, const TrainResult& r);
+
+// Appends csv_row to `path`, writing the header first if the file is new or empty. Throws std::runtime_error
+// naming the path if it cannot be written.
+void append_csv(const std::string& path, const TrainConfig& config, const TrainResult& r);
+
+}  // namespace gradsync

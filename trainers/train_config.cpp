@@ -1,0 +1,65 @@
+#include "trainers/train_config.hpp"
+
+#include <fmt/format.h>
+
+namespace gradsync {
+
+std::vector<std::size_t> TrainConfig::layer_sizes(std::size_t inputs, std::size_t classes) const {
+  std::vector<std::size_t> sizes = {inputs};
+  if (model == "mlp") sizes.insert(sizes.end(), hidden.begin(), hidden.end());
+  sizes.push_back(classes);
+  return sizes;
+}
+
+std::string TrainConfig::model_name() const {
+  return model == "mlp" ? fmt::format("mlp-{}", fmt::join(hidden, "-")) : model;
+}
+
+std::string TrainConfig::sync_name() const {
+  std::string name = sync;
+  if (is_ps()) {
+    name += "-" + ps_mode;
+    if (ps_mode == "ssp") name += std::to_string(staleness);
+    if (servers > 1) name += fmt::format("-k{}", servers);
+  }
+  if (average_every > 0) name += fmt::format("-avg{}", average_every);
+  return name;
+}
+
+std::string validate(const TrainConfig& c, int ranks) {
+  if (c.sync != "serial" && c.sync != "ring" && c.sync != "mpi" && c.sync != "ps")
+    return fmt::format("--sync: unknown method '{}' (choose serial, ring, mpi or ps)", c.sync);
+  if (c.model != "softmax" && c.model != "mlp")
+    return fmt::format("--model: unknown model '{}' (choose softmax or mlp)", c.model);
+  if (c.model == "mlp" && c.hidden.empty()) return "--hidden: an mlp needs at least one hidden layer";
+  for (std::size_t h : c.hidden)
+    if (h == 0) return "--hidden: layer widths must be positive";
+  if (c.epochs <= 0) return fmt::format("--epochs: must be positive, got {}", c.epochs);
+  if (c.batch == 0) return "--batch: must be positive";
+  if (!(c.sgd.lr > 0)) return fmt::format("--lr: must be positive, got {}", c.sgd.lr);
+  if (c.sgd.momentum < 0 || c.sgd.momentum >= 1) return "--momentum: must be in [0, 1)";
+  if (c.sgd.weight_decay < 0) return "--weight-decay: must be >= 0";
+  if (c.dataset != "mnist" && c.dataset != "fashion")
+    return fmt::format("--dataset: unknown dataset '{}' (choose mnist or fashion)", c.dataset);
+  if (c.iterations_per_epoch < 0) return "--iterations-per-epoch: must be 'auto' or positive";
+  if (c.chunk_bytes == 0) return "--chunk-bytes: must be positive";
+  if (c.threads < 1) return "--threads: must be >= 1";
+  if (c.sync == "serial" && ranks != 1)
+    return fmt::format("--sync serial runs on one rank, but {} were started; use ring, mpi or ps", ranks);
+  if (c.average_every < 0) return "--average-every: must be >= 0";
+  if (c.average_every > 0 && c.sync != "ring" && c.sync != "mpi")
+    return "--average-every: model averaging needs --sync ring or mpi";
+  if (c.ps_mode != "bsp" && c.ps_mode != "asp" && c.ps_mode != "ssp")
+    return fmt::format("--ps-mode: unknown mode '{}' (choose bsp, asp or ssp)", c.ps_mode);
+  if (c.staleness < 0) return "--staleness: must be >= 0";
+  if (c.is_ps()) {
+    if (ranks < 2) return "--sync ps needs at least 2 ranks (1 server + 1 worker); run it under mpirun -n 2 or more";
+    if (c.servers < 1 || c.servers >= ranks)
+      return fmt::format("--servers {}: needs 1 <= servers < ranks ({}), leaving at least one worker", c.servers, ranks);
+  }
+  if (c.straggler_rank >= ranks) return fmt::format("--straggler: rank {} does not exist ({} ranks)", c.straggler_rank, ranks);
+  if (c.straggler_rank >= 0 && c.straggler_ms < 0) return "--straggler: milliseconds must be >= 0";
+  return {};
+}
+
+}  // namespace gradsync

@@ -1,0 +1,48 @@
+#pragma once
+// Everything that defines a training run. Filled by the `train` command line (cli.hpp) or directly by tests.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collectives/allreduce.hpp"
+#include "model/sgd.hpp"
+
+namespace gradsync {
+
+struct TrainConfig {
+  std::string sync = "serial";       // serial | ring | mpi | ps
+  std::string model = "softmax";     // softmax | mlp
+  std::vector<std::size_t> hidden = {128};  // mlp hidden layer widths
+  int epochs = 5;
+  std::size_t batch = 32;            // per worker
+  SgdOptions sgd;
+  std::uint64_t seed = 1;
+  std::string dataset = "mnist";     // mnist | fashion
+  std::string data_dir;              // empty: the dataset's default location
+  long iterations_per_epoch = 0;     // 0 = auto: one pass over the data, i.e. rows / (batch * workers) steps
+  int average_every = 0;             // > 0: local SGD, average parameters every H steps (ring / mpi)
+  std::size_t chunk_bytes = kDefaultChunkBytes;
+  // Parameter server.
+  std::string ps_mode = "bsp";       // bsp | asp | ssp
+  int staleness = 0;                 // ssp bound
+  int servers = 1;                   // key-range shards
+  // Straggler injection: rank `straggler_rank` sleeps `straggler_ms` every step (-1: none).
+  int straggler_rank = -1;
+  double straggler_ms = 0;
+  int threads = 1;                   // BLIS threads per process
+  std::string csv;                   // append a result row here
+  bool quiet = false;                // no per-epoch lines
+
+  bool is_ps() const { return sync == "ps"; }
+  int worker_count(int ranks) const { return is_ps() ? ranks - servers : ranks; }
+  std::vector<std::size_t> layer_sizes(std::size_t inputs, std::size_t classes) const;
+  std::string model_name() const;  // "softmax" or "mlp-128"
+  std::string sync_name() const;   // "ring", "ps-ssp2", "ps-bsp-k2", "ring-avg4", ...
+};
+
+// Checks the configuration for a run on `ranks` processes. Returns an empty string if it is valid, otherwise
+// a one-line message naming the flag and the problem.
+std::string validate(const TrainConfig& config, int ranks);
+
+}  // namespace gradsync

@@ -1,0 +1,94 @@
+// build/bin/train: parse flags, choose BLIS kernels, start MPI, load data, train, report.
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include <cstdlib>
+#include <exception>
+
+#include "collectives/comm.hpp"
+#include "model/blis_setup.hpp"
+#include "model/idx_reader.hpp"
+#include "trainers/cli.hpp"
+#include "trainers/data_source.hpp"
+#include "trainers/report.hpp"
+#include "trainers/trainer.hpp"
+
+namespace {
+
+constexpr int kUsageError = 2;
+constexpr int kRuntimeError = 1;
+
+// True on every rank iff `ok` is true on every rank, so that ranks leave together instead of some of them
+// waiting forever in a collective for a rank that gave up.
+bool all_ranks_ok(const gradsync::Comm& world, bool ok) {
+  int flag = ok ? 1 : 0;
+  gradsync::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_LAND, world.native()), "MPI_Allreduce",
+                      world.rank());
+  return flag == 1;
+}
+
+int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
+  using namespace gradsync;
+  const Comm world = Comm::world();
+  const bool lead = world.rank() == 0;
+  if (const std::string problem = validate(config, world.size()); !problem.empty()) {
+    if (lead) fmt::print(stderr, "train: error: {}\n", problem);
+    return kUsageError;
+  }
+  TrainTest data;
+  std::string load_error;
+  try {
+    data = load_training_data(config);
+  } catch (const std::exception& e) {
+    load_error = e.what();
+  }
+  if (!all_ranks_ok(world, load_error.empty())) {
+    if (!load_error.empty()) fmt::print(stderr, "train: error (rank {}): {}\n", world.rank(), load_error);
+    return kUsageError;
+  }
+  if (lead) {
+    fmt::print("gradsync train: {} {} on {} ({} train / {} test images), {} rank(s), batch {} per worker, lr {}, "
+               "seed {}\n{}\n",
+               config.sync_name(), config.model_name(), config.dataset, data.train.rows, data.test.rows, world.size(),
+               config.batch, config.sgd.lr, config.seed, blis.summary());
+    std::fflush(stdout);
+  }
+  const TrainResult result = train(config, data, world, [&](const EpochReport& r) {
+    if (!config.quiet) {
+      fmt::print("{}\n", format_epoch(r));
+      std::fflush(stdout);
+    }
+  });
+  if (lead) {
+    fmt::print("{}\n", format_summary(result));
+    if (!config.csv.empty()) append_csv(config.csv, config, result);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const gradsync::CliOutcome cli = gradsync::parse_train_cli(argc, argv);
+  // Ranks are not known before MPI_Init; mpirun tells each process its rank in the environment.
+  const char* env_rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  const bool lead = env_rank == nullptr || std::atoi(env_rank) == 0;
+  if (!cli.config) {
+    if (lead) fmt::print(cli.exit_code == 0 ? stdout : stderr, "{}\n", cli.message);
+    return cli.exit_code;
+  }
+  const gradsync::BlisConfig blis = gradsync::configure_blis(cli.config->threads);  // before MPI_Init: it forks
+  MPI_Init(&argc, &argv);
+  int code = 0;
+  try {
+    code = run(*cli.config, blis);
+  } catch (const std::exception& e) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    fmt::print(stderr, "train: error (rank {}): {}\n", rank, e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, kRuntimeError);
+  }
+  MPI_Finalize();
+  return code;
+}

@@ -1,0 +1,192 @@
+#include "trainers/trainer.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <thread>
+
+#include "model/mlp.hpp"
+#include "model/rng.hpp"
+#include "trainers/ps_training.hpp"
+#include "trainers/synchronizer.hpp"
+
+namespace gradsync {
+namespace {
+
+constexpr std::size_t kEvalBatch = 1000;
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// One worker's share of the training loop. Owns every buffer the step touches, allocated here, once.
+class Worker {
+ public:
+  Worker(const TrainConfig& config, const Dataset& train, const Mlp& model, int index, int workers,
+         std::vector<float> params, Synchronizer& sync)
+      : config_(config), train_(train), model_(model), index_(index), workers_(workers),
+        params_(std::move(params)), grads_(params_.size()), perm_(train.rows),
+        batch_x_(config.batch * train.features), batch_y_(config.batch),
+        ws_(model.sizes(), config.batch), sync_(sync),
+        straggler_(config.straggler_rank >= 0 ? config.straggler_ms : 0) {}
+
+  EpochWork run_epoch(int epoch, long steps, bool straggles) {
+    EpochWork work;
+    shuffled_indices(perm_, config_.seed, static_cast<std::uint64_t>(epoch));
+    const std::size_t b = config_.batch, n = train_.rows;
+    for (long s = 0; s < steps; ++s) {
+      // This worker's slice of global batch s: positions (s*W + index)*b ... + b of the permutation.
+      const std::size_t first = (static_cast<std::size_t>(s) * workers_ + index_) * b;
+      for (std::size_t j = 0; j < b; ++j) {
+        const std::uint32_t row = perm_[(first + j) % n];
+        std::copy_n(train_.row(row), train_.features, &batch_x_[j * train_.features]);
+        batch_y_[j] = train_.labels[row];
+      }
+      const double t0 = now_s();
+      work.loss_sum += model_.loss_and_gradient(params_, batch_x_.data(), batch_y_.data(), b, grads_, ws_);
+      if (straggles && straggler_ > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(straggler_));
+      const double t1 = now_s();
+      sync_.step(params_, grads_);
+      const double t2 = now_s();
+      work.compute_s += t1 - t0;
+      work.sync_s += t2 - t1;
+    }
+    work.steps = static_cast<double>(steps);
+    work.examples = static_cast<double>(steps) * static_cast<double>(b);
+    return work;
+  }
+
+  void finish() { sync_.finish(params_); }
+  std::span<const float> params() const { return params_; }
+
+ private:
+  const TrainConfig& config_;
+  const Dataset& train_;
+  const Mlp& model_;
+  std::size_t index_, workers_;
+  std::vector<float> params_, grads_;
+  std::vector<std::uint32_t> perm_;
+  std::vector<float> batch_x_;
+  std::vector<std::uint8_t> batch_y_;
+  Workspace ws_;
+  Synchronizer& sync_;
+  double straggler_;
+};
+
+// Fields summed, and fields maxed, over all ranks at an epoch's end.
+constexpr int kSummed = 10;
+std::array<double, kSummed> summed(const EpochWork& w) {
+  return {w.loss_sum, w.steps, w.examples, w.compute_s, w.sync_s, w.server_busy_s, w.server_s, w.staleness_sum,
+          w.staleness_count, w.gradients_applied};
+}
+
+EpochWork reduce_to_root(const Comm& world, const EpochWork& mine) {
+  std::array<double, kSummed> sum = summed(mine);
+  std::array<double, 2> max = {mine.staleness_max, mine.clock_gap_max};
+  const int me = world.rank();
+  check_mpi(MPI_Reduce(me == 0 ? MPI_IN_PLACE : sum.data(), sum.data(), kSummed, MPI_DOUBLE, MPI_SUM, 0, world.native()),
+            "MPI_Reduce (epoch statistics)", me);
+  check_mpi(MPI_Reduce(me == 0 ? MPI_IN_PLACE : max.data(), max.data(), 2, MPI_DOUBLE, MPI_MAX, 0, world.native()),
+            "MPI_Reduce (epoch statistics)", me);
+  EpochWork all;
+  std::tie(all.loss_sum, all.steps, all.examples, all.compute_s, all.sync_s, all.server_busy_s, all.server_s,
+           all.staleness_sum, all.staleness_count, all.gradients_applied) =
+      std::tuple{sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6], sum[7], sum[8], sum[9]};
+  all.staleness_max = max[0];
+  all.clock_gap_max = max[1];
+  return all;
+}
+
+}  // namespace
+
+long steps_per_epoch(const TrainConfig& config, std::size_t rows, int workers) {
+  if (config.iterations_per_epoch > 0) return config.iterations_per_epoch;
+  return std::max<long>(1, static_cast<long>(rows / (config.batch * static_cast<std::size_t>(workers))));
+}
+
+TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& world, const EpochObserver& on_epoch) {
+  const int ranks = world.size(), me = world.rank();
+  const int servers = config.is_ps() ? config.servers : 0;
+  const int workers = ranks - servers;
+  const bool is_server = me < servers;
+  const Mlp model(config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes)));
+  std::vector<float> initial(model.parameter_count());
+  model.init(initial, config.seed);  // the same on every rank: no broadcast needed
+  const long steps = steps_per_epoch(config, data.train.rows, workers);
+
+  // Roles. Splits are collective, so every rank makes both communicators.
+  const Comm worker_comm = world.split(is_server ? MPI_UNDEFINED : 0, me);
+  const Comm server_comm = world.split(is_server ? 0 : MPI_UNDEFINED, me);
+  Sgd sgd(config.sgd, model.parameter_count());
+  const PsLayout layout{servers, workers, model.parameter_count()};
+  std::unique_ptr<Synchronizer> sync;
+  std::unique_ptr<Worker> worker;
+  std::unique_ptr<ParameterServer> server;
+  if (is_server) {
+    server = std::make_unique<ParameterServer>(world, server_comm, layout, config, initial);
+  } else {
+    sync = config.is_ps() ? make_ps_worker(world, layout) : make_allreduce_synchronizer(config, worker_comm, sgd);
+    worker = std::make_unique<Worker>(config, data.train, model, me - servers, workers, initial, *sync);
+  }
+
+  TrainResult result;
+  result.sync_name = config.sync_name();
+  result.model_name = config.model_name();
+  result.ranks = ranks;
+  result.workers = workers;
+  result.steps = steps * config.epochs;
+  Workspace eval_ws(model.sizes(), kEvalBatch);
+  for (int epoch = 0; epoch < config.epochs; ++epoch) {
+    const double start = now_s();
+    const bool last = epoch + 1 == config.epochs;
+    EpochWork mine;
+    if (server) {
+      mine = server->serve(steps);
+    } else {
+      mine = worker->run_epoch(epoch, steps, me == config.straggler_rank);
+      if (last) worker->finish();
+    }
+    const EpochWork all = reduce_to_root(world, mine);
+    const double elapsed = now_s() - start;  // rank 0's view; the reduction above waited for every rank
+    const std::span<const float> model_now = server ? server->gather_model() : worker->params();
+    if (me == 0) {
+      EpochReport r;
+      r.epoch = epoch + 1;
+      r.epochs = config.epochs;
+      r.train_loss = all.loss_sum / std::max(all.steps, 1.0);
+      const Evaluation eval = model.evaluate(model_now, data.test, eval_ws);
+      r.test_loss = eval.loss;
+      r.test_accuracy = eval.accuracy;
+      r.images_per_s = all.examples / elapsed;
+      r.elapsed_s = (result.epochs.empty() ? 0 : result.epochs.back().elapsed_s) + elapsed;
+      r.compute_s = all.compute_s / workers;
+      r.sync_s = all.sync_s / workers;
+      if (servers > 0) {
+        r.server_busy = all.server_busy_s / std::max(all.server_s, 1e-12);
+        r.gradients_applied = all.gradients_applied / servers;
+      }
+      if (config.is_ps() && config.ps_mode != "bsp" && all.staleness_count > 0) {
+        r.staleness_mean = all.staleness_sum / all.staleness_count;
+        r.staleness_max = all.staleness_max;
+        if (config.ps_mode == "ssp") r.clock_gap_max = all.clock_gap_max;
+      }
+      result.epochs.push_back(r);
+      result.compute_s += r.compute_s;
+      result.sync_s += r.sync_s;
+      if (on_epoch) on_epoch(r);
+      if (last) result.params.assign(model_now.begin(), model_now.end());
+    }
+    world.barrier();  // evaluation time stays out of the next epoch's measurements
+  }
+  if (me == 0 && !result.epochs.empty()) {
+    const EpochReport& final = result.epochs.back();
+    result.wall_s = final.elapsed_s;
+    result.train_loss = final.train_loss;
+    result.test_accuracy = final.test_accuracy;
+    result.images_per_s = static_cast<double>(steps * config.epochs) * static_cast<double>(config.batch) * workers /
+                          std::max(result.wall_s, 1e-12);
+  }
+  return result;
+}
+
+}  // namespace gradsync

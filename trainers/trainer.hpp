@@ -1,0 +1,74 @@
+#pragma once
+// Data-parallel SGD. Every epoch all ranks draw the same permutation of the training set from the seed and each
+// worker takes its own slice of every global batch, so a synchronous run on W workers with per-worker batch b
+// follows serial SGD with batch W*b.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "collectives/comm.hpp"
+#include "model/dataset.hpp"
+#include "trainers/train_config.hpp"
+
+namespace gradsync {
+
+// Sums over one epoch on one rank; reduced over all ranks at the epoch's end.
+struct EpochWork {
+  double loss_sum = 0;        // sum of per-step mean losses (workers)
+  double steps = 0;           // steps taken (workers)
+  double examples = 0;        // training examples processed (workers)
+  double compute_s = 0;       // forward/backward (+ injected straggler sleep) (workers)
+  double sync_s = 0;          // inside the synchronizer (workers)
+  double server_busy_s = 0;   // summing, updating and copying, i.e. not waiting (servers)
+  double server_s = 0;        // wall time of the epoch (servers)
+  double staleness_sum = 0;   // updates applied between a worker's pull and its push being applied (servers)
+  double staleness_count = 0;
+  double staleness_max = 0;
+  double clock_gap_max = 0;   // SSP: largest (worker clock - slowest clock) when a worker was let go
+  double gradients_applied = 0;  // worker gradients applied to this server's key range (servers)
+};
+
+struct EpochReport {
+  int epoch = 0;  // 1-based
+  int epochs = 0;
+  double train_loss = 0;
+  double test_loss = 0;
+  double test_accuracy = 0;
+  double images_per_s = 0;
+  double elapsed_s = 0;       // training time so far, evaluation excluded
+  double compute_s = 0;       // this epoch, mean over workers
+  double sync_s = 0;          // this epoch, mean over workers
+  double server_busy = -1;    // PS: busy fraction of the servers this epoch, else -1
+  double staleness_mean = -1; // PS asp/ssp: mean update staleness this epoch, else -1
+  double staleness_max = -1;
+  double clock_gap_max = -1;  // PS ssp
+  double gradients_applied = -1;  // PS: worker gradients applied per key range this epoch (should be W*steps)
+};
+
+struct TrainResult {
+  std::string sync_name;
+  std::string model_name;
+  int ranks = 1;
+  int workers = 1;
+  long steps = 0;             // per worker
+  double wall_s = 0;          // training time, per-epoch evaluation excluded
+  double compute_s = 0;       // mean over workers
+  double sync_s = 0;
+  double train_loss = 0;      // last epoch
+  double test_accuracy = 0;
+  double images_per_s = 0;
+  std::vector<EpochReport> epochs;
+  std::vector<float> params;  // the final model (rank 0; the model that was evaluated)
+};
+
+using EpochObserver = std::function<void(const EpochReport&)>;
+
+// Collective over `world`: every rank calls it with the same config and data. `config` must pass validate().
+// Ranks 0..servers-1 are parameter servers under --sync ps; all other ranks are workers. Reports and the
+// result are complete on rank 0 (other ranks get their own partial view); `on_epoch` runs on rank 0 only.
+TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& world, const EpochObserver& on_epoch = {});
+
+// Steps each worker takes per epoch: --iterations-per-epoch, or one pass over the data (at least 1).
+long steps_per_epoch(const TrainConfig& config, std::size_t rows, int workers);
+
+}  // namespace gradsync
