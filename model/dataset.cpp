@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 #include "model/idx_reader.hpp"
 
@@ -10,7 +14,6 @@ namespace gradsync {
 namespace {
 
 constexpr int kClasses = 10;
-constexpr float kPixelScale = 1.0f / 255.0f;
 
 std::string find_file(const std::string& dir, const std::string& base) {
   namespace fs = std::filesystem;
@@ -46,9 +49,69 @@ Dataset make_dataset(const std::vector<std::uint32_t>& image_dims, const std::ve
     if (labels[i] >= kClasses)
       throw DataError(fmt::format("{}: label {} at index {} is out of range 0..{}", source, labels[i], i, kClasses - 1));
   d.labels = labels;
-  d.images.resize(pixels.size());
-  for (std::size_t i = 0; i < pixels.size(); ++i) d.images[i] = static_cast<float>(pixels[i]) * kPixelScale;
+  d.pixels = pixels;
   return d;
+}
+
+namespace {
+
+constexpr std::size_t kTile = 8;
+
+// dst (cols x rows, row stride ld_dst) = transpose of the 8 x 8 tile at src (row stride ld_src).
+inline void transpose_tile(const float* src, std::size_t ld_src, float* dst, std::size_t ld_dst) {
+#if defined(__AVX__)
+  __m256 r[8], t[8];
+  for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(src + k * ld_src);
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
+    t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+  }
+  for (int k = 0; k < 8; k += 4) {
+    r[k] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  constexpr int order[4] = {0, 1, 2, 3};
+  for (int k : order) {
+    _mm256_storeu_ps(dst + k * ld_dst, _mm256_permute2f128_ps(r[k], r[k + 4], 0x20));
+    _mm256_storeu_ps(dst + (k + 4) * ld_dst, _mm256_permute2f128_ps(r[k], r[k + 4], 0x31));
+  }
+#else
+  for (std::size_t j = 0; j < kTile; ++j)
+    for (std::size_t i = 0; i < kTile; ++i) dst[i * ld_dst + j] = src[j * ld_src + i];
+#endif
+}
+
+}  // namespace
+
+// Rows first (contiguous reads of the random examples), then the transpose in 8 x 8 register tiles; a plain
+// element-by-element transpose cost more than the whole softmax-regression step (bench_compute).
+void gather_batch(const Dataset& data, std::span<const std::uint32_t> indices, Batch& out) {
+  const std::size_t n = indices.size(), f = data.features;
+  out.size = n;
+  float* __restrict rows = out.rows.data();
+  float* __restrict columns = out.columns.data();
+  for (std::size_t j = 0; j < n; ++j) {
+    const std::uint8_t* __restrict src = &data.pixels[indices[j] * f];
+    float* __restrict row = rows + j * f;
+    for (std::size_t i = 0; i < f; ++i) row[i] = static_cast<float>(src[i]) * kPixelScale;
+    out.labels[j] = data.labels[indices[j]];
+  }
+  const std::size_t n_tiled = n - n % kTile, f_tiled = f - f % kTile;
+  for (std::size_t j0 = 0; j0 < n_tiled; j0 += kTile)
+    for (std::size_t i0 = 0; i0 < f_tiled; i0 += kTile) transpose_tile(rows + j0 * f + i0, f, columns + i0 * n + j0, n);
+  // Edges: the last n % 8 examples and the last f % 8 features.
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t i = j < n_tiled ? f_tiled : 0; i < f; ++i) columns[i * n + j] = rows[j * f + i];
+}
+
+void prefetch_examples(const Dataset& data, std::span<const std::uint32_t> indices) {
+  constexpr std::size_t kCacheLine = 64;
+  for (std::uint32_t index : indices) {
+    const std::uint8_t* row = &data.pixels[index * data.features];
+    for (std::size_t offset = 0; offset < data.features; offset += kCacheLine) __builtin_prefetch(row + offset);
+  }
 }
 
 TrainTest load_idx_dataset(const std::string& dir) {

@@ -2,20 +2,43 @@
 // Labelled image data in the layout the model consumes: one row of normalized float32 pixels per example.
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 namespace gradsync {
 
+// Pixels stay bytes in memory (a quarter of the float size: the random-row batch gather is memory-bound) and
+// become normalized float32, pixel / 255, as a batch is gathered.
 struct Dataset {
-  std::vector<float> images;         // rows x features, row-major, values in [0, 1]
+  std::vector<std::uint8_t> pixels;  // rows x features, row-major
   std::vector<std::uint8_t> labels;  // rows entries, each < classes
   std::size_t rows = 0;
   std::size_t features = 0;
   int classes = 10;
-
-  const float* row(std::size_t i) const { return images.data() + i * features; }
 };
+
+inline constexpr float kPixelScale = 1.0f / 255.0f;
+
+// A batch in the two layouts the model's GEMMs want: `rows` (size x features, row-major) for weight
+// gradients and `columns` (features x size, row-major) for the forward pass. Sized once for max_size.
+struct Batch {
+  Batch() = default;
+  Batch(std::size_t max_size, std::size_t feature_count)
+      : rows(max_size * feature_count), columns(max_size * feature_count), labels(max_size), features(feature_count) {}
+  std::vector<float> rows, columns;
+  std::vector<std::uint8_t> labels;
+  std::size_t size = 0;
+  std::size_t features = 0;
+  std::size_t max_size() const { return labels.size(); }
+};
+
+// Gathers the examples `indices` of `data` into `out` (indices.size() <= out.max_size()). Allocates nothing.
+void gather_batch(const Dataset& data, std::span<const std::uint32_t> indices, Batch& out);
+
+// Asks the CPU to start loading these examples into cache: call it one step ahead, so that the random-row
+// reads of the next gather overlap the current step's compute instead of stalling on memory.
+void prefetch_examples(const Dataset& data, std::span<const std::uint32_t> indices);
 
 struct TrainTest {
   Dataset train;

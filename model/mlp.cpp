@@ -18,24 +18,35 @@ void relu_inplace(float* z, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) z[i] = z[i] > 0.0f ? z[i] : 0.0f;
 }
 
-// Row-wise softmax in place; returns -sum log p[y] over the rows (y may be null: no loss).
-double softmax_rows(float* z, std::size_t rows, std::size_t cols, const std::uint8_t* y) {
-  double loss = 0;
-  for (std::size_t r = 0; r < rows; ++r) {
-    float* row = z + r * cols;
-    const float m = *std::max_element(row, row + cols);
-    float sum = 0;
-    for (std::size_t c = 0; c < cols; ++c) sum += row[c] = std::exp(row[c] - m);
-    const float inv = 1.0f / sum;
-    for (std::size_t c = 0; c < cols; ++c) row[c] *= inv;
-    if (y) loss -= std::log(std::max(row[y[r]], 1e-30f));
+// Softmax down each column of z (classes x batch), in place, written as row sweeps so that every loop runs
+// over contiguous memory. Returns -sum log p[y] over the columns (no loss if y is null).
+double softmax_columns(float* z, std::size_t classes, std::size_t batch, const std::uint8_t* y, float* col_max,
+                       float* col_sum) {
+  std::copy_n(z, batch, col_max);
+  for (std::size_t c = 1; c < classes; ++c)
+    for (std::size_t j = 0; j < batch; ++j) col_max[j] = std::max(col_max[j], z[c * batch + j]);
+  std::fill_n(col_sum, batch, 0.0f);
+  for (std::size_t c = 0; c < classes; ++c) {
+    float* row = z + c * batch;
+    for (std::size_t j = 0; j < batch; ++j) col_sum[j] += row[j] = std::exp(row[j] - col_max[j]);
   }
+  for (std::size_t j = 0; j < batch; ++j) col_sum[j] = 1.0f / col_sum[j];
+  for (std::size_t c = 0; c < classes; ++c)
+    for (std::size_t j = 0; j < batch; ++j) z[c * batch + j] *= col_sum[j];
+  double loss = 0;
+  if (y)
+    for (std::size_t j = 0; j < batch; ++j) loss -= std::log(std::max(z[y[j] * batch + j], 1e-30f));
   return loss;
 }
 
 }  // namespace
 
-Workspace::Workspace(const std::vector<std::size_t>& sizes, std::size_t max_batch) : max_batch_(max_batch) {
+Workspace::Workspace(const std::vector<std::size_t>& sizes, std::size_t max_batch)
+    : max_batch_(max_batch),
+      column_max_(max_batch),
+      column_sum_(max_batch),
+      eval_batch_(std::min(max_batch, kEvalBatch), sizes.front()),
+      eval_indices_(std::min(max_batch, kEvalBatch)) {
   std::size_t widest = 0;
   for (std::size_t l = 1; l < sizes.size(); ++l) {
     activations_.emplace_back(max_batch * sizes[l]);
@@ -70,84 +81,100 @@ void Mlp::init(std::span<float> params, std::uint64_t seed) const {
   }
 }
 
-double Mlp::forward(std::span<const float> params, const float* x, const std::uint8_t* y, std::size_t batch,
-                    Workspace& ws) const {
-  const std::size_t layers = sizes_.size() - 1;
-  const float* input = x;
+double Mlp::forward(std::span<const float> params, const Batch& batch, Workspace& ws) const {
+  const std::size_t layers = sizes_.size() - 1, n = batch.size;
+  const float* input = batch.columns.data();  // in x n
   for (std::size_t l = 0; l < layers; ++l) {
     const std::size_t in = sizes_[l], out = sizes_[l + 1];
     float* z = ws.activations_[l].data();
     const float* b = params.data() + bias_offset(l);
-    for (std::size_t r = 0; r < batch; ++r) std::copy_n(b, out, z + r * out);  // bias, then Z += A W
-    gemm(Op::N, Op::N, batch, out, in, 1.0f, input, in, params.data() + weight_offset(l), out, 1.0f, z, out);
-    if (l + 1 < layers) relu_inplace(z, batch * out);
+    for (std::size_t o = 0; o < out; ++o) std::fill_n(z + o * n, n, b[o]);  // bias, then Z += W A
+    gemm(Op::N, Op::N, out, n, in, 1.0f, params.data() + weight_offset(l), in, input, n, 1.0f, z, n);
+    if (l + 1 < layers) relu_inplace(z, out * n);
     input = z;
   }
-  return softmax_rows(ws.activations_.back().data(), batch, sizes_.back(), y);
+  return softmax_columns(ws.activations_.back().data(), sizes_.back(), n, batch.labels.data(), ws.column_max_.data(),
+                         ws.column_sum_.data());
 }
 
-float Mlp::loss_and_gradient(std::span<const float> params, const float* x, const std::uint8_t* y, std::size_t batch,
-                             std::span<float> grads, Workspace& ws) const {
-  if (batch == 0 || batch > ws.max_batch_) throw std::invalid_argument("Mlp::loss_and_gradient: batch exceeds workspace");
-  const double loss = forward(params, x, y, batch, ws);
+float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, std::span<float> grads,
+                             Workspace& ws) const {
+  const std::size_t n = batch.size;
+  if (n == 0 || n > ws.max_batch_) throw std::invalid_argument("Mlp::loss_and_gradient: batch exceeds workspace");
+  const double loss = forward(params, batch, ws);
   const std::size_t layers = sizes_.size() - 1;
   const std::size_t classes = sizes_.back();
 
-  // dLoss/dZ of the output layer: (p - onehot(y)) / batch.
+  // dLoss/dZ of the output layer: (p - onehot(y)) / n, classes x n.
   float* delta = ws.delta_a_.data();
   float* next_delta = ws.delta_b_.data();
-  const float inv_batch = 1.0f / static_cast<float>(batch);
+  const float inv_n = 1.0f / static_cast<float>(n);
   const float* probs = ws.activations_.back().data();
-  for (std::size_t i = 0; i < batch * classes; ++i) delta[i] = probs[i] * inv_batch;
-  for (std::size_t r = 0; r < batch; ++r) delta[r * classes + y[r]] -= inv_batch;
+  for (std::size_t i = 0; i < classes * n; ++i) delta[i] = probs[i] * inv_n;
+  for (std::size_t j = 0; j < n; ++j) delta[batch.labels[j] * n + j] -= inv_n;
 
   for (std::size_t l = layers; l-- > 0;) {
     const std::size_t in = sizes_[l], out = sizes_[l + 1];
-    const float* a_in = l == 0 ? x : ws.activations_[l - 1].data();
-    // dW = A_in^T delta, db = column sums of delta.
-    gemm(Op::T, Op::N, in, out, batch, 1.0f, a_in, in, delta, out, 0.0f, grads.data() + weight_offset(l), out);
+    // dW = delta A_in^T. The input layer reads the batch's row-major copy, which is A_in^T already.
+    float* dw = grads.data() + weight_offset(l);
+    if (l == 0)
+      gemm(Op::N, Op::N, out, in, n, 1.0f, delta, n, batch.rows.data(), in, 0.0f, dw, in);
+    else
+      gemm(Op::N, Op::T, out, in, n, 1.0f, delta, n, ws.activations_[l - 1].data(), n, 0.0f, dw, in);
     float* db = grads.data() + bias_offset(l);
-    std::fill_n(db, out, 0.0f);
-    for (std::size_t r = 0; r < batch; ++r)
-      for (std::size_t c = 0; c < out; ++c) db[c] += delta[r * out + c];
+    for (std::size_t o = 0; o < out; ++o) {
+      const float* row = delta + o * n;
+      float sum = 0;
+      for (std::size_t j = 0; j < n; ++j) sum += row[j];
+      db[o] = sum;
+    }
     if (l == 0) break;  // no gradient w.r.t. the input images
-    // delta_in = (delta W^T) * relu'(Z_in); relu'(z) > 0 exactly where the stored activation is > 0.
-    gemm(Op::N, Op::T, batch, in, out, 1.0f, delta, out, params.data() + weight_offset(l), out, 0.0f, next_delta, in);
-    for (std::size_t i = 0; i < batch * in; ++i) next_delta[i] = a_in[i] > 0.0f ? next_delta[i] : 0.0f;
+    // delta_in = (W^T delta) * relu'(Z_in); relu'(z) > 0 exactly where the stored activation is > 0.
+    const float* a_in = ws.activations_[l - 1].data();
+    gemm(Op::T, Op::N, in, n, out, 1.0f, params.data() + weight_offset(l), in, delta, n, 0.0f, next_delta, n);
+    for (std::size_t i = 0; i < in * n; ++i) next_delta[i] = a_in[i] > 0.0f ? next_delta[i] : 0.0f;
     std::swap(delta, next_delta);
   }
-  return static_cast<float>(loss / static_cast<double>(batch));
+  return static_cast<float>(loss / static_cast<double>(n));
 }
 
 Evaluation Mlp::evaluate(std::span<const float> params, const Dataset& data, Workspace& ws) const {
-  const std::size_t batch_max = std::min(ws.max_batch_, kEvalBatch);
+  const std::size_t batch_max = ws.eval_batch_.max_size();
   const std::size_t classes = sizes_.back();
   double loss = 0;
   std::size_t correct = 0;
   for (std::size_t start = 0; start < data.rows; start += batch_max) {
-    const std::size_t batch = std::min(batch_max, data.rows - start);
-    loss += forward(params, data.row(start), &data.labels[start], batch, ws);
+    const std::size_t n = std::min(batch_max, data.rows - start);
+    for (std::size_t j = 0; j < n; ++j) ws.eval_indices_[j] = static_cast<std::uint32_t>(start + j);
+    gather_batch(data, {ws.eval_indices_.data(), n}, ws.eval_batch_);
+    loss += forward(params, ws.eval_batch_, ws);
     const float* probs = ws.activations_.back().data();
-    for (std::size_t r = 0; r < batch; ++r) {
-      const float* row = probs + r * classes;
-      correct += static_cast<std::size_t>(std::max_element(row, row + classes) - row) == data.labels[start + r];
+    for (std::size_t j = 0; j < n; ++j) {
+      std::size_t best = 0;
+      for (std::size_t c = 1; c < classes; ++c)
+        if (probs[c * n + j] > probs[best * n + j]) best = c;
+      correct += best == data.labels[start + j];
     }
   }
-  const auto n = static_cast<double>(std::max<std::size_t>(data.rows, 1));
-  return {loss / n, static_cast<double>(correct) / n};
+  const auto rows = static_cast<double>(std::max<std::size_t>(data.rows, 1));
+  return {loss / rows, static_cast<double>(correct) / rows};
 }
 
-double Mlp::eval_flops_per_example() const {
-  double f = 0;
-  for (std::size_t l = 0; l + 1 < sizes_.size(); ++l) f += 2.0 * static_cast<double>(sizes_[l] * sizes_[l + 1]);
-  return f;
+std::vector<GemmShape> Mlp::training_gemms(std::size_t batch) const {
+  std::vector<GemmShape> gemms;
+  const std::size_t layers = sizes_.size() - 1;
+  for (std::size_t l = 0; l < layers; ++l) gemms.push_back({false, false, sizes_[l + 1], batch, sizes_[l]});  // Z = W A
+  for (std::size_t l = layers; l-- > 0;) {
+    gemms.push_back({false, l > 0, sizes_[l + 1], sizes_[l], batch});            // dW = delta A^T
+    if (l > 0) gemms.push_back({true, false, sizes_[l], batch, sizes_[l + 1]});  // W^T delta
+  }
+  return gemms;
 }
 
 double Mlp::train_flops_per_example() const {
-  // forward, plus dW for every layer, plus delta propagation for every layer but the first.
-  const double forward_flops = eval_flops_per_example();
-  const double input_layer = 2.0 * static_cast<double>(sizes_[0] * sizes_[1]);
-  return forward_flops + forward_flops + (forward_flops - input_layer);
+  double flops = 0;
+  for (const GemmShape& g : training_gemms(1)) flops += g.flops();
+  return flops;
 }
 
 }  // namespace gradsync

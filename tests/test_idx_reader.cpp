@@ -89,7 +89,7 @@ TEST_CASE("IDX reader rejects broken files and names the file and the problem") 
 
 TEST_CASE("dataset loader checks labels and counts") {
   const std::vector<std::uint8_t> pixels(2 * 4, 255);
-  CHECK(make_dataset({2, 2, 2}, pixels, {2}, {3, 9}, "x").images[0] == doctest::Approx(1.0f));
+  CHECK(make_dataset({2, 2, 2}, pixels, {2}, {3, 9}, "x").pixels[0] == 255);
   CHECK_THROWS_WITH_AS(make_dataset({2, 2, 2}, pixels, {2}, {3, 10}, "src"),
                        doctest::Contains("label 10 at index 1 is out of range"), DataError);
   CHECK_THROWS_WITH_AS(make_dataset({2, 2, 2}, pixels, {3}, {1, 2, 3}, "src"), doctest::Contains("2 images but 3 labels"),

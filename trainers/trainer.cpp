@@ -25,25 +25,29 @@ class Worker {
   Worker(const TrainConfig& config, const Dataset& train, const Mlp& model, int index, int workers,
          std::vector<float> params, Synchronizer& sync)
       : config_(config), train_(train), model_(model), index_(index), workers_(workers),
-        params_(std::move(params)), grads_(params_.size()), perm_(train.rows),
-        batch_x_(config.batch * train.features), batch_y_(config.batch),
-        ws_(model.sizes(), config.batch), sync_(sync),
+        params_(std::move(params)), grads_(params_.size()), perm_(train.rows), slice_(config.batch), next_slice_(config.batch),
+        batch_(config.batch, train.features), ws_(model.sizes(), config.batch), sync_(sync),
         straggler_(config.straggler_rank >= 0 ? config.straggler_ms : 0) {}
 
   EpochWork run_epoch(int epoch, long steps, bool straggles) {
     EpochWork work;
     shuffled_indices(perm_, config_.seed, static_cast<std::uint64_t>(epoch));
     const std::size_t b = config_.batch, n = train_.rows;
-    for (long s = 0; s < steps; ++s) {
-      // This worker's slice of global batch s: positions (s*W + index)*b ... + b of the permutation.
+    // This worker's slice of global batch s: positions (s*W + index)*b ... + b of the permutation.
+    const auto slice_of = [&](long s, std::vector<std::uint32_t>& out) {
       const std::size_t first = (static_cast<std::size_t>(s) * workers_ + index_) * b;
-      for (std::size_t j = 0; j < b; ++j) {
-        const std::uint32_t row = perm_[(first + j) % n];
-        std::copy_n(train_.row(row), train_.features, &batch_x_[j * train_.features]);
-        batch_y_[j] = train_.labels[row];
-      }
+      for (std::size_t j = 0; j < b; ++j) out[j] = perm_[(first + j) % n];
+    };
+    slice_of(0, next_slice_);
+    for (long s = 0; s < steps; ++s) {
+      std::swap(slice_, next_slice_);
       const double t0 = now_s();
-      work.loss_sum += model_.loss_and_gradient(params_, batch_x_.data(), batch_y_.data(), b, grads_, ws_);
+      gather_batch(train_, slice_, batch_);
+      if (s + 1 < steps) {
+        slice_of(s + 1, next_slice_);
+        prefetch_examples(train_, next_slice_);
+      }
+      work.loss_sum += model_.loss_and_gradient(params_, batch_, grads_, ws_);
       if (straggles && straggler_ > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(straggler_));
       const double t1 = now_s();
       sync_.step(params_, grads_);
@@ -65,9 +69,8 @@ class Worker {
   const Mlp& model_;
   std::size_t index_, workers_;
   std::vector<float> params_, grads_;
-  std::vector<std::uint32_t> perm_;
-  std::vector<float> batch_x_;
-  std::vector<std::uint8_t> batch_y_;
+  std::vector<std::uint32_t> perm_, slice_, next_slice_;
+  Batch batch_;
   Workspace ws_;
   Synchronizer& sync_;
   double straggler_;
