@@ -1,0 +1,183 @@
+// bench_allreduce: allreduce time and bandwidth per method and message size, nccl-tests style. One driver;
+// each method is a small descriptor (name + options). Every row carries its own exact correctness count.
+//   mpirun -n 2 build/bin/bench_allreduce --methods ring,ps,mpi --min-bytes 4 --max-bytes 64M --csv out.csv
+// Rows for MPI_Allreduce are labelled "mpi-ring" when Open MPI was told to use its ring
+// (--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4).
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/bench_options.hpp"
+#include "collectives/allreduce.hpp"
+
+namespace {
+
+using namespace gradsync;
+
+constexpr std::size_t kTargetBytesPerSize = std::size_t{1} << 30;  // auto iterations: move ~1 GiB per size
+constexpr int kMinIters = 5;
+constexpr int kMaxIters = 2000;
+constexpr const char* kCsvHeader = "method,np,bytes,count,chunk_bytes,time_us,algbw_gbps,busbw_gbps,wrong";
+
+struct MethodSpec {
+  std::string label;   // what the row says
+  std::string method;  // what make_allreduce builds
+  AllreduceOptions options;
+  bool uses_chunks = false;  // only these rows sweep --chunk-bytes
+};
+
+struct Row {
+  std::string label;
+  int np = 0;
+  std::size_t bytes = 0, count = 0, chunk = 0;
+  double time_us = 0, algbw = 0, busbw = 0;
+  long wrong = 0;
+};
+
+std::string mpi_label() {
+  const char* algorithm = std::getenv("OMPI_MCA_coll_tuned_allreduce_algorithm");
+  return algorithm && std::string(algorithm) == "4" ? "mpi-ring" : "mpi";
+}
+
+// Integer-valued floats: exact sums, so any difference is a bug.
+float value(int rank, std::size_t i) { return static_cast<float>((rank + 1) * static_cast<int>(i % 7 + 1)); }
+
+long count_wrong(Allreduce& allreduce, std::span<float> data, const Comm& world) {
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = value(world.rank(), i);
+  allreduce.run(data);
+  long wrong = 0;
+  const ElementRange range = allreduce.result_range(world.rank(), data.size());
+  for (std::size_t i = range.begin; i < range.end; ++i) {
+    float expected = 0;
+    for (int r = 0; r < world.size(); ++r)
+      if (allreduce.contributes(r)) expected += value(r, i);
+    wrong += data[i] != expected;
+  }
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG, MPI_SUM, world.native()), "MPI_Allreduce", world.rank());
+  return wrong;
+}
+
+Row measure(const MethodSpec& spec, std::size_t count, std::vector<float>& data, int warmup, int iters,
+            const Comm& world) {
+  auto allreduce = make_allreduce(spec.method, world, spec.options);
+  std::span<float> buffer(data.data(), count);
+  Row row{spec.label, world.size(), count * sizeof(float), count, spec.uses_chunks ? spec.options.chunk_bytes : 0};
+  row.wrong = count_wrong(*allreduce, buffer, world);
+  if (iters <= 0) iters = static_cast<int>(std::clamp<std::size_t>(kTargetBytesPerSize / std::max<std::size_t>(row.bytes, 1),
+                                                                    kMinIters, kMaxIters));
+  for (int i = 0; i < warmup; ++i) allreduce->run(buffer);
+  world.barrier();
+  const double start = MPI_Wtime();
+  for (int i = 0; i < iters; ++i) allreduce->run(buffer);
+  double seconds = (MPI_Wtime() - start) / iters;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, world.native()), "MPI_Allreduce", world.rank());
+  const int p = world.size();
+  row.time_us = seconds * 1e6;
+  row.algbw = static_cast<double>(row.bytes) / seconds / 1e9;
+  row.busbw = row.algbw * 2.0 * (p - 1) / p;
+  return row;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const Comm world = Comm::world();
+  const bool lead = world.rank() == 0;
+  CLI::App app{"bench_allreduce: time and bandwidth of every allreduce method, with an exact check per row"};
+  std::string methods = "ring,ps,ps-sharded,mpi", min_bytes = "4", max_bytes = "64M", chunks, csv;
+  double step_factor = 2;
+  int iters = 0, warmup = 3, servers = 0;
+  bool no_check = false;
+  app.add_option("--methods", methods, "comma-separated: ring, ps, ps-sharded, mpi")->capture_default_str();
+  app.add_option("--min-bytes", min_bytes, "smallest message (e.g. 4, 1K, 1M)")->capture_default_str();
+  app.add_option("--max-bytes", max_bytes, "largest message")->capture_default_str();
+  app.add_option("--step-factor", step_factor, "multiply the size by this each row")->capture_default_str();
+  app.add_option("--iters", iters, "timed iterations per row (0: enough to move ~1 GiB, 5..2000)")->capture_default_str();
+  app.add_option("--warmup", warmup, "untimed iterations per row")->capture_default_str();
+  app.add_option("--chunk-bytes", chunks, "ring chunk size; a comma-separated list sweeps it (default: built-in)");
+  app.add_option("--servers", servers, "ps-sharded: server ranks (default: np/2)");
+  app.add_flag("--no-agreement-check", no_check, "skip the per-call size agreement check (to measure its cost)");
+  app.add_option("--csv", csv, "also write the rows to this CSV file");
+  int code = 0;
+  try {
+    app.parse(argc, argv);
+    const std::size_t lo = bench::parse_bytes(min_bytes, "--min-bytes"), hi = bench::parse_bytes(max_bytes, "--max-bytes");
+    if (lo < sizeof(float) || hi < lo) throw std::invalid_argument("--min-bytes/--max-bytes: need 4 <= min <= max");
+    if (!(step_factor > 1)) throw std::invalid_argument("--step-factor: must be > 1");
+    if (iters < 0 || warmup < 0) throw std::invalid_argument("--iters/--warmup: must be >= 0");
+    const std::vector<std::size_t> chunk_list =
+        chunks.empty() ? std::vector<std::size_t>{kDefaultChunkBytes} : bench::parse_byte_list(chunks, "--chunk-bytes");
+
+    std::vector<MethodSpec> specs;
+    std::stringstream ss(methods);
+    for (std::string m; std::getline(ss, m, ',');) {
+      AllreduceOptions o;
+      o.check_agreement = !no_check;
+      if (m == "ring") {
+        for (std::size_t c : chunk_list) {
+          o.chunk_bytes = c;
+          specs.push_back({"ring", m, o, true});
+        }
+      } else if (m == "ps-sharded") {
+        o.servers = servers > 0 ? servers : std::max(1, world.size() / 2);
+        specs.push_back({fmt::format("ps-sharded{}", o.servers), m, o});
+      } else if (m == "mpi") {
+        specs.push_back({mpi_label(), m, o});
+      } else {
+        specs.push_back({m, m, o});
+      }
+      make_allreduce(m, world, specs.back().options);  // rejects unknown methods before any timing
+    }
+
+    std::FILE* out = nullptr;
+    if (lead && !csv.empty()) {
+      out = std::fopen(csv.c_str(), "w");
+      if (!out) throw std::runtime_error(fmt::format("--csv {}: cannot open for writing", csv));
+      fmt::print(out, "{}\n", kCsvHeader);
+    }
+    if (lead) {
+      fmt::print("# bench_allreduce: {} ranks, float32, in place{}{}\n", world.size(),
+                 no_check ? ", agreement check off" : "",
+                 world.size() > 2 ? " (np > 2 is oversubscribed on a 2-core machine: timings are not honest)" : "");
+      fmt::print("# {:>12} {:>3} {:>12} {:>10} {:>8} {:>11} {:>10} {:>10} {:>7}\n", "method", "np", "bytes", "count",
+                 "chunk", "time_us", "algbw GB/s", "busbw GB/s", "#wrong");
+    }
+    std::vector<float> data(hi / sizeof(float));
+    long total_wrong = 0;
+    for (double size = static_cast<double>(lo); size <= static_cast<double>(hi) * 1.0000001; size *= step_factor) {
+      const std::size_t count = static_cast<std::size_t>(size) / sizeof(float);
+      for (const MethodSpec& spec : specs) {
+        const Row r = measure(spec, count, data, warmup, iters, world);
+        total_wrong += r.wrong;
+        if (!lead) continue;
+        fmt::print("  {:>12} {:>3} {:>12} {:>10} {:>8} {:>11.2f} {:>10.3f} {:>10.3f} {:>7}\n", r.label, r.np, r.bytes,
+                   r.count, r.chunk, r.time_us, r.algbw, r.busbw, r.wrong);
+        std::fflush(stdout);
+        if (out)
+          fmt::print(out, "{},{},{},{},{},{:.3f},{:.4f},{:.4f},{}\n", r.label, r.np, r.bytes, r.count, r.chunk, r.time_us,
+                     r.algbw, r.busbw, r.wrong);
+      }
+    }
+    if (out) std::fclose(out);
+    if (lead) fmt::print("# {} wrong element(s) in total{}\n", total_wrong, total_wrong ? ": BUG" : "");
+    code = total_wrong ? 1 : 0;
+  } catch (const CLI::CallForHelp&) {
+    if (lead) fmt::print("{}\n", app.help());
+  } catch (const CLI::ParseError& e) {
+    if (lead) fmt::print(stderr, "bench_allreduce: error: {}\n", e.what());
+    code = 2;
+  } catch (const std::exception& e) {
+    if (lead) fmt::print(stderr, "bench_allreduce: error: {}\n", e.what());
+    code = 2;
+  }
+  MPI_Finalize();
+  return code;
+}

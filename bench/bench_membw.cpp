@@ -1,0 +1,67 @@
+// bench_membw: memory bandwidth with every rank busy at once (run it under mpirun -n <cores>). The ring
+// allreduce on shared memory is bound by memory traffic, so its busbw is judged against this number.
+//   mpirun -n 2 build/bin/bench_membw --bytes 256M
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "bench/bench_options.hpp"
+#include "collectives/comm.hpp"
+#include "collectives/dtype.hpp"
+
+namespace {
+
+// Median of `reps` timed runs of `kernel`, all ranks starting together; returns the max over ranks.
+template <class Kernel>
+double timed(const gradsync::Comm& world, int reps, Kernel kernel) {
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    world.barrier();
+    const double start = MPI_Wtime();
+    kernel();
+    double s = MPI_Wtime() - start;
+    MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_DOUBLE, MPI_MAX, world.native());
+    t.push_back(s);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const gradsync::Comm world = gradsync::Comm::world();
+  CLI::App app{"bench_membw: aggregate memory bandwidth with all ranks running the same kernel"};
+  std::string bytes_text = "256M";
+  int reps = 7;
+  app.add_option("--bytes", bytes_text, "array size per rank")->capture_default_str();
+  app.add_option("--reps", reps, "repetitions (median is reported)")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (world.rank() == 0) app.exit(e);
+    MPI_Finalize();
+    return e.get_exit_code() == 0 ? 0 : 2;
+  }
+  const std::size_t bytes = gradsync::bench::parse_bytes(bytes_text, "--bytes");
+  const std::size_t n = bytes / sizeof(float);
+  std::vector<float> a(n, 1.0f), b(n, 2.0f);
+  const double copy_s = timed(world, reps, [&] { std::memcpy(a.data(), b.data(), n * sizeof(float)); });
+  const double add_s = timed(world, reps, [&] { gradsync::add_into(a.data(), b.data(), n); });
+  const double p = world.size(), moved = static_cast<double>(bytes);
+  if (world.rank() == 0) {
+    // Bytes the kernels must move: copy reads and writes n floats; add reads two arrays and writes one.
+    // (Write-allocate traffic is not counted, as in STREAM.)
+    fmt::print("bench_membw: {} rank(s) running at once, {} per array per rank, median of {}\n", world.size(),
+               gradsync::bench::human_bytes(bytes), reps);
+    fmt::print("  copy: {:6.2f} GB/s aggregate ({:.2f} per rank)\n", p * 2 * moved / copy_s / 1e9, 2 * moved / copy_s / 1e9);
+    fmt::print("  add : {:6.2f} GB/s aggregate ({:.2f} per rank)\n", p * 3 * moved / add_s / 1e9, 3 * moved / add_s / 1e9);
+  }
+  MPI_Finalize();
+  return 0;
+}
