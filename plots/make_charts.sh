@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Render every chart whose input CSV is present in a results directory, as PNG and SVG.
+# Usage: plots/make_charts.sh RESULTS_DIR [OUT_DIR]        (OUT_DIR defaults to RESULTS_DIR/charts)
+# Inputs looked for in RESULTS_DIR: train.csv scaling.csv allreduce.csv epochs.csv staleness.csv.
+# Charts without their CSV are skipped; a malformed CSV or a missing tool stops the script.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+die() { echo "make_charts: error: $*" >&2; exit 1; }
+
+[[ $# -ge 1 && $# -le 2 ]] || die "usage: $0 RESULTS_DIR [OUT_DIR]"
+results=${1%/}
+out=${2:-$results/charts}
+[[ -d $results ]] || die "results directory not found: $results"
+# Paths go into gnuplot single-quoted strings.
+[[ $results$out != *\'* ]] || die "paths must not contain a single quote: $results, $out"
+
+command -v gnuplot >/dev/null 2>&1 || die "gnuplot not found (Debian: apt-get install gnuplot-nox)"
+command -v awk >/dev/null 2>&1 || die "awk not found; the chart scripts filter CSV rows with it"
+gnuplot -e 'set terminal pngcairo' </dev/null >/dev/null 2>&1 \
+    || die "this gnuplot has no pngcairo terminal (Debian: gnuplot-nox 5.4 has it)"
+mkdir -p "$out"
+
+# The subtitle says which machine the numbers describe: timings mean little without it.
+cores=$(nproc)
+cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p;' | sed -n 1p || true)
+[[ -n $cpu ]] || cpu=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo 2>/dev/null | sed -n 1p || true)
+subtitle="$(uname -n) - ${cpu:-unknown CPU}, $cores cores - $(date '+%Y-%m-%d %H:%M %Z')"
+subtitle=${subtitle//\'/}
+
+# Fail on the first bad line with its number, rather than let gnuplot draw a silently wrong chart.
+# $2: columns that must exist; $3: columns that must also hold numbers (nan/inf allowed).
+check_csv() {
+    awk -F, -v file="$1" -v need="$2" -v nums="$3" '
+        { sub(/\r$/, "") }
+        NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; nf = NF
+                  n = split(need " " nums, c, " ")
+                  for (j = 1; j <= n; j++) if (!(c[j] in h)) miss = miss " " c[j]
+                  if (miss != "") { print file ": header lacks column(s):" miss; bad = 1; exit 1 }
+                  m = split(nums, numc, " "); next }
+        /^[[:space:]]*$/ { next }
+        NF != nf { printf "%s line %d: %d fields, header has %d\n", file, NR, NF, nf; bad = 1; exit 1 }
+        { for (j = 1; j <= m; j++) { v = $h[numc[j]]
+              if (v !~ /^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$/ && tolower(v) !~ /^[-+]?(nan|inf)$/) {
+                  printf "%s line %d: column %s is \"%s\", not a number\n", file, NR, numc[j], v; bad = 1; exit 1 } }
+          rows++ }
+        END { if (!bad && rows == 0) { print file ": no data rows"; exit 1 } }' "$1" >&2 \
+    || die "malformed CSV: $1 (see the line above)"
+}
+
+written=$(mktemp)
+trap 'rm -f "$written"' EXIT
+plotted=0
+
+# chart CSV | scripts | text columns | numeric columns  (only the columns the scripts read)
+specs=(
+    "train.csv|train_time.gp|sync|np wall_s compute_s comm_s test_accuracy"
+    "scaling.csv|speedup.gp step_split.gp|method|np oversubscribed speedup compute_s sync_s steps"
+    "allreduce.csv|busbw.gp|method|np bytes busbw_gbps wrong"
+    "epochs.csv|time_to_accuracy.gp|method|np epoch elapsed_s test_accuracy"
+    "staleness.csv|staleness.gp|method|np staleness_bound images_per_s staleness_mean staleness_max"
+)
+for spec in "${specs[@]}"; do
+    IFS='|' read -r csv scripts text nums <<<"$spec"
+    if [[ ! -f $results/$csv ]]; then
+        echo "make_charts: skip ${scripts//.gp/}: no $results/$csv"
+        continue
+    fi
+    check_csv "$results/$csv" "$text" "$nums"
+    for gp in $scripts; do
+        gnuplot -e "data='$results/$csv'; outdir='$out'; subtitle='$subtitle'; cores=$cores" "$here/$gp" >>"$written" \
+            || die "gnuplot failed on plots/$gp with $results/$csv (messages above)"
+        plotted=$((plotted + 1))
+    done
+done
+
+((plotted > 0)) || die "none of train.csv scaling.csv allreduce.csv epochs.csv staleness.csv in $results"
+echo "make_charts: wrote $(grep -c '^wrote ' "$written") files:"
+sed -n 's/^wrote /  /p' "$written"
