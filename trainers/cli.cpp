@@ -58,6 +58,7 @@ CliOutcome parse_train_cli(int argc, char** argv) {
   app.add_option("--straggler", straggler, "RANK:MS: that rank sleeps MS milliseconds every step");
   app.add_option("--threads", c.threads, "BLIS threads per process")->capture_default_str();
   app.add_option("--csv", c.csv, "append a result row to this CSV file");
+  app.add_option("--epoch-csv", c.epoch_csv, "append one row per epoch (time to accuracy, staleness) to this CSV file");
   app.add_flag("--quiet", c.quiet, "no per-epoch lines");
 
   try {

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -35,14 +36,30 @@ std::string csv_row(const TrainConfig& c, const TrainResult& r) {
                      r.train_loss, r.test_accuracy, r.images_per_s);
 }
 
-void append_csv(const std::string& path, const TrainConfig& config, const TrainResult& r) {
+namespace {
+
+void append_line(const std::string& flag, const std::string& path, const char* header, const std::string& line) {
   std::error_code ec;
   const bool fresh = !std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0;
   std::FILE* f = std::fopen(path.c_str(), "a");
-  if (!f) throw std::runtime_error(fmt::format("--csv {}: cannot open for appending: {}", path, std::strerror(errno)));
-  if (fresh) fmt::print(f, "{}\n", kTrainCsvHeader);
-  fmt::print(f, "{}\n", csv_row(config, r));
-  if (std::fclose(f) != 0) throw std::runtime_error(fmt::format("--csv {}: write failed: {}", path, std::strerror(errno)));
+  if (!f) throw std::runtime_error(fmt::format("{} {}: cannot open for appending: {}", flag, path, std::strerror(errno)));
+  if (fresh) fmt::print(f, "{}\n", header);
+  fmt::print(f, "{}\n", line);
+  if (std::fclose(f) != 0) throw std::runtime_error(fmt::format("{} {}: write failed: {}", flag, path, std::strerror(errno)));
+}
+
+}  // namespace
+
+void append_csv(const std::string& path, const TrainConfig& config, const TrainResult& r) {
+  append_line("--csv", path, kTrainCsvHeader, csv_row(config, r));
+}
+
+void append_epoch_csv(const std::string& path, const TrainConfig& c, int ranks, const EpochReport& r) {
+  const int bound = !c.is_ps() ? -2 : c.ps_mode == "asp" ? -1 : c.ps_mode == "ssp" ? c.staleness : 0;
+  append_line("--epoch-csv", path, kEpochCsvHeader,
+              fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f},{:.6f},{},{:.4f},{:.0f}", c.sync_name(), ranks,
+                          r.epoch, r.elapsed_s, r.test_accuracy, r.train_loss, r.images_per_s, r.compute_s, r.sync_s,
+                          bound, std::max(r.staleness_mean, 0.0), std::max(r.staleness_max, 0.0)));
 }
 
 }  // namespace gradsync

@@ -32,6 +32,7 @@ struct TrainConfig {
   double straggler_ms = 0;
   int threads = 1;                   // BLIS threads per process
   std::string csv;                   // append a result row here
+  std::string epoch_csv;             // append one row per epoch here
   bool quiet = false;                // no per-epoch lines
 
   bool is_ps() const { return sync == "ps"; }

@@ -58,6 +58,7 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
       fmt::print("{}\n", format_epoch(r));
       std::fflush(stdout);
     }
+    if (!config.epoch_csv.empty()) append_epoch_csv(config.epoch_csv, config, world.size(), r);
   });
   if (lead) {
     fmt::print("{}\n", format_summary(result));
