@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "collectives/watchdog.hpp"
+
 namespace gradsync {
 namespace {
 
@@ -33,6 +35,7 @@ void check_agreement(const Comm& comm, std::string_view what, const CallFingerpr
     extremes[i] = fields[i];
     extremes[kFields + i] = -fields[i];
   }
+  const WaitScope wait("MPI_Allreduce (agreement check before a collective)");
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, extremes.data(), 2 * kFields, MPI_INT64_T, MPI_MAX, comm.native()),
             "MPI_Allreduce (agreement check)", comm.rank());
   bool agree = true;
@@ -48,9 +51,9 @@ void check_agreement(const Comm& comm, std::string_view what, const CallFingerpr
     const bool known_type = f[2] >= 0 && f[2] <= static_cast<std::int64_t>(Dtype::i64);
     detail += fmt::format("{}rank {}: {} x {} (call {}{})", r ? ", " : "", r, f[1],
                           known_type ? dtype_name(static_cast<Dtype>(f[2])) : "?", f[3],
-                          f[0] == fields[0] ? "" : ", other collective");
+                          f[0] == fields[0] ? "" : ", other method or options");
   }
-  throw MismatchError(fmt::format("{}: ranks disagree on what to reduce: {}", what, detail));
+  throw MismatchError(fmt::format("{} allreduce: ranks disagree on what to reduce: {}", what, detail));
 }
 
 }  // namespace gradsync

@@ -17,7 +17,7 @@ struct MismatchError : std::runtime_error {
 };
 
 struct CallFingerprint {
-  std::uint64_t method = 0;  // which collective (hash of its name)
+  std::uint64_t method = 0;  // which collective and how it is planned (hash of name and options)
   std::uint64_t count = 0;
   std::uint64_t dtype = 0;
   std::uint64_t sequence = 0;  // how many calls this collective object made before this one
@@ -26,6 +26,7 @@ struct CallFingerprint {
 // Collective: every rank of `comm` must call it. Costs one MPI_Allreduce of 8 int64 values. If the
 // fingerprints differ, gathers them and throws MismatchError on every rank with a message such as
 // "ring allreduce: ranks disagree: rank 0: 1000 x float (call 3), rank 2: 999 x float (call 3)".
+// `what` names the collective (e.g. "ring") and is only formatted on a mismatch: a call allocates nothing.
 void check_agreement(const Comm& comm, std::string_view what, const CallFingerprint& mine);
 
 std::uint64_t fingerprint_of_name(std::string_view name);

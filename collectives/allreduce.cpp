@@ -11,10 +11,15 @@
 
 namespace gradsync {
 
+// The options that shape the message pattern are part of the fingerprint: ranks that disagree on the chunk
+// size or the server layout would exchange different numbers of messages and hang.
 void Allreduce::run(void* data, std::size_t count, Dtype type) {
-  if (options_.check_agreement)
-    check_agreement(comm_, fmt::format("{} allreduce", name()),
-                    {fingerprint_of_name(name()), count, static_cast<std::uint64_t>(type), calls_});
+  if (options_.check_agreement) {
+    if (plan_fingerprint_ == 0)
+      plan_fingerprint_ = fingerprint_of_name(fmt::format("{}/{}/{}/{}", name(), options_.chunk_bytes, options_.servers,
+                                                          options_.server_contributes));
+    check_agreement(comm_, name(), {plan_fingerprint_, count, static_cast<std::uint64_t>(type), calls_});
+  }
   ++calls_;
   if (count == 0 || comm_.size() == 1) return;
   reduce(data, count, type);

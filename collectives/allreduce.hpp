@@ -73,6 +73,7 @@ class Allreduce {
 
  private:
   std::uint64_t calls_ = 0;
+  std::uint64_t plan_fingerprint_ = 0;  // computed on first use: name() is virtual
 };
 
 // Plans `method` (one of allreduce_methods()) on `comm`. Collective only in the sense that every rank must

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "collectives/watchdog.hpp"
+
 namespace gradsync {
 namespace {
 
@@ -39,9 +41,11 @@ void PsAllreduce::reduce(void* data, std::size_t count, Dtype type) {
     start_transfers(bytes, count, type, kTagPull);
     finish_transfers("MPI_Waitall (ps pull)");
   }
-  if (server)
+  if (server) {
+    const WaitScope wait("MPI_Waitall (ps server sending results)");
     check_mpi(MPI_Waitall(comm_.size(), peer_requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall (ps results)",
               comm_.rank());
+  }
 }
 
 // Receive the key range from every contributing peer at once (the network may deliver them concurrently),
@@ -70,7 +74,10 @@ void PsAllreduce::serve(std::byte* data, std::size_t count, Dtype type) {
   if (contributes(me) && me != first) std::memcpy(inbox_.data() + range_bytes * me, sum, range_bytes);
   for (int peer = first; peer < p; ++peer) {
     if (!contributes(peer)) continue;
-    if (peer != me) check_mpi(MPI_Wait(&peer_requests_[peer], MPI_STATUS_IGNORE), "MPI_Wait (ps push)", me);
+    if (peer != me) {
+      const WaitScope wait("MPI_Wait (ps server receiving a push)", -1, peer);
+      check_mpi(MPI_Wait(&peer_requests_[peer], MPI_STATUS_IGNORE), "MPI_Wait (ps push)", me);
+    }
     const std::byte* part = inbox_.data() + range_bytes * peer;
     if (peer == first) {
       if (peer != me) std::memcpy(sum, part, range_bytes);
@@ -105,6 +112,7 @@ void PsAllreduce::start_transfers(std::byte* data, std::size_t count, Dtype type
 }
 
 void PsAllreduce::finish_transfers(const char* what) {
+  const WaitScope wait("MPI_Waitall (ps worker push/pull)", -1, 0);
   check_mpi(MPI_Waitall(options_.servers, server_requests_.data(), MPI_STATUSES_IGNORE), what, comm_.rank());
 }
 

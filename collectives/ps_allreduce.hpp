@@ -8,7 +8,8 @@ namespace gradsync {
 // Parameter-server reduction on point-to-point calls, in ps-lite's vocabulary. Ranks 0..k-1 are servers
 // (k = options.servers; "ps" is k = 1); server j owns key range j, the j-th of k contiguous slices of the buffer.
 // Workers push each key range to its server and pull the summed range back; workers never talk to each other.
-// A server sums its range in rank order, so results are reproducible and independent of k.
+// A server sums its range in rank order, so results are reproducible; with contributing servers the sum is
+// also bit-identical for every k.
 // Dedicated servers (the default) contribute nothing and end with only their own range of the result; with
 // options.server_contributes they also push their data and pull the whole result, like workers.
 // On a single-rank communicator the rank is its own server and worker: the buffer is left as it is.

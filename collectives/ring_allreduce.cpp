@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "collectives/watchdog.hpp"
+
 namespace gradsync {
 namespace {
 
@@ -35,7 +37,7 @@ void RingAllreduce::reduce(void* data, std::size_t count, Dtype type) {
 void RingAllreduce::reduce_scatter(std::byte* data, std::size_t count, Dtype type) {
   const int p = comm_.size(), r = comm_.rank();
   const std::size_t elem = dtype_size(type);
-  const std::size_t chunk = std::max<std::size_t>(1, scratch_.size() / elem);
+  const std::size_t chunk = chunk_elements(elem);
   const std::size_t chunks = (partition(count, p, 0).size() + chunk - 1) / chunk;
   for (int step = 0; step < p - 1; ++step) {
     const ElementRange send = partition(count, p, wrap(r - step, p));
@@ -45,6 +47,7 @@ void RingAllreduce::reduce_scatter(std::byte* data, std::size_t count, Dtype typ
       const std::size_t send_n = std::min(chunk, send.end - send_from);
       const std::size_t recv_from = std::min(recv.begin + c * chunk, recv.end);
       const std::size_t recv_n = std::min(chunk, recv.end - recv_from);
+      const WaitScope wait("MPI_Sendrecv (ring reduce-scatter)", -1, left_);
       comm_.sendrecv(data + send_from * elem, send_n, right_, scratch_.data(), recv_n, left_, mpi_type(type),
                      kTagReduceScatter);
       add_into(data + recv_from * elem, scratch_.data(), recv_n, type);
@@ -56,7 +59,7 @@ void RingAllreduce::reduce_scatter(std::byte* data, std::size_t count, Dtype typ
 void RingAllreduce::all_gather(std::byte* data, std::size_t count, Dtype type) {
   const int p = comm_.size(), r = comm_.rank();
   const std::size_t elem = dtype_size(type);
-  const std::size_t chunk = std::max<std::size_t>(1, scratch_.size() / elem);
+  const std::size_t chunk = chunk_elements(elem);
   const std::size_t chunks = (partition(count, p, 0).size() + chunk - 1) / chunk;
   for (int step = 0; step < p - 1; ++step) {
     const ElementRange send = partition(count, p, wrap(r + 1 - step, p));
@@ -64,6 +67,7 @@ void RingAllreduce::all_gather(std::byte* data, std::size_t count, Dtype type) {
     for (std::size_t c = 0; c < chunks; ++c) {
       const std::size_t send_from = std::min(send.begin + c * chunk, send.end);
       const std::size_t recv_from = std::min(recv.begin + c * chunk, recv.end);
+      const WaitScope wait("MPI_Sendrecv (ring all-gather)", -1, left_);
       comm_.sendrecv(data + send_from * elem, std::min(chunk, send.end - send_from), right_, data + recv_from * elem,
                      std::min(chunk, recv.end - recv_from), left_, mpi_type(type), kTagAllGather);
     }

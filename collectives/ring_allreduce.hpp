@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 #include <vector>
 
 #include "collectives/allreduce.hpp"
@@ -18,6 +19,10 @@ class RingAllreduce final : public Allreduce {
   void reduce(void* data, std::size_t count, Dtype type) override;
   void reduce_scatter(std::byte* data, std::size_t count, Dtype type);
   void all_gather(std::byte* data, std::size_t count, Dtype type);
+  // Elements per message: options.chunk_bytes worth, but at least one element (the scratch holds one).
+  std::size_t chunk_elements(std::size_t element_bytes) const {
+    return std::max<std::size_t>(1, options_.chunk_bytes / element_bytes);
+  }
 
   int left_;
   int right_;

@@ -72,8 +72,7 @@ inline void transpose_tile(const float* src, std::size_t ld_src, float* dst, std
     r[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(1, 0, 1, 0));
     r[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(3, 2, 3, 2));
   }
-  constexpr int order[4] = {0, 1, 2, 3};
-  for (int k : order) {
+  for (int k = 0; k < 4; ++k) {
     _mm256_storeu_ps(dst + k * ld_dst, _mm256_permute2f128_ps(r[k], r[k + 4], 0x20));
     _mm256_storeu_ps(dst + (k + 4) * ld_dst, _mm256_permute2f128_ps(r[k], r[k + 4], 0x31));
   }

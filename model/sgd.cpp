@@ -11,9 +11,10 @@ void Sgd::step(std::span<float> params, std::span<const float> grads, float grad
   step_range(params, grads, 0, grad_scale);
 }
 
-void Sgd::step_range(std::span<float> params, std::span<const float> grads, std::size_t offset, float grad_scale) {
+void Sgd::step_range(std::span<float> params, std::span<const float> grads, std::size_t offset, float grad_scale,
+                     float decay_scale) {
   if (params.size() != grads.size()) throw std::invalid_argument("Sgd::step: params and grads differ in size");
-  const float lr = options_.lr, wd = options_.weight_decay, mu = options_.momentum;
+  const float lr = options_.lr, wd = options_.weight_decay * decay_scale, mu = options_.momentum;
   float* __restrict p = params.data();
   const float* __restrict g = grads.data();
   const std::size_t n = params.size();

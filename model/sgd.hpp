@@ -22,7 +22,10 @@ class Sgd {
   void step(std::span<float> params, std::span<const float> grads, float grad_scale = 1.0f);
 
   // Same step on the sub-range [offset, offset + params.size()) of the model: a sharded server updates its slice.
-  void step_range(std::span<float> params, std::span<const float> grads, std::size_t offset, float grad_scale);
+  // `decay_scale` scales the weight-decay term: an asynchronous server that applies each of W workers'
+  // gradients separately passes 1/W so that a round of W updates decays the weights once, as one sync step does.
+  void step_range(std::span<float> params, std::span<const float> grads, std::size_t offset, float grad_scale,
+                  float decay_scale = 1.0f);
 
   const SgdOptions& options() const { return options_; }
   std::span<float> state() { return velocity_; }  // momentum buffer (empty without momentum), for checkpoints

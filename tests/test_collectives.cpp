@@ -218,3 +218,16 @@ TEST_CASE("unknown methods and impossible server counts are rejected up front") 
     CHECK_THROWS_WITH_AS(make_allreduce("ps-sharded", world, options), doctest::Contains("server rank(s) need"),
                          std::invalid_argument);
 }
+
+TEST_CASE("ranks planned with different chunk sizes or server layouts fail loudly instead of hanging") {
+  const Comm world = Comm::world();
+  if (world.size() < 3) return;
+  AllreduceOptions mine;
+  mine.chunk_bytes = world.rank() == 0 ? 1024 : 4096;
+  std::vector<float> data(100000, 1.0f);
+  CHECK_THROWS_WITH_AS(make_allreduce("ring", world, mine)->run(std::span<float>(data)),
+                       doctest::Contains("other method or options"), MismatchError);
+  AllreduceOptions layout;
+  layout.servers = world.rank() == 1 ? 2 : 1;
+  CHECK_THROWS_AS(make_allreduce("ps-sharded", world, layout)->run(std::span<float>(data)), MismatchError);
+}

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "collectives/watchdog.hpp"
+
 namespace gradsync {
 namespace {
 
@@ -32,6 +34,7 @@ class PsWorker final : public Synchronizer {
                           &requests_[2 * s + 1]),
                 "MPI_Isend (ps push)", me);
     }
+    const WaitScope wait("MPI_Waitall (ps worker: push gradient, pull parameters)", -1, 0);
     check_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
               "MPI_Waitall (ps push/pull)", me);
   }
@@ -109,7 +112,10 @@ class ParameterServer::Impl {
   void serve_bsp_round(EpochWork& work) {
     for (int w = 0; w < layout_.workers; ++w) post_receive(w);
     for (int w = 0; w < layout_.workers; ++w) {
-      check_mpi(MPI_Wait(&requests_[w], MPI_STATUS_IGNORE), "MPI_Wait (ps push)", world_.rank());
+      {
+        const WaitScope wait("MPI_Wait (ps server: gradient from a worker)", round_, worker_rank(w));
+        check_mpi(MPI_Wait(&requests_[w], MPI_STATUS_IGNORE), "MPI_Wait (ps push)", world_.rank());
+      }
       work.gradients_applied += 1;  // summed into this round's single update
       const double t = now_s();
       if (w > 0) add_into(slot(0), slot(w), key_.size());
@@ -119,6 +125,7 @@ class ParameterServer::Impl {
     sgd_.step_range(my_master(), {slot(0), key_.size()}, key_.begin, 1.0f / static_cast<float>(layout_.workers));
     work.server_busy_s += now_s() - t;
     for (int w = 0; w < layout_.workers; ++w) reply(w);
+    ++round_;
   }
 
   // Gradients applied one at a time, in arrival order. Under ssp a worker's reply (and so its next step) is
@@ -129,6 +136,7 @@ class ParameterServer::Impl {
     long outstanding = steps * layout_.workers;
     while (outstanding > 0) {
       int w = MPI_UNDEFINED;
+      const WaitScope wait("MPI_Waitany (ps server: next gradient from any worker)", version_);
       check_mpi(MPI_Waitany(layout_.workers, requests_.data(), &w, MPI_STATUS_IGNORE), "MPI_Waitany (ps push)",
                 world_.rank());
       const double t = now_s();
@@ -136,7 +144,8 @@ class ParameterServer::Impl {
       work.staleness_sum += staleness;
       work.staleness_count += 1;
       work.staleness_max = std::max(work.staleness_max, staleness);
-      sgd_.step_range(my_master(), {slot(w), key_.size()}, key_.begin, 1.0f / static_cast<float>(layout_.workers));
+      const float per_worker = 1.0f / static_cast<float>(layout_.workers);
+      sgd_.step_range(my_master(), {slot(w), key_.size()}, key_.begin, per_worker, per_worker);
       ++version_;
       ++clock_[w];
       work.gradients_applied += 1;
@@ -174,6 +183,7 @@ class ParameterServer::Impl {
   std::vector<long> version_at_pull_;  // version_ when each worker last got parameters
   std::vector<bool> waiting_;          // worker pushed and waits for its reply
   long version_ = 0;                   // updates applied to this key range
+  long round_ = 0;                     // bsp rounds served
 };
 
 ParameterServer::ParameterServer(const Comm& world, const Comm& servers, PsLayout layout, const TrainConfig& config,

@@ -4,7 +4,9 @@
 //   bsp  every step waits for all workers; the server sums in rank order and applies one update
 //   asp  every gradient is applied as it arrives and its worker gets the new parameters at once
 //   ssp  as asp, but a worker that is more than `staleness` steps ahead of the slowest waits (0 = bsp)
-// Under asp/ssp each gradient is applied with lr/W, so a round of W gradients moves as far as one bsp step.
+// Under asp/ssp each gradient (and the weight decay) is applied with 1/W, so a round of W gradients moves as
+// far as one bsp step; momentum then decays per gradient, i.e. W times per round. With plain SGD, ssp with
+// staleness 0 computes what bsp computes, summed in arrival order instead of rank order.
 #include <memory>
 #include <span>
 #include <vector>

@@ -58,7 +58,11 @@ std::string validate(const TrainConfig& c, int ranks) {
       return fmt::format("--servers {}: needs 1 <= servers < ranks ({}), leaving at least one worker", c.servers, ranks);
   }
   if (c.straggler_rank >= ranks) return fmt::format("--straggler: rank {} does not exist ({} ranks)", c.straggler_rank, ranks);
-  if (c.straggler_rank >= 0 && c.straggler_ms < 0) return "--straggler: milliseconds must be >= 0";
+  if (c.straggler_rank >= 0 && !(c.straggler_ms >= 0 && c.straggler_ms < 1e7))
+    return "--straggler: milliseconds must be a number from 0 to 1e7";
+  if (c.is_ps() && c.straggler_rank >= 0 && c.straggler_rank < c.servers)
+    return fmt::format("--straggler: rank {} is a parameter server (ranks 0..{}); choose a worker rank", c.straggler_rank,
+                       c.servers - 1);
   return {};
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "collectives/watchdog.hpp"
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
 #include "trainers/ps_training.hpp"
@@ -87,6 +88,7 @@ EpochWork reduce_to_root(const Comm& world, const EpochWork& mine) {
   std::array<double, kSummed> sum = summed(mine);
   std::array<double, 2> max = {mine.staleness_max, mine.clock_gap_max};
   const int me = world.rank();
+  const WaitScope wait("MPI_Reduce (end-of-epoch statistics)");
   check_mpi(MPI_Reduce(me == 0 ? MPI_IN_PLACE : sum.data(), sum.data(), kSummed, MPI_DOUBLE, MPI_SUM, 0, world.native()),
             "MPI_Reduce (epoch statistics)", me);
   check_mpi(MPI_Reduce(me == 0 ? MPI_IN_PLACE : max.data(), max.data(), 2, MPI_DOUBLE, MPI_MAX, 0, world.native()),
@@ -179,7 +181,10 @@ TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& 
       if (on_epoch) on_epoch(r);
       if (last) result.params.assign(model_now.begin(), model_now.end());
     }
-    world.barrier();  // evaluation time stays out of the next epoch's measurements
+    {
+      const WaitScope wait("MPI_Barrier (end of epoch; rank 0 evaluates and checkpoints)");
+      world.barrier();  // evaluation time stays out of the next epoch's measurements
+    }
   }
   if (me == 0 && !result.epochs.empty()) {
     const EpochReport& final = result.epochs.back();

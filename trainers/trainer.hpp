@@ -17,7 +17,7 @@ struct EpochWork {
   double loss_sum = 0;        // sum of per-step mean losses (workers)
   double steps = 0;           // steps taken (workers)
   double examples = 0;        // training examples processed (workers)
-  double compute_s = 0;       // forward/backward (+ injected straggler sleep) (workers)
+  double compute_s = 0;       // batch gather, forward/backward (+ injected straggler sleep) (workers)
   double sync_s = 0;          // inside the synchronizer (workers)
   double server_busy_s = 0;   // summing, updating and copying, i.e. not waiting (servers)
   double server_s = 0;        // wall time of the epoch (servers)

@@ -1,0 +1,82 @@
+#include "collectives/watchdog.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+namespace gradsync {
+namespace {
+
+constexpr std::int64_t kIdle = -1;
+
+// What this process is waiting for right now. Relaxed atomics: the watchdog needs a recent value, not an
+// ordered one, and a torn read across fields can at worst misreport a step in a message that aborts anyway.
+std::atomic<const char*> g_what{nullptr};
+std::atomic<std::int64_t> g_step{-1};
+std::atomic<std::int64_t> g_training_step{-1};
+std::atomic<int> g_peer{-1};
+std::atomic<std::int64_t> g_since_ns{kIdle};
+std::atomic<std::int64_t> g_timeout_ns{0};
+std::atomic<bool> g_started{false};
+int g_rank = 0;
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void watch() {
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const std::int64_t timeout = g_timeout_ns.load(std::memory_order_relaxed);
+    const std::int64_t since = g_since_ns.load(std::memory_order_relaxed);
+    if (timeout <= 0 || since == kIdle) continue;
+    const std::int64_t waited = now_ns() - since;
+    if (waited < timeout) continue;
+    const char* what = g_what.load(std::memory_order_relaxed);
+    std::int64_t step = g_step.load(std::memory_order_relaxed);
+    if (step < 0) step = g_training_step.load(std::memory_order_relaxed);
+    const int peer = g_peer.load(std::memory_order_relaxed);
+    char peer_text[32] = "unknown";
+    if (peer >= 0) std::snprintf(peer_text, sizeof peer_text, "rank %d", peer);
+    std::fprintf(stderr,
+                 "gradsync watchdog (rank %d): waited %.1f s in %s at step %lld for %s; aborting the job "
+                 "(--timeout %.0f s)\n",
+                 g_rank, static_cast<double>(waited) * 1e-9, what ? what : "?", static_cast<long long>(step), peer_text,
+                 static_cast<double>(timeout) * 1e-9);
+    std::fflush(stderr);
+    _exit(kWatchdogExitCode);  // mpirun sees a rank die and ends the others
+  }
+}
+
+}  // namespace
+
+void start_watchdog(double timeout_s, int rank) {
+  g_rank = rank;
+  g_timeout_ns.store(timeout_s > 0 ? static_cast<std::int64_t>(timeout_s * 1e9) : 0, std::memory_order_relaxed);
+  if (!g_started.exchange(true)) std::thread(watch).detach();
+}
+
+void set_watchdog_step(std::int64_t step) { g_training_step.store(step, std::memory_order_relaxed); }
+
+WaitScope::WaitScope(const char* what, std::int64_t step, int peer)
+    : saved_what_(g_what.load(std::memory_order_relaxed)),
+      saved_step_(g_step.load(std::memory_order_relaxed)),
+      saved_since_(g_since_ns.load(std::memory_order_relaxed)),
+      saved_peer_(g_peer.load(std::memory_order_relaxed)) {
+  g_what.store(what, std::memory_order_relaxed);
+  g_step.store(step, std::memory_order_relaxed);
+  g_peer.store(peer, std::memory_order_relaxed);
+  g_since_ns.store(now_ns(), std::memory_order_relaxed);
+}
+
+WaitScope::~WaitScope() {
+  g_what.store(saved_what_, std::memory_order_relaxed);
+  g_step.store(saved_step_, std::memory_order_relaxed);
+  g_peer.store(saved_peer_, std::memory_order_relaxed);
+  // An outer wait resumes with a fresh clock: it was not stuck while the inner one made progress.
+  g_since_ns.store(saved_since_ == kIdle ? kIdle : now_ns(), std::memory_order_relaxed);
+}
+
+}  // namespace gradsync

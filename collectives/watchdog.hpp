@@ -1,0 +1,36 @@
+#pragma once
+// A guard against the classic MPI failure: one rank stops and every other rank waits forever. Code that is
+// about to wait on other ranks opens a WaitScope saying what it waits for; a background thread ends the
+// process (and so, through mpirun, the job) if one wait lasts longer than the timeout, after printing which
+// call, which step and which peer it was stuck on. The thread never calls MPI, so MPI_THREAD_SINGLE is fine.
+#include <atomic>
+#include <cstdint>
+
+namespace gradsync {
+
+inline constexpr int kWatchdogExitCode = 3;
+
+// Starts the watchdog thread of this process (once; later calls only change the timeout). `rank` is used in
+// the message. timeout_s <= 0 disables it. The thread is detached and lives until the process ends.
+void start_watchdog(double timeout_s, int rank);
+
+// Marks a wait. Nestable: an inner scope reports itself and restores the outer one when it closes. `what`
+// must be a string literal (it is read by the watchdog thread after the scope may have been left).
+// Cost: two clock reads and a few relaxed atomic stores.
+class WaitScope {
+ public:
+  WaitScope(const char* what, std::int64_t step = -1, int peer = -1);
+  ~WaitScope();
+  WaitScope(const WaitScope&) = delete;
+  WaitScope& operator=(const WaitScope&) = delete;
+
+ private:
+  const char* saved_what_;
+  std::int64_t saved_step_, saved_since_;
+  int saved_peer_;
+};
+
+// The current training step, reported by the watchdog when a wait does not name its own.
+void set_watchdog_step(std::int64_t step);
+
+}  // namespace gradsync
