@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -21,7 +22,7 @@ namespace {
 
 using namespace gradsync;
 
-constexpr std::size_t kTargetBytesPerSize = std::size_t{1} << 30;  // auto iterations: move ~1 GiB per size
+constexpr std::size_t kTargetBytesPerSize = std::size_t{1} << 30;  // auto iterations: ~1 GiB per method and size
 constexpr int kMinIters = 5;
 constexpr int kMaxIters = 2000;
 constexpr const char* kCsvHeader = "method,np,bytes,count,chunk_bytes,time_us,algbw_gbps,busbw_gbps,wrong";
@@ -64,25 +65,46 @@ long count_wrong(Allreduce& allreduce, std::span<float> data, const Comm& world)
   return wrong;
 }
 
-Row measure(const MethodSpec& spec, std::size_t count, std::vector<float>& data, int warmup, int iters,
-            const Comm& world) {
-  auto allreduce = make_allreduce(spec.method, world, spec.options);
-  std::span<float> buffer(data.data(), count);
-  Row row{spec.label, world.size(), count * sizeof(float), count, spec.uses_chunks ? spec.options.chunk_bytes : 0};
-  row.wrong = count_wrong(*allreduce, buffer, world);
-  if (iters <= 0) iters = static_cast<int>(std::clamp<std::size_t>(kTargetBytesPerSize / std::max<std::size_t>(row.bytes, 1),
-                                                                    kMinIters, kMaxIters));
-  for (int i = 0; i < warmup; ++i) allreduce->run(buffer);
+// One timed block: `iters` back-to-back calls, all ranks starting together; the max over ranks of the mean.
+double time_block(Allreduce& allreduce, std::span<float> buffer, int iters, const Comm& world) {
   world.barrier();
   const double start = MPI_Wtime();
-  for (int i = 0; i < iters; ++i) allreduce->run(buffer);
+  for (int i = 0; i < iters; ++i) allreduce.run(buffer);
   double seconds = (MPI_Wtime() - start) / iters;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, world.native()), "MPI_Allreduce", world.rank());
+  return seconds;
+}
+
+// All methods at one size. The machine is shared and noisy, so methods are interleaved within each
+// repetition and each row reports its median block: the ratios between rows then come from the same moments.
+std::vector<Row> measure_size(const std::vector<MethodSpec>& specs, std::size_t count, std::vector<float>& data,
+                              int warmup, int iters, int reps, const Comm& world) {
+  std::span<float> buffer(data.data(), count);
+  const std::size_t bytes = count * sizeof(float);
+  if (iters <= 0)
+    iters = static_cast<int>(std::clamp<std::size_t>(kTargetBytesPerSize / (std::max<std::size_t>(bytes, 1) * reps),
+                                                     kMinIters, kMaxIters));
+  std::vector<std::unique_ptr<Allreduce>> plans;
+  std::vector<Row> rows;
+  for (const MethodSpec& spec : specs) {
+    plans.push_back(make_allreduce(spec.method, world, spec.options));
+    Row row{spec.label, world.size(), bytes, count, spec.uses_chunks ? spec.options.chunk_bytes : 0};
+    row.wrong = count_wrong(*plans.back(), buffer, world);
+    for (int i = 0; i < warmup; ++i) plans.back()->run(buffer);
+    rows.push_back(row);
+  }
+  std::vector<std::vector<double>> blocks(specs.size());
+  for (int rep = 0; rep < reps; ++rep)
+    for (std::size_t m = 0; m < specs.size(); ++m) blocks[m].push_back(time_block(*plans[m], buffer, iters, world));
   const int p = world.size();
-  row.time_us = seconds * 1e6;
-  row.algbw = static_cast<double>(row.bytes) / seconds / 1e9;
-  row.busbw = row.algbw * 2.0 * (p - 1) / p;
-  return row;
+  for (std::size_t m = 0; m < specs.size(); ++m) {
+    std::sort(blocks[m].begin(), blocks[m].end());
+    const double seconds = blocks[m][blocks[m].size() / 2];
+    rows[m].time_us = seconds * 1e6;
+    rows[m].algbw = static_cast<double>(bytes) / seconds / 1e9;
+    rows[m].busbw = rows[m].algbw * 2.0 * (p - 1) / p;
+  }
+  return rows;
 }
 
 }  // namespace
@@ -94,7 +116,7 @@ int main(int argc, char** argv) {
   CLI::App app{"bench_allreduce: time and bandwidth of every allreduce method, with an exact check per row"};
   std::string methods = "ring,ps,ps-sharded,mpi", min_bytes = "4", max_bytes = "64M", chunks, csv;
   double step_factor = 2;
-  int iters = 0, warmup = 3, servers = 0;
+  int iters = 0, warmup = 3, servers = 0, reps = 5;
   bool no_check = false;
   app.add_option("--methods", methods, "comma-separated: ring, ps, ps-sharded, mpi")->capture_default_str();
   app.add_option("--min-bytes", min_bytes, "smallest message (e.g. 4, 1K, 1M)")->capture_default_str();
@@ -102,6 +124,8 @@ int main(int argc, char** argv) {
   app.add_option("--step-factor", step_factor, "multiply the size by this each row")->capture_default_str();
   app.add_option("--iters", iters, "timed iterations per row (0: enough to move ~1 GiB, 5..2000)")->capture_default_str();
   app.add_option("--warmup", warmup, "untimed iterations per row")->capture_default_str();
+  app.add_option("--reps", reps, "timed blocks per row, methods interleaved; the median is reported")
+      ->capture_default_str();
   app.add_option("--chunk-bytes", chunks, "ring chunk size; a comma-separated list sweeps it (default: built-in)");
   app.add_option("--servers", servers, "ps-sharded: server ranks (default: np/2)");
   app.add_flag("--no-agreement-check", no_check, "skip the per-call size agreement check (to measure its cost)");
@@ -113,6 +137,7 @@ int main(int argc, char** argv) {
     if (lo < sizeof(float) || hi < lo) throw std::invalid_argument("--min-bytes/--max-bytes: need 4 <= min <= max");
     if (!(step_factor > 1)) throw std::invalid_argument("--step-factor: must be > 1");
     if (iters < 0 || warmup < 0) throw std::invalid_argument("--iters/--warmup: must be >= 0");
+    if (reps < 1) throw std::invalid_argument("--reps: must be >= 1");
     const std::vector<std::size_t> chunk_list =
         chunks.empty() ? std::vector<std::size_t>{kDefaultChunkBytes} : bench::parse_byte_list(chunks, "--chunk-bytes");
 
@@ -144,7 +169,7 @@ int main(int argc, char** argv) {
       fmt::print(out, "{}\n", kCsvHeader);
     }
     if (lead) {
-      fmt::print("# bench_allreduce: {} ranks, float32, in place{}{}\n", world.size(),
+      fmt::print("# bench_allreduce: {} ranks, float32, in place, median of {} interleaved blocks{}{}\n", world.size(), reps,
                  no_check ? ", agreement check off" : "",
                  world.size() > 2 ? " (np > 2 is oversubscribed on a 2-core machine: timings are not honest)" : "");
       fmt::print("# {:>12} {:>3} {:>12} {:>10} {:>8} {:>11} {:>10} {:>10} {:>7}\n", "method", "np", "bytes", "count",
@@ -154,8 +179,7 @@ int main(int argc, char** argv) {
     long total_wrong = 0;
     for (double size = static_cast<double>(lo); size <= static_cast<double>(hi) * 1.0000001; size *= step_factor) {
       const std::size_t count = static_cast<std::size_t>(size) / sizeof(float);
-      for (const MethodSpec& spec : specs) {
-        const Row r = measure(spec, count, data, warmup, iters, world);
+      for (const Row& r : measure_size(specs, count, data, warmup, iters, reps, world)) {
         total_wrong += r.wrong;
         if (!lead) continue;
         fmt::print("  {:>12} {:>3} {:>12} {:>10} {:>8} {:>11.2f} {:>10.3f} {:>10.3f} {:>7}\n", r.label, r.np, r.bytes,
