@@ -38,7 +38,7 @@ void watch() {
     std::int64_t step = g_step.load(std::memory_order_relaxed);
     if (step < 0) step = g_training_step.load(std::memory_order_relaxed);
     const int peer = g_peer.load(std::memory_order_relaxed);
-    char peer_text[32] = "unknown";
+    char peer_text[32] = "the other ranks";
     if (peer >= 0) std::snprintf(peer_text, sizeof peer_text, "rank %d", peer);
     std::fprintf(stderr,
                  "gradsync watchdog (rank %d): waited %.1f s in %s at step %lld for %s; aborting the job "

@@ -60,6 +60,13 @@ CliOutcome parse_train_cli(int argc, char** argv) {
   app.add_option("--csv", c.csv, "append a result row to this CSV file");
   app.add_option("--epoch-csv", c.epoch_csv, "append one row per epoch (time to accuracy, staleness) to this CSV file");
   app.add_flag("--quiet", c.quiet, "no per-epoch lines");
+  app.add_option("--timeout", c.timeout_s, "abort the job if a rank waits on others longer than this (s; 0: never)")
+      ->capture_default_str();
+  app.add_option("--checkpoint", c.checkpoint_dir, "directory for checkpoints (written atomically at epoch ends)");
+  app.add_option("--checkpoint-every", c.checkpoint_every, "epochs between checkpoints")->capture_default_str();
+  app.add_flag("--resume", c.resume, "continue from the checkpoint in --checkpoint DIR");
+  app.add_option("--inject-nan-step", c.inject_nan_step, "testing: the last rank's gradient turns NaN at this step")
+      ->group("");
 
   try {
     app.parse(argc, argv);

@@ -53,7 +53,8 @@ std::unique_ptr<Synchronizer> make_ps_worker(const Comm& world, const PsLayout& 
 
 class ParameterServer::Impl {
  public:
-  Impl(const Comm& world, const Comm& servers, PsLayout layout, const TrainConfig& config, std::vector<float> master)
+  Impl(const Comm& world, const Comm& servers, PsLayout layout, const TrainConfig& config, std::vector<float> master,
+       std::span<const float> optimizer_state)
       : world_(world),
         servers_(servers),
         layout_(layout),
@@ -66,7 +67,9 @@ class ParameterServer::Impl {
         requests_(static_cast<std::size_t>(layout.workers), MPI_REQUEST_NULL),
         clock_(static_cast<std::size_t>(layout.workers), 0),
         version_at_pull_(static_cast<std::size_t>(layout.workers), 0),
-        waiting_(static_cast<std::size_t>(layout.workers), false) {}
+        waiting_(static_cast<std::size_t>(layout.workers), false) {
+    if (!optimizer_state.empty()) std::copy(optimizer_state.begin(), optimizer_state.end(), sgd_.state().begin());
+  }
 
   EpochWork serve(long steps) {
     EpochWork work;
@@ -80,20 +83,27 @@ class ParameterServer::Impl {
     return work;
   }
 
-  std::span<const float> gather_model() {
+  std::span<const float> gather_model() { return gather(master_); }
+  std::span<const float> gather_optimizer_state() { return gather(sgd_.state()); }
+
+ private:
+  // Server 0 collects every server's key range of a full-size vector into its own copy.
+  std::span<const float> gather(std::span<float> full) {
+    if (full.empty()) return full;
     const int me = servers_.rank();
+    const WaitScope wait("gather of the model shards to server 0");
     if (me != 0) {
-      servers_.send(master_.data() + key_.begin, key_.size(), MPI_FLOAT, 0, kTagGatherModel);
+      servers_.send(full.data() + key_.begin, key_.size(), MPI_FLOAT, 0, kTagGatherModel);
       return {};
     }
     for (int s = 1; s < layout_.servers; ++s) {
       const ElementRange key = layout_.key_range(s);
-      servers_.recv(master_.data() + key.begin, key.size(), MPI_FLOAT, s, kTagGatherModel);
+      servers_.recv(full.data() + key.begin, key.size(), MPI_FLOAT, s, kTagGatherModel);
     }
-    return master_;
+    return full;
   }
 
- private:
+
   int worker_rank(int w) const { return layout_.servers + w; }
   float* slot(int w) { return inbox_.data() + static_cast<std::size_t>(w) * key_.size(); }
   std::span<float> my_master() { return {master_.data() + key_.begin, key_.size()}; }
@@ -187,10 +197,11 @@ class ParameterServer::Impl {
 };
 
 ParameterServer::ParameterServer(const Comm& world, const Comm& servers, PsLayout layout, const TrainConfig& config,
-                                 std::vector<float> master)
-    : impl_(std::make_unique<Impl>(world, servers, layout, config, std::move(master))) {}
+                                 std::vector<float> master, std::span<const float> optimizer_state)
+    : impl_(std::make_unique<Impl>(world, servers, layout, config, std::move(master), optimizer_state)) {}
 ParameterServer::~ParameterServer() = default;
 EpochWork ParameterServer::serve(long steps) { return impl_->serve(steps); }
 std::span<const float> ParameterServer::gather_model() { return impl_->gather_model(); }
+std::span<const float> ParameterServer::gather_optimizer_state() { return impl_->gather_optimizer_state(); }
 
 }  // namespace gradsync

@@ -34,12 +34,14 @@ std::unique_ptr<Synchronizer> make_ps_worker(const Comm& world, const PsLayout& 
 class ParameterServer {
  public:
   ParameterServer(const Comm& world, const Comm& servers, PsLayout layout, const TrainConfig& config,
-                  std::vector<float> master);
+                  std::vector<float> master, std::span<const float> optimizer_state = {});
   ~ParameterServer();
   // Serves until every worker has pushed `steps` more gradients, then returns this epoch's server statistics.
   EpochWork serve(long steps);
-  // Collective over the server ranks: rank 0 gets the whole current model, others an empty span.
+  // Collective over the server ranks: rank 0 gets the whole current model (or optimizer state), others an
+  // empty span.
   std::span<const float> gather_model();
+  std::span<const float> gather_optimizer_state();
 
  private:
   class Impl;

@@ -57,6 +57,11 @@ std::string validate(const TrainConfig& c, int ranks) {
     if (c.servers < 1 || c.servers >= ranks)
       return fmt::format("--servers {}: needs 1 <= servers < ranks ({}), leaving at least one worker", c.servers, ranks);
   }
+  if (c.timeout_s < 0) return "--timeout: must be >= 0 seconds (0 turns the watchdog off)";
+  if (c.checkpoint_every < 1) return "--checkpoint-every: must be >= 1 epoch";
+  if (c.resume && c.checkpoint_dir.empty()) return "--resume needs --checkpoint DIR (where the checkpoint is)";
+  if (!c.checkpoint_dir.empty() && c.average_every > 0)
+    return "--checkpoint: not supported with --average-every (workers hold different models between averages)";
   if (c.straggler_rank >= ranks) return fmt::format("--straggler: rank {} does not exist ({} ranks)", c.straggler_rank, ranks);
   if (c.straggler_rank >= 0 && !(c.straggler_ms >= 0 && c.straggler_ms < 1e7))
     return "--straggler: milliseconds must be a number from 0 to 1e7";

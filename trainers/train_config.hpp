@@ -34,6 +34,12 @@ struct TrainConfig {
   std::string csv;                   // append a result row here
   std::string epoch_csv;             // append one row per epoch here
   bool quiet = false;                // no per-epoch lines
+  // Reliability.
+  double timeout_s = 120;            // watchdog: longest wait on other ranks before the job is aborted (0: off)
+  std::string checkpoint_dir;        // write checkpoints here (empty: none)
+  int checkpoint_every = 1;          // epochs between checkpoints
+  bool resume = false;               // continue from the checkpoint in checkpoint_dir
+  long inject_nan_step = -1;         // fault injection for tests: the last rank's gradient becomes NaN at this step
 
   bool is_ps() const { return sync == "ps"; }
   int worker_count(int ranks) const { return is_ps() ? ranks - servers : ranks; }

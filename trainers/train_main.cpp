@@ -6,6 +6,8 @@
 #include <exception>
 
 #include "collectives/comm.hpp"
+#include "collectives/watchdog.hpp"
+#include "model/checkpoint.hpp"
 #include "model/blis_setup.hpp"
 #include "model/idx_reader.hpp"
 #include "trainers/cli.hpp"
@@ -35,6 +37,7 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
     if (lead) fmt::print(stderr, "train: error: {}\n", problem);
     return kUsageError;
   }
+  start_watchdog(config.timeout_s, world.rank());
   TrainTest data;
   std::string load_error;
   try {
@@ -53,13 +56,19 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
                config.batch, config.sgd.lr, config.seed, blis.summary());
     std::fflush(stdout);
   }
-  const TrainResult result = train(config, data, world, [&](const EpochReport& r) {
+  TrainResult result;
+  try {
+    result = train(config, data, world, [&](const EpochReport& r) {
     if (!config.quiet) {
       fmt::print("{}\n", format_epoch(r));
       std::fflush(stdout);
     }
     if (!config.epoch_csv.empty()) append_epoch_csv(config.epoch_csv, config, world.size(), r);
-  });
+    });
+  } catch (const CheckpointError& e) {  // thrown on every rank together (resume) : a usage error, not a crash
+    if (lead) fmt::print(stderr, "train: error: {}\n", e.what());
+    return kUsageError;
+  }
   if (lead) {
     fmt::print("{}\n", format_summary(result));
     if (!config.csv.empty()) append_csv(config.csv, config, result);

@@ -1,13 +1,18 @@
 #include "trainers/trainer.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <thread>
 
 #include "collectives/watchdog.hpp"
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
+#include "trainers/checkpointing.hpp"
 #include "trainers/ps_training.hpp"
 #include "trainers/synchronizer.hpp"
 
@@ -23,9 +28,10 @@ double now_s() {
 // One worker's share of the training loop. Owns every buffer the step touches, allocated here, once.
 class Worker {
  public:
-  Worker(const TrainConfig& config, const Dataset& train, const Mlp& model, int index, int workers,
-         std::vector<float> params, Synchronizer& sync)
-      : config_(config), train_(train), model_(model), index_(index), workers_(workers),
+  Worker(const TrainConfig& config, const Dataset& train, const Mlp& model, int index, int workers, int rank,
+         std::vector<float> params, Synchronizer& sync, std::int64_t steps_done)
+      : config_(config), train_(train), model_(model), index_(index), workers_(workers), rank_(rank),
+        steps_done_(steps_done),
         params_(std::move(params)), grads_(params_.size()), perm_(train.rows), slice_(config.batch), next_slice_(config.batch),
         batch_(config.batch, train.features), ws_(model.sizes(), config.batch), sync_(sync),
         straggler_(config.straggler_rank >= 0 ? config.straggler_ms : 0) {}
@@ -48,7 +54,10 @@ class Worker {
         slice_of(s + 1, next_slice_);
         prefetch_examples(train_, next_slice_);
       }
-      work.loss_sum += model_.loss_and_gradient(params_, batch_, grads_, ws_);
+      const float loss = model_.loss_and_gradient(params_, batch_, grads_, ws_);
+      check_finite(loss, epoch, s);
+      set_watchdog_step(steps_done_++);
+      work.loss_sum += loss;
       if (straggles && straggler_ > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(straggler_));
       const double t1 = now_s();
       sync_.step(params_, grads_);
@@ -64,11 +73,25 @@ class Worker {
   void finish() { sync_.finish(params_); }
   std::span<const float> params() const { return params_; }
 
+  // Stops the run where a NaN or Inf first appears, naming where, before it spreads through the sync.
+  void check_finite(float loss, int epoch, long step) {
+    const int last_rank = static_cast<int>(workers_) + (config_.is_ps() ? config_.servers : 0) - 1;
+    if (steps_done_ == config_.inject_nan_step && rank_ == last_rank)
+      grads_[0] = std::numeric_limits<float>::quiet_NaN();
+    const bool loss_ok = std::isfinite(loss), grads_ok = all_finite(grads_);
+    if (loss_ok && grads_ok) return;
+    throw DivergenceError(fmt::format("training diverged: {} at epoch {}, step {} (of the epoch; {} overall) on rank {}",
+                                      loss_ok ? "NaN/Inf in the gradient" : "NaN/Inf loss", epoch + 1, step,
+                                      steps_done_, rank_));
+  }
+
  private:
   const TrainConfig& config_;
   const Dataset& train_;
   const Mlp& model_;
   std::size_t index_, workers_;
+  int rank_;
+  std::int64_t steps_done_;
   std::vector<float> params_, grads_;
   std::vector<std::uint32_t> perm_, slice_, next_slice_;
   Batch batch_;
@@ -114,9 +137,17 @@ TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& 
   const int servers = config.is_ps() ? config.servers : 0;
   const int workers = ranks - servers;
   const bool is_server = me < servers;
-  const Mlp model(config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes)));
-  std::vector<float> initial(model.parameter_count());
-  model.init(initial, config.seed);  // the same on every rank: no broadcast needed
+  const std::vector<std::size_t> sizes = config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes));
+  const Mlp model(sizes);
+  ResumePoint start;
+  if (config.resume) {
+    start = load_resume_point(config, sizes, model.parameter_count(), world);
+  } else {
+    start.params.resize(model.parameter_count());
+    model.init(start.params, config.seed);  // the same on every rank: no broadcast needed
+  }
+  const std::string fingerprint = run_fingerprint(config, sizes, ranks);
+  if (!config.checkpoint_dir.empty() && !config.resume) prepare_checkpoint_dir(config, world);
   const long steps = steps_per_epoch(config, data.train.rows, workers);
 
   // Roles. Splits are collective, so every rank makes both communicators.
@@ -128,10 +159,12 @@ TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& 
   std::unique_ptr<Worker> worker;
   std::unique_ptr<ParameterServer> server;
   if (is_server) {
-    server = std::make_unique<ParameterServer>(world, server_comm, layout, config, initial);
+    server = std::make_unique<ParameterServer>(world, server_comm, layout, config, start.params, start.optimizer_state);
   } else {
+    if (!start.optimizer_state.empty()) std::copy(start.optimizer_state.begin(), start.optimizer_state.end(), sgd.state().begin());
     sync = config.is_ps() ? make_ps_worker(world, layout) : make_allreduce_synchronizer(config, worker_comm, sgd);
-    worker = std::make_unique<Worker>(config, data.train, model, me - servers, workers, initial, *sync);
+    worker = std::make_unique<Worker>(config, data.train, model, me - servers, workers, me, start.params, *sync,
+                                      start.steps_done);
   }
 
   TrainResult result;
@@ -139,10 +172,10 @@ TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& 
   result.model_name = config.model_name();
   result.ranks = ranks;
   result.workers = workers;
-  result.steps = steps * config.epochs;
+  result.steps = steps * (config.epochs - start.next_epoch);
   Workspace eval_ws(model.sizes(), kEvalBatch);
-  for (int epoch = 0; epoch < config.epochs; ++epoch) {
-    const double start = now_s();
+  for (int epoch = start.next_epoch; epoch < config.epochs; ++epoch) {
+    const double epoch_start = now_s();
     const bool last = epoch + 1 == config.epochs;
     EpochWork mine;
     if (server) {
@@ -152,8 +185,11 @@ TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& 
       if (last) worker->finish();
     }
     const EpochWork all = reduce_to_root(world, mine);
-    const double elapsed = now_s() - start;  // rank 0's view; the reduction above waited for every rank
+    const double elapsed = now_s() - epoch_start;  // rank 0's view; the reduction above waited for every rank
     const std::span<const float> model_now = server ? server->gather_model() : worker->params();
+    const bool checkpoint_now = !config.checkpoint_dir.empty() && ((epoch + 1) % config.checkpoint_every == 0 || last);
+    std::span<const float> optimizer_now = sgd.state();
+    if (checkpoint_now && server) optimizer_now = server->gather_optimizer_state();
     if (me == 0) {
       EpochReport r;
       r.epoch = epoch + 1;
@@ -180,6 +216,15 @@ TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& 
       result.sync_s += r.sync_s;
       if (on_epoch) on_epoch(r);
       if (last) result.params.assign(model_now.begin(), model_now.end());
+      if (checkpoint_now) {
+        try {
+          save_checkpoint(config, fingerprint, model_now, optimizer_now, epoch + 1,
+                          start.steps_done + steps * (epoch + 1 - start.next_epoch));
+        } catch (const CheckpointError& e) {
+          // Only rank 0 knows; it must not leave the others waiting at the barrier below.
+          throw std::runtime_error(e.what());
+        }
+      }
     }
     {
       const WaitScope wait("MPI_Barrier (end of epoch; rank 0 evaluates and checkpoints)");

@@ -3,6 +3,7 @@
 // worker takes its own slice of every global batch, so a synchronous run on W workers with per-worker batch b
 // follows serial SGD with batch W*b.
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -63,9 +64,17 @@ struct TrainResult {
 
 using EpochObserver = std::function<void(const EpochReport&)>;
 
+// NaN or Inf in a loss or a gradient. Thrown on the rank that saw it; `train` callers end the job.
+struct DivergenceError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // Collective over `world`: every rank calls it with the same config and data. `config` must pass validate().
 // Ranks 0..servers-1 are parameter servers under --sync ps; all other ranks are workers. Reports and the
 // result are complete on rank 0 (other ranks get their own partial view); `on_epoch` runs on rank 0 only.
+// With config.resume, starts from the checkpoint (CheckpointError on every rank if it is unusable); with
+// config.checkpoint_dir, rank 0 writes one every config.checkpoint_every epochs and after the last.
+// Throws DivergenceError on the rank that meets a non-finite loss or gradient.
 TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& world, const EpochObserver& on_epoch = {});
 
 // Steps each worker takes per epoch: --iterations-per-epoch, or one pass over the data (at least 1).
