@@ -114,7 +114,9 @@ class ParameterServer::Impl {
               "MPI_Irecv (ps push)", world_.rank());
   }
 
+  // Asynchronous modes: the next gradient changes the master copy, so each reply completes before it does.
   void reply(int w) {
+    const WaitScope wait("MPI_Send (ps server: reply to a worker)", version_, worker_rank(w));
     world_.send(master_.data() + key_.begin, key_.size(), MPI_FLOAT, worker_rank(w), kTagPullParams);
   }
 
@@ -134,7 +136,17 @@ class ParameterServer::Impl {
     const double t = now_s();
     sgd_.step_range(my_master(), {slot(0), key_.size()}, key_.begin, 1.0f / static_cast<float>(layout_.workers));
     work.server_busy_s += now_s() - t;
-    for (int w = 0; w < layout_.workers; ++w) reply(w);
+    // All replies in flight at once (several sends may read one buffer); the master copy is not touched
+    // again until they complete.
+    for (int w = 0; w < layout_.workers; ++w)
+      check_mpi(MPI_Isend(master_.data() + key_.begin, world_.to_int_count(key_.size(), "MPI_Isend"), MPI_FLOAT,
+                          worker_rank(w), kTagPullParams, world_.native(), &requests_[w]),
+                "MPI_Isend (ps reply)", world_.rank());
+    {
+      const WaitScope wait("MPI_Waitall (ps server: replies to the workers)", round_);
+      check_mpi(MPI_Waitall(layout_.workers, requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall (ps reply)",
+                world_.rank());
+    }
     ++round_;
   }
 
