@@ -118,7 +118,9 @@ int main(int argc, char** argv) {
   double step_factor = 2;
   int iters = 0, warmup = 3, servers = 0, reps = 5;
   bool no_check = false;
-  app.add_option("--methods", methods, "comma-separated: ring, ps, ps-sharded, mpi")->capture_default_str();
+  app.add_option("--methods", methods,
+                 "comma-separated: ring, ps, ps-sharded, mpi; a '+nocheck' suffix skips the agreement check")
+      ->capture_default_str();
   app.add_option("--min-bytes", min_bytes, "smallest message (e.g. 4, 1K, 1M)")->capture_default_str();
   app.add_option("--max-bytes", max_bytes, "largest message")->capture_default_str();
   app.add_option("--step-factor", step_factor, "multiply the size by this each row")->capture_default_str();
@@ -146,18 +148,26 @@ int main(int argc, char** argv) {
     for (std::string m; std::getline(ss, m, ',');) {
       AllreduceOptions o;
       o.check_agreement = !no_check;
+      // "ring+nocheck": the same method without the agreement check, interleaved with the checked one, so
+      // the check's cost is measured as a ratio within one run.
+      std::string suffix;
+      if (const auto plus = m.find("+nocheck"); plus != std::string::npos && plus + 8 == m.size()) {
+        m.resize(plus);
+        o.check_agreement = false;
+        suffix = "+nocheck";
+      }
       if (m == "ring") {
         for (std::size_t c : chunk_list) {
           o.chunk_bytes = c;
-          specs.push_back({"ring", m, o, true});
+          specs.push_back({"ring" + suffix, m, o, true});
         }
       } else if (m == "ps-sharded") {
         o.servers = servers > 0 ? servers : std::max(1, world.size() / 2);
-        specs.push_back({fmt::format("ps-sharded{}", o.servers), m, o});
+        specs.push_back({fmt::format("ps-sharded{}{}", o.servers, suffix), m, o});
       } else if (m == "mpi") {
-        specs.push_back({mpi_label(), m, o});
+        specs.push_back({mpi_label() + suffix, m, o});
       } else {
-        specs.push_back({m, m, o});
+        specs.push_back({m + suffix, m, o});
       }
       make_allreduce(m, world, specs.back().options);  // rejects unknown methods before any timing
     }
