@@ -58,7 +58,7 @@ specs=(
     "scaling.csv|speedup.gp step_split.gp|method|np oversubscribed speedup compute_s sync_s steps"
     "allreduce.csv|busbw.gp|method|np bytes busbw_gbps wrong"
     "epochs.csv|time_to_accuracy.gp|method|np epoch elapsed_s test_accuracy"
-    "staleness.csv|staleness.gp|method|np staleness_bound images_per_s staleness_mean staleness_max"
+    "staleness.csv|staleness.gp|method|np staleness_bound images_per_s staleness_mean staleness_max clock_gap_max"
 )
 for spec in "${specs[@]}"; do
     IFS='|' read -r csv scripts text nums <<<"$spec"

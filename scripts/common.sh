@@ -17,3 +17,86 @@ as_root() {
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 MPIRUN_FLAGS=(--oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
 cores() { nproc 2>/dev/null || echo 1; }
+
+# --- Shared by the bench/ drivers and run.sh ---------------------------------------------------------------
+
+# need_uint FLAG VALUE [MIN]: flag values are checked up front, so a typo fails before minutes of runs.
+need_uint() {
+  [[ $2 =~ ^[0-9]+$ ]] || die "$1 needs a whole number, got '$2'"
+  [ "$2" -ge "${3:-0}" ] || die "$1 must be at least ${3:-0}, got $2"
+}
+# need_value FLAG ARGC: the caller's "$#" after the flag, so a flag given last without its value is named.
+need_value() { [ "$2" -ge 2 ] || die "$1 needs a value"; }
+
+# run_limited LIMIT_S LOG CMD...: CMD's exit status, or 124 exactly when it ran out of time. (timeout itself says
+# 137 when SIGTERM was not enough, and mpirun says 137 when a rank was killed by someone else: the clock decides.)
+# A deadlocked collective must end as a reported failure, not as a driver that never returns. timeout puts the
+# job in its own process group (so a timeout kills every rank), which also hides it from the terminal's Ctrl-C:
+# the job runs in the background and _stop_limited passes INT/TERM on to it.
+# GRADSYNC_TIMEOUT (seconds) replaces every driver's per-run limit.
+_limited_pid=""
+run_limited() {
+  local limit="${GRADSYNC_TIMEOUT:-$1}" log="$2" rc=0 t0=$SECONDS
+  shift 2
+  trap _stop_limited INT TERM
+  timeout --kill-after=20 "$limit" "$@" >"$log" 2>&1 </dev/null &
+  _limited_pid=$!
+  wait "$_limited_pid" || rc=$?
+  _limited_pid=""
+  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    if [ $((SECONDS - t0)) -ge "$limit" ]; then rc=124; elif [ "$rc" -eq 124 ]; then rc=1; fi
+  fi
+  return "$rc"
+}
+# lines FILE: its line count, 0 when a failed run never created it.
+lines() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
+# killed_note STATUS: why a run that ended with STATUS failed, when the status alone says it.
+killed_note() { if [ "$1" -eq 137 ]; then echo ", a rank was killed by SIGKILL (another process or the OOM killer)"; fi; }
+_stop_limited() {
+  if [ -n "$_limited_pid" ]; then
+    kill -TERM "$_limited_pid" 2>/dev/null || true
+    wait "$_limited_pid" 2>/dev/null || true
+  fi
+  printf 'interrupted\n' >&2
+  exit 130
+}
+
+# Method names as they appear in the train CSV's sync column, and the train flags behind them:
+#   serial, ring, mpi, ps-bsp, ps-asp, ps-ssp[S] (S=2), ring-avg[H] / mpi-avg[H] (local SGD, H=4),
+#   and any ps method with -kK for K server shards (ps-bsp-k2).
+# method_flags NAME sets mflags (train arguments) and mmin_np (fewest ranks it runs on); unknown names fail.
+method_flags() {
+  local m="$1"
+  mflags=(); mmin_np=1
+  if [ "$m" = serial ]; then mflags=(--sync serial)
+  elif [ "$m" = ring ] || [ "$m" = mpi ]; then mflags=(--sync "$m")
+  elif [[ $m =~ ^(ring|mpi)-avg([0-9]*)$ ]]; then
+    mflags=(--sync "${BASH_REMATCH[1]}" --average-every "${BASH_REMATCH[2]:-4}")
+  elif [[ $m =~ ^ps-(bsp|asp|ssp([0-9]*))(-k([0-9]+))?$ ]]; then
+    local servers="${BASH_REMATCH[4]:-1}"
+    case "${BASH_REMATCH[1]}" in
+      bsp) mflags=(--sync ps --ps-mode bsp) ;;
+      asp) mflags=(--sync ps --ps-mode asp) ;;
+      *) mflags=(--sync ps --ps-mode ssp --staleness "${BASH_REMATCH[2]:-2}") ;;
+    esac
+    mflags+=(--servers "$servers")
+    mmin_np=$((servers + 1))   # the server ranks plus at least one worker
+  else
+    return 1
+  fi
+}
+
+# render_charts DIR: plots/make_charts.sh on DIR's CSVs into DIR/charts. Where bench/scaling.sh left the median
+# run of each point (train_median.csv, epochs_median.csv) those stand in for train.csv and epochs.csv: a chart with
+# a bar or a line per repetition is unreadable, and scaling.csv already summarises every repetition.
+render_charts() {
+  local dir="$1" in rc=0 f
+  in="$(mktemp -d "$dir/.chart-input.XXXXXX")"
+  for f in scaling allreduce staleness train epochs; do
+    if [ -e "$dir/${f}_median.csv" ]; then ln -s "../${f}_median.csv" "$in/$f.csv"
+    elif [ -e "$dir/$f.csv" ]; then ln -s "../$f.csv" "$in/$f.csv"; fi
+  done
+  "$GRADSYNC_ROOT/plots/make_charts.sh" "$in" "$dir/charts" || rc=$?
+  rm -rf "$in"
+  return "$rc"
+}

@@ -55,7 +55,9 @@ CliOutcome parse_train_cli(int argc, char** argv) {
   app.add_option("--ps-mode", c.ps_mode, "parameter server: bsp | asp | ssp")->capture_default_str();
   app.add_option("--staleness", c.staleness, "ssp: how many steps a worker may run ahead")->capture_default_str();
   app.add_option("--servers", c.servers, "parameter server shards (key ranges)")->capture_default_str();
-  app.add_option("--straggler", straggler, "RANK:MS: that rank sleeps MS milliseconds every step");
+  app.add_option("--straggler", straggler,
+                 "RANK:MS: that rank sleeps MS milliseconds every step; random:MS: each step one worker, drawn from the "
+                 "seed, does");
   app.add_option("--threads", c.threads, "BLIS threads per process")->capture_default_str();
   app.add_option("--csv", c.csv, "append a result row to this CSV file");
   app.add_option("--epoch-csv", c.epoch_csv, "append one row per epoch (time to accuracy, staleness) to this CSV file");
@@ -92,8 +94,10 @@ CliOutcome parse_train_cli(int argc, char** argv) {
       int rank = -1;
       double ms = -1;
       char tail = 0;
-      if (std::sscanf(straggler.c_str(), "%d:%lf%c", &rank, &ms, &tail) != 2 || rank < 0 || ms < 0)
-        throw CLI::ValidationError("--straggler", fmt::format("'{}' is not RANK:MS (e.g. 3:5)", straggler));
+      if (std::sscanf(straggler.c_str(), "random:%lf%c", &ms, &tail) == 1 && ms >= 0)
+        rank = TrainConfig::kRandomStraggler;
+      else if (std::sscanf(straggler.c_str(), "%d:%lf%c", &rank, &ms, &tail) != 2 || rank < 0 || !(ms >= 0))
+        throw CLI::ValidationError("--straggler", fmt::format("'{}' is not RANK:MS or random:MS (e.g. 3:5)", straggler));
       c.straggler_rank = rank;
       c.straggler_ms = ms;
     }

@@ -11,7 +11,7 @@ inline constexpr const char* kTrainCsvHeader =
 
 inline constexpr const char* kEpochCsvHeader =
     "method,np,epoch,elapsed_s,test_accuracy,train_loss,images_per_s,compute_s,sync_s,staleness_bound,staleness_mean,"
-    "staleness_max";
+    "staleness_max,clock_gap_max";
 
 // "epoch 2/5  loss 0.3012  test acc 0.9164  183042 img/s  compute 0.41s  sync 0.10s  elapsed 0.95s" (+ PS fields)
 std::string format_epoch(const EpochReport& r);

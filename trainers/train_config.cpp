@@ -63,7 +63,7 @@ std::string validate(const TrainConfig& c, int ranks) {
   if (!c.checkpoint_dir.empty() && c.average_every > 0)
     return "--checkpoint: not supported with --average-every (workers hold different models between averages)";
   if (c.straggler_rank >= ranks) return fmt::format("--straggler: rank {} does not exist ({} ranks)", c.straggler_rank, ranks);
-  if (c.straggler_rank >= 0 && !(c.straggler_ms >= 0 && c.straggler_ms < 1e7))
+  if (c.straggler_rank != -1 && !(c.straggler_ms >= 0 && c.straggler_ms < 1e7))
     return "--straggler: milliseconds must be a number from 0 to 1e7";
   if (c.is_ps() && c.straggler_rank >= 0 && c.straggler_rank < c.servers)
     return fmt::format("--straggler: rank {} is a parameter server (ranks 0..{}); choose a worker rank", c.straggler_rank,

@@ -27,7 +27,9 @@ struct TrainConfig {
   std::string ps_mode = "bsp";       // bsp | asp | ssp
   int staleness = 0;                 // ssp bound
   int servers = 1;                   // key-range shards
-  // Straggler injection: rank `straggler_rank` sleeps `straggler_ms` every step (-1: none).
+  // Straggler injection: rank `straggler_rank` sleeps `straggler_ms` every step (-1: none). With
+  // kRandomStraggler, each step one worker drawn from the seed sleeps instead: a transient straggler.
+  static constexpr int kRandomStraggler = -2;
   int straggler_rank = -1;
   double straggler_ms = 0;
   int threads = 1;                   // BLIS threads per process

@@ -34,7 +34,7 @@ class Worker {
         steps_done_(steps_done),
         params_(std::move(params)), grads_(params_.size()), perm_(train.rows), slice_(config.batch), next_slice_(config.batch),
         batch_(config.batch, train.features), ws_(model.sizes(), config.batch), sync_(sync),
-        straggler_(config.straggler_rank >= 0 ? config.straggler_ms : 0) {}
+        straggler_(config.straggler_rank != -1 ? config.straggler_ms : 0) {}
 
   EpochWork run_epoch(int epoch, long steps, bool straggles) {
     EpochWork work;
@@ -58,7 +58,8 @@ class Worker {
       check_finite(loss, epoch, s);
       set_watchdog_step(steps_done_++);
       work.loss_sum += loss;
-      if (straggles && straggler_ > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(straggler_));
+      if (straggler_ > 0 && (straggles || slowed_this_step(epoch, s)))
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(straggler_));
       const double t1 = now_s();
       sync_.step(params_, grads_);
       const double t2 = now_s();
@@ -68,6 +69,13 @@ class Worker {
     work.steps = static_cast<double>(steps);
     work.examples = static_cast<double>(steps) * static_cast<double>(b);
     return work;
+  }
+
+  // Random straggler: every worker draws the same victim for each step from the seed.
+  bool slowed_this_step(int epoch, long step) const {
+    if (config_.straggler_rank != TrainConfig::kRandomStraggler) return false;
+    Rng rng(config_.seed ^ 0x5742A661ULL, static_cast<std::uint64_t>(epoch) * 1000003ULL + static_cast<std::uint64_t>(step));
+    return rng.below(workers_) == index_;
   }
 
   void finish() { sync_.finish(params_); }

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Collective sweep: bench_allreduce for every method (ring, ps, ps-sharded, mpi) at each np, plus MPI_Allreduce
+# forced to Open MPI's ring algorithm (rows named mpi-ring), so the hand-written ring is compared with a ring of
+# the same shape and not only with whatever algorithm Open MPI picks per size.
+# Usage: bench/collective_sweep.sh [--np-list "2 4"] [--max-bytes 64M] [--min-bytes 4] [--step-factor 2]
+#                                  [--iters N] [--out DIR]
+# Writes DIR/allreduce.csv (default DIR results/collectives-DATE; columns method,np,bytes,count,chunk_bytes,
+# time_us,algbw_gbps,busbw_gbps,wrong) and each run's output to DIR/logs/collectives/. Prints bench_allreduce's
+# tables and a peak-bandwidth summary. Exit status 1 if a run failed or any row has wrong != 0.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
+
+ALL_METHODS="ring,ps,ps-sharded,mpi"
+# Open MPI's tuned component: algorithm 4 of allreduce is the ring.
+FORCED_RING=(--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4)
+
+np_list="2 4"
+max_bytes=64M
+min_bytes=4
+step=2
+iters=0
+out=""
+size_re='^[0-9]+[KMG]?$'
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --np-list) need_value "$1" $#; np_list="$2"; shift 2 ;;
+    --max-bytes) need_value "$1" $#; [[ $2 =~ $size_re ]] || die "--max-bytes needs a size like 4096, 1K, 64M; got '$2'"
+                 max_bytes="$2"; shift 2 ;;
+    --min-bytes) need_value "$1" $#; [[ $2 =~ $size_re ]] || die "--min-bytes needs a size like 4, 1K, 1M; got '$2'"
+                 min_bytes="$2"; shift 2 ;;
+    --step-factor) need_value "$1" $#
+                   awk -v s="$2" 'BEGIN { exit !(s ~ /^[0-9]+(\.[0-9]+)?$/ && s + 0 > 1) }' \
+                     || die "--step-factor needs a number above 1, got '$2'"
+                   step="$2"; shift 2 ;;
+    --iters) need_value "$1" $#; need_uint "$1" "$2"; iters="$2"; shift 2 ;;
+    --out) need_value "$1" $#; out="$2"; shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) die "collective_sweep.sh: unknown option '$1' (see --help)" ;;
+  esac
+done
+read -ra nps <<<"$np_list"
+[ "${#nps[@]}" -gt 0 ] || die "--np-list is empty"
+# busbw is 0 by definition at np = 1 and the parameter server needs a server and a worker.
+for n in "${nps[@]}"; do need_uint "--np-list entry" "$n" 2; done
+[ -x "$BIN/bench_allreduce" ] || die "$BIN/bench_allreduce is missing: build first (scripts/setup.sh)"
+
+out="${out:-$GRADSYNC_ROOT/results/collectives-$(date +%Y%m%d-%H%M%S)}"
+for f in allreduce.csv logs/collectives; do
+  [ ! -e "$out/$f" ] || die "$out/$f already exists: pick a new --out (results are never overwritten)"
+done
+mkdir -p "$out/logs/collectives"
+logs="$out/logs/collectives"
+work="$(mktemp -d "$out/.collectives.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+ncores=$(cores)
+# bench_allreduce moves ~1 GiB per row: minutes at 64M with oversubscribed ranks, so the limit is wide.
+limit=1800
+bench=("$BIN/bench_allreduce" --min-bytes "$min_bytes" --max-bytes "$max_bytes" --step-factor "$step" --iters "$iters")
+failed=()
+parts=()
+for n in "${nps[@]}"; do
+  note=""
+  [ "$n" -le "$ncores" ] || note=" -- OVERSUBSCRIBED: $n ranks on $ncores cores, timings are not honest"
+  for kind in all mpi-ring; do
+    if [ "$kind" = all ]; then
+      cmd=(mpirun -n "$n" "${MPIRUN_FLAGS[@]}" "${bench[@]}" --methods "$ALL_METHODS")
+      what="ring, ps, ps-sharded, mpi"
+    else
+      cmd=(mpirun -n "$n" "${MPIRUN_FLAGS[@]}" "${FORCED_RING[@]}" "${bench[@]}" --methods mpi)
+      what="MPI_Allreduce forced to the ring algorithm (mpi-ring)"
+    fi
+    tag="np$n-$kind"
+    say "bench_allreduce np=$n: $what, $min_bytes..$max_bytes$note"
+    rc=0
+    run_limited "$limit" "$logs/$tag.log" "${cmd[@]}" --csv "$work/$tag.csv" || rc=$?
+    echo
+    echo "## np=$n: $what$note"
+    cat "$logs/$tag.log"
+    if [ "$rc" -eq 124 ]; then
+      failed+=("np=$n $kind: timed out after ${GRADSYNC_TIMEOUT:-$limit}s (log: $logs/$tag.log)")
+    elif [ "$rc" -ne 0 ]; then
+      failed+=("np=$n $kind: exit status $rc$(killed_note "$rc") (log: $logs/$tag.log)")
+    elif [ "$(lines "$work/$tag.csv")" -lt 2 ]; then
+      failed+=("np=$n $kind: exited 0 but wrote no CSV rows (log: $logs/$tag.log)")
+    else
+      parts+=("$work/$tag.csv")
+      continue
+    fi
+    say "FAILED ${failed[-1]}"
+  done
+done
+
+if [ "${#parts[@]}" -gt 0 ]; then
+  awk 'FNR == 1 && NR > 1 { next } { print }' "${parts[@]}" >"$work/allreduce.csv"
+  mv "$work/allreduce.csv" "$out/allreduce.csv"
+  echo
+  echo "Peak bus bandwidth per method (GB/s; busbw = algbw * 2(P-1)/P):"
+  awk -F, -v ncores="$ncores" '
+    NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    {
+      k = $c["np"] SUBSEP $c["method"]
+      if (!(k in peak)) { keys[++nk] = k; peak[k] = -1 }
+      if ($c["busbw_gbps"] + 0 > peak[k]) { peak[k] = $c["busbw_gbps"] + 0; at[k] = $c["bytes"] }
+      if ($c["bytes"] + 0 >= big[k]) { big[k] = $c["bytes"] + 0; bigbw[k] = $c["busbw_gbps"] + 0 }
+      wrong += $c["wrong"]
+    }
+    END {
+      printf "  %3s  %-12s %10s %12s %14s\n", "np", "method", "peak", "at bytes", "at largest"
+      for (i = 1; i <= nk; i++) {
+        split(keys[i], f, SUBSEP)
+        printf "  %3d  %-12s %10.3f %12d %14.3f%s\n", f[1], f[2], peak[keys[i]], at[keys[i]], bigbw[keys[i]],
+               (f[1] > ncores ? "  oversubscribed" : "")
+      }
+      if (wrong > 0) printf "  %d WRONG element(s) in total: a method returned an incorrect sum, see the rows with wrong != 0\n", wrong
+      else print "  every row checked: 0 wrong elements"
+      exit wrong > 0
+    }' "$out/allreduce.csv" || failed+=("some rows have wrong != 0 (see $out/allreduce.csv)")
+  echo "results: $out/allreduce.csv"
+fi
+if [ "${#failed[@]}" -gt 0 ]; then
+  printf '%d problem(s):\n' "${#failed[@]}" >&2
+  printf '  %s\n' "${failed[@]}" >&2
+  exit 1
+fi

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# Scaling benchmark: trains the MLP on MNIST for every (np, method) at constant total work (one pass over the
+# training set per epoch, split across the workers: the lab's convention), R times each, and reduces the runs to
+# one median row per point. The serial run is always measured first: it is the baseline of every speedup.
+# Usage: bench/scaling.sh [--np-list "1 2 3 4"] [--methods "ring mpi ps-bsp ps-ssp ring-avg"] [--epochs E]
+#                         [--batch B] [--reps R] [--hostfile F] [--out DIR]
+# Methods: ring, mpi, ps-bsp, ps-asp, ps-ssp[S], ring-avg[H], mpi-avg[H], ps-...-kK (see scripts/common.sh).
+# Writes into DIR (default results/scaling-DATE): train.csv (a row per run), epochs.csv (a row per epoch),
+# scaling.csv (a row per point: method,np,workers,oversubscribed,wall_s,speedup,efficiency,compute_s,sync_s,
+# steps,test_accuracy), train_median.csv and epochs_median.csv (the median run of each point: what the charts
+# draw, see render_charts in scripts/common.sh) and logs/scaling/ (each run's output). Refuses a DIR that
+# already holds these.
+# Progress goes to stderr, the final table to stdout. Failed or timed-out runs are listed and make the exit
+# status 1; the points that did run are still written.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
+
+TRAIN_ROWS=60000                                  # MNIST training images: per-worker steps follow from it
+MODEL=(--model mlp --hidden 128 --lr 0.1 --iterations-per-epoch auto)
+
+np_list="1 2 3 4"
+methods="ring mpi ps-bsp ps-ssp ring-avg"
+epochs=5
+batch=32
+reps=3
+hostfile=""
+out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --np-list) need_value "$1" $#; np_list="$2"; shift 2 ;;
+    --methods) need_value "$1" $#; methods="$2"; shift 2 ;;
+    --epochs) need_value "$1" $#; need_uint "$1" "$2" 1; epochs="$2"; shift 2 ;;
+    --batch) need_value "$1" $#; need_uint "$1" "$2" 1; batch="$2"; shift 2 ;;
+    --reps) need_value "$1" $#; need_uint "$1" "$2" 1; reps="$2"; shift 2 ;;
+    --hostfile) need_value "$1" $#; hostfile="$2"; shift 2 ;;
+    --out) need_value "$1" $#; out="$2"; shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) die "scaling.sh: unknown option '$1' (see --help)" ;;
+  esac
+done
+
+read -ra nps <<<"$np_list"
+[ "${#nps[@]}" -gt 0 ] || die "--np-list is empty"
+for n in "${nps[@]}"; do need_uint "--np-list entry" "$n" 1; done
+read -ra toks <<<"$methods"
+for m in "${toks[@]}"; do
+  [ "$m" != serial ] || die "--methods: serial is always measured; list only the parallel methods"
+  method_flags "$m" || die "--methods: unknown method '$m' (ring, mpi, ps-bsp, ps-asp, ps-ssp[S], ring-avg[H], mpi-avg[H], ps-...-kK)"
+done
+mpi_extra=()
+if [ -n "$hostfile" ]; then
+  [ -r "$hostfile" ] || die "--hostfile: cannot read '$hostfile'"
+  mpi_extra=(--hostfile "$(cd "$(dirname "$hostfile")" && pwd)/$(basename "$hostfile")")
+fi
+[ -x "$BIN/train" ] || die "$BIN/train is missing: build first (scripts/setup.sh)"
+out="${out:-$GRADSYNC_ROOT/results/scaling-$(date +%Y%m%d-%H%M%S)}"
+for f in train.csv epochs.csv scaling.csv train_median.csv epochs_median.csv logs/scaling; do
+  [ ! -e "$out/$f" ] || die "$out/$f already exists: pick a new --out (results are never overwritten)"
+done
+mkdir -p "$out/logs/scaling"
+logs="$out/logs/scaling"
+work="$(mktemp -d "$out/.scaling.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+ncores=$(cores)
+# Oversubscribed ranks time-share cores, so their timings describe the scheduler, not the method. A hostfile
+# spreads ranks over machines: the caller vouches for enough slots.
+oversub() { [ -z "$hostfile" ] && [ "$1" -gt "$ncores" ]; }
+# Generous: a serial epoch takes about a second here, an oversubscribed one a few.
+limit=$((120 + 60 * epochs))
+
+# The run list: rep is the outer loop so slow drift of the machine (other users, heat) spreads over all points.
+runs=()
+skipped=()
+for ((r = 1; r <= reps; r++)); do
+  runs+=("1 serial $r")
+  for n in "${nps[@]}"; do
+    for m in "${toks[@]}"; do
+      method_flags "$m"
+      if [ "$n" -lt "$mmin_np" ]; then
+        [ "$r" -gt 1 ] || skipped+=("$m at np=$n (needs at least $mmin_np ranks)")
+        continue
+      fi
+      runs+=("$n $m $r")
+    done
+  done
+done
+for s in "${skipped[@]+"${skipped[@]}"}"; do say "skip $s"; done
+note=""
+for n in "${nps[@]}"; do
+  if oversub "$n"; then note=" (np > $ncores cores is oversubscribed: those timings are not honest)"; fi
+done
+say "scaling: ${#runs[@]} runs, $epochs epoch(s), batch $batch per worker, $reps rep(s), results in $out$note"
+
+failed=()
+i=0
+for run in "${runs[@]}"; do
+  read -r n m r <<<"$run"
+  i=$((i + 1))
+  method_flags "$m"
+  tag="$m-np$n-r$r"
+  csv="$work/$tag.csv"
+  ecsv="$work/$tag.epochs.csv"
+  cmd=("$BIN/train" "${mflags[@]}" "${MODEL[@]}" --epochs "$epochs" --batch "$batch" --csv "$csv" --epoch-csv "$ecsv")
+  [ "$m" = serial ] || cmd=(mpirun -n "$n" "${MPIRUN_FLAGS[@]}" "${mpi_extra[@]+"${mpi_extra[@]}"}" "${cmd[@]}")
+  where="[$i/${#runs[@]}] $m np=$n rep $r/$reps"
+  rc=0
+  run_limited "$limit" "$logs/$tag.log" "${cmd[@]}" || rc=$?
+  if [ "$rc" -eq 124 ]; then
+    failed+=("$where: timed out after ${GRADSYNC_TIMEOUT:-$limit}s (log: $logs/$tag.log)")
+  elif [ "$rc" -ne 0 ]; then
+    failed+=("$where: exit status $rc$(killed_note "$rc") (log: $logs/$tag.log)")
+  elif [ "$(lines "$csv")" -ne 2 ]; then
+    failed+=("$where: exited 0 but wrote no CSV row (log: $logs/$tag.log)")
+  elif [ "$(lines "$ecsv")" -ne $((epochs + 1)) ]; then
+    failed+=("$where: exited 0 but wrote $(( $(lines "$ecsv") > 0 ? $(lines "$ecsv") - 1 : 0 )) epoch rows, not $epochs (log: $logs/$tag.log)")
+  else
+    [ -e "$out/train.csv" ] || head -n 1 "$csv" >"$out/train.csv"
+    [ -e "$out/epochs.csv" ] || head -n 1 "$ecsv" >"$out/epochs.csv"
+    tail -n +2 "$csv" >>"$out/train.csv"
+    tail -n +2 "$ecsv" >>"$out/epochs.csv"
+    awk -F, -v w="$where" -v tok="$m" -v ov="$(if oversub "$n"; then echo ", oversubscribed"; fi)" '
+      NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+      { b = $c["compute_s"] + $c["comm_s"]
+        printf "==> %s%s: wall %.2fs, acc %.4f, sync %.0f%%%s\n", w, ($c["sync"] == tok ? "" : " (" $c["sync"] ")"),
+               $c["wall_s"], $c["test_accuracy"], (b > 0 ? 100 * $c["comm_s"] / b : 0), ov }' "$csv" >&2
+    continue
+  fi
+  say "FAILED ${failed[-1]}"
+  tail -n 5 "$logs/$tag.log" | sed 's/^/    /' >&2
+  [ "$m" != serial ] || die "the serial baseline failed, so no speedup can be computed (log: $logs/$tag.log)"
+done
+
+[ -s "$out/train.csv" ] || die "no run succeeded; see the logs in $logs"
+# One row per (method, np): the median wall time; compute, sync and accuracy come from the same median run (the
+# mean of the two middle runs for an even count), so compute + sync never exceeds the wall time shown with them.
+awk -F, -v ncores="$ncores" -v hostfile="$hostfile" -v rows="$TRAIN_ROWS" -v runlist="$work/median_runs" '
+  NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+  {
+    m = $c["sync"]; k = m SUBSEP $c["np"]
+    if (!(m in seen)) { seen[m] = 1; order[++nm] = m }
+    if (!(k in cnt)) nplist[m] = nplist[m] " " $c["np"]
+    j = ++cnt[k]
+    run[k, j] = NR - 1; wall[k, j] = $c["wall_s"]; comp[k, j] = $c["compute_s"]; sync[k, j] = $c["comm_s"]; acc[k, j] = $c["test_accuracy"]
+    workers[k] = $c["workers"]; steps[k] = $c["epochs"] * int(rows / ($c["batch"] * $c["workers"]))
+  }
+  function median(k,   n, a, b, i, j, t, idx) {
+    n = cnt[k]
+    for (i = 1; i <= n; i++) idx[i] = i
+    for (i = 2; i <= n; i++)
+      for (j = i; j > 1 && wall[k, idx[j]] + 0 < wall[k, idx[j - 1]] + 0; j--) { t = idx[j]; idx[j] = idx[j - 1]; idx[j - 1] = t }
+    a = idx[int((n + 1) / 2)]; b = idx[int(n / 2) + 1]
+    med_wall = (wall[k, a] + wall[k, b]) / 2; med_comp = (comp[k, a] + comp[k, b]) / 2
+    med_sync = (sync[k, a] + sync[k, b]) / 2; med_acc = (acc[k, a] + acc[k, b]) / 2
+    med_run = run[k, a]
+  }
+  END {
+    if (!(("serial" SUBSEP 1) in cnt)) { print "scaling.sh: no serial row in train.csv" > "/dev/stderr"; exit 1 }
+    median("serial" SUBSEP 1); base = med_wall
+    print "method,np,workers,oversubscribed,wall_s,speedup,efficiency,compute_s,sync_s,steps,test_accuracy"
+    # serial first, then each method in order of first appearance with its np ascending.
+    order[0] = "serial"
+    for (o = 0; o <= nm; o++) {
+      m = order[o]
+      if (o > 0 && m == "serial") continue
+      n = split(nplist[m], v, " ")
+      for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j] + 0 < v[j - 1] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+      for (i = 1; i <= n; i++) {
+        k = m SUBSEP v[i]; median(k)
+        over = (hostfile == "" && v[i] + 0 > ncores + 0) ? 1 : 0
+        speed = med_wall > 0 ? base / med_wall : 0
+        printf "%s,%d,%d,%d,%.4f,%.3f,%.3f,%.4f,%.4f,%d,%.4f\n", m, v[i], workers[k], over, med_wall, speed,
+               speed / v[i], med_comp, med_sync, steps[k], med_acc
+        print med_run > runlist
+      }
+    }
+  }' "$out/train.csv" >"$work/scaling.csv"
+# The median run of each point, whole: charts that draw runs (train_time, time_to_accuracy) show one per point
+# instead of every repetition. Run k is train.csv data row k and epochs.csv data rows (k-1)*E+1 .. k*E, as each
+# run appended one row and exactly E epoch rows.
+awk -F, 'NR == FNR { want[++n] = $1; next }
+  FNR == 1 { print; next }
+  { line[FNR - 1] = $0 }
+  END { for (i = 1; i <= n; i++) print line[want[i]] }' "$work/median_runs" "$out/train.csv" >"$work/train_median.csv"
+awk -F, -v e="$epochs" 'NR == FNR { want[++n] = $1; next }
+  FNR == 1 { print; next }
+  { line[FNR - 1] = $0 }
+  END { for (i = 1; i <= n; i++) for (j = 1; j <= e; j++) print line[(want[i] - 1) * e + j] }' \
+  "$work/median_runs" "$out/epochs.csv" >"$work/epochs_median.csv"
+for f in scaling train_median epochs_median; do mv "$work/$f.csv" "$out/$f.csv"; done
+
+echo "MNIST, MLP 784-128-10, $epochs epoch(s), batch $batch per worker, constant total work, median of $reps run(s)"
+"$GRADSYNC_ROOT/bench/compare_table.sh" "$out/scaling.csv"
+echo "results: $out/scaling.csv (medians), $out/train.csv (every run), $out/epochs.csv (every epoch)"
+if [ "${#failed[@]}" -gt 0 ]; then
+  printf '%d run(s) failed:\n' "${#failed[@]}" >&2
+  printf '  %s\n' "${failed[@]}" >&2
+  exit 1
+fi
