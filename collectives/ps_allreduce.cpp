@@ -71,7 +71,9 @@ void PsAllreduce::serve(std::byte* data, std::size_t count, Dtype type) {
   std::byte* sum = data + key.begin * elem;
   int first = 0;
   while (!contributes(first)) ++first;
-  if (contributes(me) && me != first) std::memcpy(inbox_.data() + range_bytes * me, sum, range_bytes);
+  // An empty key range (count < servers) still takes part in the exchange, but memcpy must not see the null
+  // pointers of empty buffers.
+  if (contributes(me) && me != first && range_bytes > 0) std::memcpy(inbox_.data() + range_bytes * me, sum, range_bytes);
   for (int peer = first; peer < p; ++peer) {
     if (!contributes(peer)) continue;
     if (peer != me) {
@@ -80,7 +82,7 @@ void PsAllreduce::serve(std::byte* data, std::size_t count, Dtype type) {
     }
     const std::byte* part = inbox_.data() + range_bytes * peer;
     if (peer == first) {
-      if (peer != me) std::memcpy(sum, part, range_bytes);
+      if (peer != me && range_bytes > 0) std::memcpy(sum, part, range_bytes);
     } else {
       add_into(sum, part, key.size(), type);
     }

@@ -27,7 +27,13 @@ std::vector<std::uint8_t> read_whole_file(const std::string& path) {
       int code = 0;
       throw DataError(fmt::format("{}: read error: {}", path, gzerror(f.get(), &code)));
     }
-    if (n == 0) break;
+    if (n == 0) {
+      // gzread reports a gzip stream cut short (e.g. a missing CRC trailer) only through gzerror.
+      int code = Z_OK;
+      gzerror(f.get(), &code);
+      if (code == Z_BUF_ERROR) throw DataError(fmt::format("{}: truncated gzip stream", path));
+      break;
+    }
     bytes.insert(bytes.end(), block.begin(), block.begin() + n);
     if (bytes.size() > kMaxPayloadBytes) throw DataError(fmt::format("{}: larger than 4 GiB; not an MNIST file", path));
   }

@@ -55,6 +55,12 @@ TEST_CASE("IDX reader accepts well-formed files, raw and gzip") {
   gzwrite(gz, raw.data(), static_cast<unsigned>(raw.size()));
   gzclose(gz);
   CHECK(read_idx((dir / "images.gz").string(), 3).data == a.data);
+
+  // The same stream without its 8-byte CRC/length trailer: refused, not silently accepted.
+  const auto size = std::filesystem::file_size(dir / "images.gz");
+  std::filesystem::copy_file(dir / "images.gz", dir / "cut.gz");
+  std::filesystem::resize_file(dir / "cut.gz", size - 4);
+  CHECK_THROWS_WITH_AS(read_idx((dir / "cut.gz").string(), 3), doctest::Contains("truncated gzip stream"), DataError);
   std::filesystem::remove_all(dir);
 }
 
