@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# The emulated-cluster benchmark: brings up N namespace-hosts at a link rate (bench/cluster/cluster.sh), measures
+# a ping-pong sweep between two hosts (alpha and beta), the reduction kernel on one core (gamma), and
+# bench_allreduce across all hosts for ring, ps, ps-sharded and MPI_Allreduce (Open MPI's default choice, and its
+# ring as mpi-ring) under each Open MPI setting of --settings, optionally a mid-size comparison of TCP settings,
+# then fits and checks the cost model (bench/cluster/fit_cost_model.py) against each sweep. The cluster is always
+# torn down at the end, also on failure or Ctrl-C.
+# Usage (root): bench/cluster/bench_cluster.sh [--hosts 4] [--rate 1gbit] [--min-bytes 64K] [--max-bytes 64M]
+#                 [--step-factor 2] [--reps 3] [--settings "default eager4M"] [--ring-chunks 256K,16M]
+#                 [--tcp-settings]
+#                 [--compute-us-per-sample X] [--out DIR]
+# Settings: default (Open MPI's own), eager4M (btl_tcp eager, rendezvous-eager and max-send limits at 4 MiB),
+# progress_thread (btl_tcp_progress_thread 1), eager4M_progress (both). --ring-chunks: the ring's chunk sizes
+# (bench_allreduce --chunk-bytes); 256K is gradsync's default, 16M sends each ring step as one message up to 64 MiB
+# on 4 hosts, as Open MPI's ring does.
+# Writes to DIR (default results/cluster-DATE): pingpong.csv, membw.txt, allreduce_SETTING.csv (columns of
+# bench_allreduce --csv), tcp_settings.csv (with --tcp-settings: a setting column, then the same columns), and per
+# setting model_SETTING/ (params.csv, model_vs_measured.csv, extrapolation.csv, report.txt); logs/ has each run.
+# Exit status 1 if a run failed or a row has wrong != 0; the model's checks are reported, not enforced.
+# GRADSYNC_TIMEOUT (seconds) replaces the per-run time limit.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/common.sh"
+HERE="$GRADSYNC_ROOT/bench/cluster"
+CLUSTER="$HERE/cluster.sh"
+
+hosts=4
+rate=1gbit
+min_bytes=64K
+max_bytes=64M
+step=2
+reps=3
+tcp_settings=0
+settings="default eager4M"
+ring_chunks="256K,16M"
+model_failed=()
+compute_us=""
+out=""
+size_re='^[0-9]+[KMG]?$'
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --hosts) need_value "$1" $#; need_uint "$1" "$2" 2; hosts="$2"; shift 2 ;;
+    --rate) need_value "$1" $#; rate="$2"; shift 2 ;;
+    --min-bytes) need_value "$1" $#; [[ $2 =~ $size_re ]] || die "--min-bytes needs a size like 64K"; min_bytes="$2"; shift 2 ;;
+    --max-bytes) need_value "$1" $#; [[ $2 =~ $size_re ]] || die "--max-bytes needs a size like 64M"; max_bytes="$2"; shift 2 ;;
+    --step-factor) need_value "$1" $#; step="$2"; shift 2 ;;
+    --reps) need_value "$1" $#; need_uint "$1" "$2" 1; reps="$2"; shift 2 ;;
+    --tcp-settings) tcp_settings=1; shift ;;
+    --settings) need_value "$1" $#; settings="$2"; shift 2 ;;
+    --ring-chunks) need_value "$1" $#; ring_chunks="$2"; shift 2 ;;
+    --compute-us-per-sample) need_value "$1" $#; compute_us="$2"; shift 2 ;;
+    --out) need_value "$1" $#; out="$2"; shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) die "bench_cluster.sh: unknown option '$1' (see --help)" ;;
+  esac
+done
+for b in bench_allreduce bench_membw; do [ -x "$BIN/$b" ] || die "$BIN/$b is missing: build first (scripts/setup.sh)"; done
+command -v python3 >/dev/null || die "python3 is needed for the cost model"
+why="$("$CLUSTER" check)" || die "$why"
+
+out="${out:-$GRADSYNC_ROOT/results/cluster-$(date +%Y%m%d-%H%M%S)}"
+[ ! -e "$out/pingpong.csv" ] || die "$out/pingpong.csv already exists: pick a new --out (results are never overwritten)"
+mkdir -p "$out/logs"
+out="$(cd "$out" && pwd)"
+pingpong="$BIN/pingpong"
+[ -x "$pingpong" ] || die "$pingpong is missing: build first (scripts/setup.sh)"
+
+# Teardown always runs: normal end, a failed run (set -e), or an interrupt.
+cleanup() { "$CLUSTER" down >/dev/null 2>&1 || say "warning: '$CLUSTER down' failed: run it by hand"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+"$CLUSTER" down >/dev/null 2>&1 || true
+"$CLUSTER" up "$hosts" --rate "$rate"
+
+failed=()
+# run NAME LIMIT_S [MPIRUN_ARGS...] -- CMD...: one bounded run on the cluster, its output in logs/NAME.log.
+run() {
+  local name="$1" limit="$2" rc=0
+  shift 2
+  say "$name"
+  run_limited "$limit" "$out/logs/$name.log" "$CLUSTER" run "$@" || rc=$?
+  grep -v '^\s*$' "$out/logs/$name.log" | grep -E '^(#|  )' >&2 || true
+  if [ "$rc" -ne 0 ]; then
+    failed+=("$name (exit $rc$( [ "$rc" -eq 124 ] && echo ", out of time"))")
+  fi
+  return 0
+}
+
+FORCED_RING=(--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4)
+bench=("$BIN/bench_allreduce" --min-bytes "$min_bytes" --max-bytes "$max_bytes" --step-factor "$step"
+       --iters 1 --warmup 1 --reps "$reps")
+# Open MPI settings the allreduce sweep runs under. Above btl_tcp_eager_limit (64 KiB by default) a message is sent
+# by rendezvous: it waits for the receiver's clear-to-send, which on a busy link queues behind bulk data. eager4M
+# sends every message of up to 4 MiB (the ring's 256 KiB chunks included) without that round trip.
+EAGER4M=(--mca btl_tcp_eager_limit 4194304 --mca btl_tcp_rndv_eager_limit 4194304 --mca btl_tcp_max_send_size 4194304)
+PROGRESS=(--mca btl_tcp_progress_thread 1)
+setting_args() {
+  case "$1" in
+    default) extra=() ;;
+    eager4M) extra=("${EAGER4M[@]}") ;;
+    progress_thread) extra=("${PROGRESS[@]}") ;;
+    eager4M_progress) extra=("${EAGER4M[@]}" "${PROGRESS[@]}") ;;
+    *) die "unknown Open MPI setting '$1' (default, eager4M, progress_thread, eager4M_progress)" ;;
+  esac
+}
+read -ra setting_list <<<"$settings"
+for s in "${setting_list[@]}"; do setting_args "$s"; done
+
+run pingpong 300 -np 2 -- "$pingpong" --min-bytes 0 --max-bytes 16M --step-factor 2 --reps 5 --csv "$out/pingpong.csv"
+say "reduction kernel (gamma): bench_membw on one rank"
+run_limited 120 "$out/membw.txt" env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+  mpirun -n 1 --bind-to none "$BIN/bench_membw" --bytes 64M || failed+=("bench_membw")
+cat "$out/membw.txt" >&2
+for s in "${setting_list[@]}"; do
+  setting_args "$s"
+  run "allreduce_$s" 1800 ${extra[@]+"${extra[@]}"} -- "${bench[@]}" --methods ring,ps,ps-sharded,mpi \
+    --chunk-bytes "$ring_chunks" --csv "$out/logs/allreduce_$s.csv"
+  run "allreduce_${s}_mpi_ring" 900 ${extra[@]+"${extra[@]}"} "${FORCED_RING[@]}" -- "${bench[@]}" --methods mpi \
+    --csv "$out/logs/allreduce_${s}_mpi_ring.csv"
+  {
+    cat "$out/logs/allreduce_$s.csv" 2>/dev/null || echo "method,np,bytes,count,chunk_bytes,time_us,algbw_gbps,busbw_gbps,wrong"
+    tail -n +2 "$out/logs/allreduce_${s}_mpi_ring.csv" 2>/dev/null || true
+  } >"$out/allreduce_$s.csv"
+done
+
+# Mid sizes under every setting (with --tcp-settings). Rows get the setting's name prepended.
+if [ "$tcp_settings" = 1 ]; then
+  echo "setting,method,np,bytes,count,chunk_bytes,time_us,algbw_gbps,busbw_gbps,wrong" >"$out/tcp_settings.csv"
+  for s in default eager4M progress_thread eager4M_progress; do
+    setting_args "$s"
+    run "tcp_$s" 900 ${extra[@]+"${extra[@]}"} -- "$BIN/bench_allreduce" --min-bytes 16K --max-bytes 4M \
+      --step-factor 4 --iters 3 --warmup 1 --reps "$reps" --methods ring,ps,mpi --csv "$out/logs/tcp_$s.csv"
+    tail -n +2 "$out/logs/tcp_$s.csv" 2>/dev/null | sed "s/^/$s,/" >>"$out/tcp_settings.csv" || true
+  done
+fi
+
+"$CLUSTER" status >"$out/logs/cluster_status.txt" 2>&1 || true
+"$CLUSTER" down
+trap - EXIT
+
+link_gbps="$(awk -v r="$rate" 'BEGIN { v = r + 0; if (r ~ /mbit/) v /= 1000; else if (r ~ /kbit/) v /= 1e6; print v }')"
+for s in "${setting_list[@]}"; do
+  say "cost model against the $s sweep"
+  fit_args=(--pingpong "$out/pingpong.csv" --membw "$out/membw.txt" --allreduce "$out/allreduce_$s.csv"
+            --out "$out/model_$s" --link-gbps "$link_gbps")
+  [ -z "$compute_us" ] || fit_args+=(--compute-us-per-sample "$compute_us")
+  python3 "$HERE/fit_cost_model.py" "${fit_args[@]}" >"$out/logs/model_$s.log" 2>&1 || model_failed+=("$s")
+  sed -n '/^## Checks/,/^## Extrapolation/p' "$out/logs/model_$s.log" | grep -v '^## Extrapolation' >&2 || true
+done
+
+wrong="$(cat "$out"/allreduce_*.csv | awk -F, '$1 != "method" && $9 != 0 { n++ } END { print n + 0 }')"
+[ "$wrong" -eq 0 ] || failed+=("$wrong allreduce row(s) with wrong != 0")
+say "results in $out"
+[ "${#model_failed[@]}" -eq 0 ] || say "model checks not met for: ${model_failed[*]} (see model_*/report.txt)"
+if [ "${#failed[@]}" -gt 0 ]; then
+  printf 'failed: %s\n' "${failed[@]}" >&2
+  exit 1
+fi

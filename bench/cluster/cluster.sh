@@ -1,0 +1,270 @@
+#!/usr/bin/env bash
+# An emulated multi-host cluster on one machine: N network namespaces (gs-h0..gs-hN-1), each joined by a veth
+# pair to a bridge that lives in a namespace of its own (gs-switch). Nothing is added to the root namespace; the
+# private test subnet (10.99.0.0/24 by default) exists only inside these namespaces. Every link is shaped in both
+# directions with HTB: on the host-side veth (what a host sends) and on its switch port (what a host receives),
+# so a parameter server cannot receive faster than the link rate however many workers push at once.
+#
+# Usage (root):
+#   bench/cluster/cluster.sh up N --rate R [--delay D]   build the cluster (R in tc units: 1gbit, 100mbit, ...)
+#   bench/cluster/cluster.sh down                        remove everything (idempotent)
+#   bench/cluster/cluster.sh status                      namespaces, addresses, shaping, byte counters
+#   bench/cluster/cluster.sh check                       can this machine build a cluster? (exit 0, or 3 + why)
+#   bench/cluster/cluster.sh run [MPIRUN_ARGS...] -- CMD [ARGS...]
+#        mpirun inside gs-h0, one rank per namespace-host (pass -np K for fewer), TCP only, ranks unbound and
+#        yielding when idle (N namespace-hosts share this machine's cores: a busy-polling rank would starve the
+#        kernel threads that forward the other hosts' packets).
+#        Remote ranks are started through Open MPI's rsh launcher with netns_agent.sh, which turns
+#        "<agent> <host> <command>" into "ip netns exec <namespace> sh -c <command>".
+#
+# --delay D adds D of one-way latency to every packet a host sends (netem under the HTB class). It needs the
+# kernel's netem qdisc; where the kernel has none (CONFIG_NET_SCH_NETEM unset, as on the machines this project
+# is developed on) `up` refuses with a message saying so, and builds nothing.
+# Above 1 Gbit/s the shaping on a 2-core machine is bound by the CPU that forwards the packets, not by HTB:
+# such a cluster runs, but its numbers are not a faithful emulation of the link rate (`up` warns).
+#
+# Environment:
+#   GS_CLUSTER_PREFIX  names (default gs: gs-switch, gs-h0, ...; 1-6 lowercase letters or digits). A cluster with
+#                      another prefix (the test's) lives beside a benchmark's without touching it.
+#   GS_CLUSTER_SUBNET  first three octets of the private subnet inside the namespaces (default 10.99.0)
+#   GS_CLUSTER_STATE   state folder: host map, hostfile, settings (default /run/gradsync-cluster, with -PREFIX
+#                      appended for a prefix other than gs)
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SUBNET="${GS_CLUSTER_SUBNET:-10.99.0}"
+PREFIX="${GS_CLUSTER_PREFIX:-gs}"
+STATE="${GS_CLUSTER_STATE:-/run/gradsync-cluster$([ "$PREFIX" = gs ] || echo "-$PREFIX")}"
+SWITCH_NS="$PREFIX-switch"
+HOST_PREFIX="$PREFIX-h"
+BRIDGE="$PREFIX-br"
+HOST_IF="${PREFIX}0"        # the host side of each veth pair, inside its host namespace (same name in every host)
+PORT_PREFIX="$PREFIX-p"     # the switch side, gs-p0 .. gs-pN-1, inside gs-switch
+MAX_HOSTS=64
+STARTUP_TIMEOUT_S=60   # a daemon that never reports back fails the launch instead of hanging it
+HTB_QUANTUM=200000     # one class per link, so the quantum only silences HTB's "quantum is big" warning
+PROBE_NS="$PREFIX-probe-$$"
+
+say() { printf '==> %s\n' "$*" >&2; }
+die() { printf 'cluster.sh: error: %s\n' "$1" >&2; exit "${2:-1}"; }
+usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
+
+host_ns() { echo "$HOST_PREFIX$1"; }
+host_ip() { echo "$SUBNET.$(($1 + 1))"; }
+
+# Why this machine cannot build a cluster, or nothing when it can.
+cannot_build() {
+  if [ "$(id -u)" -ne 0 ]; then echo "must run as root (network namespaces and tc need CAP_NET_ADMIN)"; return; fi
+  command -v ip >/dev/null || { echo "the 'ip' command is missing (apt-get install iproute2)"; return; }
+  command -v tc >/dev/null || { echo "the 'tc' command is missing (apt-get install iproute2)"; return; }
+  ip netns list >/dev/null 2>&1 || { echo "'ip netns' does not work here"; return; }
+  local why=""
+  if ! ip netns add "$PROBE_NS" 2>/dev/null; then
+    echo "cannot create a network namespace ('ip netns add' failed: no CAP_SYS_ADMIN, or namespaces disabled)"
+    return
+  fi
+  if ! ip -n "$PROBE_NS" link add "$PREFIX-pa" type veth peer name "$PREFIX-pb" 2>/dev/null; then
+    why="cannot create a veth pair inside a namespace (no veth support in the kernel?)"
+  elif ! ip -n "$PROBE_NS" link add "$PREFIX-pbr" type bridge 2>/dev/null; then
+    why="cannot create a bridge inside a namespace (no bridge support in the kernel?)"
+  elif ! tc -n "$PROBE_NS" qdisc add dev "$PREFIX-pa" root handle 1: htb default 1 2>/dev/null; then
+    why="cannot add an HTB qdisc (no sch_htb in the kernel?)"
+  fi
+  ip netns del "$PROBE_NS" 2>/dev/null || true
+  [ -z "$why" ] || echo "$why"
+}
+
+require_capable() {
+  local why
+  why="$(cannot_build)"
+  [ -z "$why" ] || die "$why" 3
+}
+
+existing_namespaces() { ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^($SWITCH_NS|$HOST_PREFIX[0-9]+)\$" || true; }
+
+# Ends the processes still running inside our namespaces (ranks, orteds of a run that was interrupted): each by
+# its pid, and only processes whose network namespace is one this script made.
+kill_namespace_processes() {
+  local ns pids
+  for ns in "$@"; do
+    pids="$(ip netns pids "$ns" 2>/dev/null || true)"
+    [ -z "$pids" ] || kill -TERM $pids 2>/dev/null || true
+  done
+  sleep 0.2
+  for ns in "$@"; do
+    pids="$(ip netns pids "$ns" 2>/dev/null || true)"
+    [ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
+  done
+}
+
+cmd_down() {
+  [ "$(id -u)" -eq 0 ] || die "must run as root" 3
+  local namespaces ns
+  mapfile -t namespaces < <(existing_namespaces)
+  if [ "${#namespaces[@]}" -gt 0 ]; then
+    kill_namespace_processes "${namespaces[@]}"
+    # Deleting a namespace deletes the veth ends inside it, and with them their peers in the others.
+    for ns in "${namespaces[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
+  fi
+  rm -rf "$STATE"
+  local left
+  left="$(existing_namespaces)"
+  [ -z "$left" ] || die "could not remove: $left"
+  say "cluster down"
+}
+
+# HTB shaping of what leaves `dev` in namespace `ns`: one class at the link rate, and netem below it for --delay.
+shape() {
+  local ns="$1" dev="$2" rate="$3" delay="$4"
+  tc -n "$ns" qdisc add dev "$dev" root handle 1: htb default 1
+  tc -n "$ns" class add dev "$dev" parent 1: classid 1:1 htb rate "$rate" ceil "$rate" quantum "$HTB_QUANTUM"
+  if [ -n "$delay" ]; then
+    tc -n "$ns" qdisc add dev "$dev" parent 1:1 handle 10: netem delay "$delay" limit 100000 2>/dev/null \
+      || die "--delay $delay: this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM is not set, and 'tc qdisc add ... netem' \
+fails), so latency cannot be added here. Run without --delay: the links then have the namespaces' own latency \
+(tens of microseconds; bench/cluster/fit_cost_model.py measures it)." 4
+  fi
+}
+
+# Whether `ip` answers from namespace `ns`, without ping (not installed everywhere): a TCP connection to a closed
+# port is refused at once by a reachable host, and times out or finds no route otherwise.
+reachable() {
+  local out
+  out="$(ip netns exec "$1" timeout 5 bash -c "exec 3<>/dev/tcp/$2/9" 2>&1)" && return 0
+  [[ $out == *"refused"* ]]
+}
+
+netem_available() {
+  # /proc/config.gz, when the kernel publishes it, answers without touching any namespace.
+  if [ -r /proc/config.gz ] && command -v zcat >/dev/null; then
+    zcat /proc/config.gz | grep -qE '^CONFIG_NET_SCH_NETEM=(y|m)' && return 0
+    [ -d /lib/modules ] && modinfo sch_netem >/dev/null 2>&1 && return 0
+    return 1
+  fi
+  return 0  # unknown: try it, and shape() will say so if it fails
+}
+
+cmd_up() {
+  local n="" rate="" delay=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --rate) [ $# -ge 2 ] || die "--rate needs a value"; rate="$2"; shift 2 ;;
+      --delay) [ $# -ge 2 ] || die "--delay needs a value"; delay="$2"; shift 2 ;;
+      -h|--help) usage; exit 0 ;;
+      -*) die "up: unknown option '$1' (see --help)" ;;
+      *) [ -z "$n" ] || die "up: one host count only, got '$n' and '$1'"; n="$1"; shift ;;
+    esac
+  done
+  [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 2 ] && [ "$n" -le "$MAX_HOSTS" ] \
+    || die "up needs a host count from 2 to $MAX_HOSTS, got '${n:-nothing}'"
+  [ -n "$rate" ] || die "up needs --rate (e.g. --rate 1gbit)"
+  rate="${rate,,}"
+  rate="${rate%/s}"; rate="${rate%ps}"
+  [[ $rate =~ ^[0-9]+(\.[0-9]+)?(kbit|mbit|gbit)$ ]] || die "--rate needs a rate like 100mbit, 1gbit, 2.5gbit; got '$rate'"
+  if [ -n "$delay" ]; then
+    [[ $delay =~ ^[0-9]+(\.[0-9]+)?(us|ms|s)$ ]] || die "--delay needs a time like 50us, 1ms; got '$delay'"
+    netem_available || die "--delay $delay: this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM is not set), so latency \
+cannot be added here. Run without --delay: the links then have the namespaces' own latency (tens of microseconds; \
+bench/cluster/fit_cost_model.py measures it)." 4
+  fi
+  [[ $PREFIX =~ ^[a-z][a-z0-9]{0,5}$ ]] || die "GS_CLUSTER_PREFIX must be 1-6 lowercase letters or digits, got '$PREFIX'"
+  [[ $SUBNET =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "GS_CLUSTER_SUBNET must be three octets like 10.99.0, got '$SUBNET'"
+  require_capable
+  [ -z "$(existing_namespaces)" ] || die "a cluster (or its leftovers) exists: run '$0 down' first"
+  local mbit
+  mbit="$(awk -v r="$rate" 'BEGIN { v = r + 0; if (r ~ /gbit/) v *= 1000; else if (r ~ /kbit/) v /= 1000; print v }')"
+  if awk -v m="$mbit" 'BEGIN { exit !(m > 1000) }'; then
+    say "warning: $rate per link is above 1 Gbit/s: on a 2-core machine the forwarding CPU, not HTB, sets the rate;"
+    say "         the cluster runs, but its timings are not a faithful emulation of $rate links"
+  fi
+
+  # From here on, any failure tears down what was built.
+  trap 'rc=$?; if [ $rc -ne 0 ]; then say "up failed: tearing down"; cmd_down >/dev/null 2>&1 || true; fi' EXIT
+  say "building $n hosts on ${SUBNET}.0/24 at $rate per link${delay:+, $delay one-way delay}"
+  ip netns add "$SWITCH_NS"
+  ip -n "$SWITCH_NS" link set lo up
+  ip -n "$SWITCH_NS" link add "$BRIDGE" type bridge stp_state 0 forward_delay 0
+  ip -n "$SWITCH_NS" link set "$BRIDGE" up
+  local i ns port
+  for ((i = 0; i < n; i++)); do
+    ns="$(host_ns "$i")" port="$PORT_PREFIX$i"
+    ip netns add "$ns"
+    ip -n "$ns" link set lo up
+    # Both ends are created inside namespaces: the pair never appears in the root namespace.
+    ip -n "$SWITCH_NS" link add "$port" type veth peer name "$HOST_IF" netns "$ns"
+    ip -n "$SWITCH_NS" link set "$port" master "$BRIDGE"
+    ip -n "$SWITCH_NS" link set "$port" up
+    ip -n "$ns" addr add "$(host_ip "$i")/24" dev "$HOST_IF"
+    ip -n "$ns" link set "$HOST_IF" up
+    shape "$ns" "$HOST_IF" "$rate" "$delay"   # what host i sends
+    shape "$SWITCH_NS" "$port" "$rate" ""     # what host i receives
+  done
+
+  mkdir -p "$STATE"
+  : >"$STATE/hosts"
+  : >"$STATE/hostfile"
+  for ((i = 0; i < n; i++)); do
+    printf '%s %s\n' "$(host_ip "$i")" "$(host_ns "$i")" >>"$STATE/hosts"
+    printf '%s slots=1\n' "$(host_ip "$i")" >>"$STATE/hostfile"
+  done
+  printf 'hosts=%s\nrate=%s\ndelay=%s\nsubnet=%s\n' "$n" "$rate" "$delay" "$SUBNET" >"$STATE/config"
+
+  # Every host must reach every other one through the switch before anyone relies on it.
+  for ((i = 1; i < n; i++)); do
+    reachable "$(host_ns 0)" "$(host_ip "$i")" || die "host 0 cannot reach host $i ($(host_ip "$i")) through the switch"
+  done
+  trap - EXIT
+  say "cluster up: $n hosts ($(host_ns 0)..$(host_ns $((n - 1)))), $rate per link; hostfile $STATE/hostfile"
+}
+
+cmd_status() {
+  local namespaces
+  mapfile -t namespaces < <(existing_namespaces)
+  if [ "${#namespaces[@]}" -eq 0 ]; then echo "no cluster"; return 0; fi
+  [ -f "$STATE/config" ] && sed 's/^/  /' "$STATE/config"
+  local ns
+  for ns in "${namespaces[@]}"; do
+    [ "$ns" = "$SWITCH_NS" ] && continue
+    printf '%s: %s\n' "$ns" "$(ip -n "$ns" -4 -br addr show dev "$HOST_IF" 2>/dev/null | awk '{print $3}')"
+    tc -n "$ns" -s class show dev "$HOST_IF" 2>/dev/null | awk '/^class htb/ { for (i = 1; i < NF; i++) if ($i == "rate") r = $(i + 1) }
+      /Sent/ { printf "  sends at %s, sent %s bytes\n", r, $2 }'
+  done
+  if ip netns list | awk '{print $1}' | grep -qx "$SWITCH_NS"; then
+    echo "$SWITCH_NS: bridge $BRIDGE, ports $(ip -n "$SWITCH_NS" -br link show master "$BRIDGE" | awk '{printf "%s ", $1}')"
+  fi
+}
+
+cmd_run() {
+  [ "$(id -u)" -eq 0 ] || die "must run as root" 3
+  [ -f "$STATE/hostfile" ] || die "no cluster is up (run '$0 up N --rate R' first)"
+  local mpi_args=() n
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do mpi_args+=("$1"); shift; done
+  [ $# -ge 2 ] || die "run needs '-- CMD [ARGS...]'"
+  shift
+  n="$(awk -F= '$1 == "hosts" {print $2}' "$STATE/config")"
+  local np_given=0 a
+  for a in "${mpi_args[@]}"; do case "$a" in -np|-n|--np|-c) np_given=1 ;; esac; done
+  [ "$np_given" = 1 ] || mpi_args=(-np "$n" "${mpi_args[@]}")
+  local net="$SUBNET.0/24"
+  # Open MPI as root needs these; GS_CLUSTER_STATE tells the agent where the host map is.
+  exec ip netns exec "$(host_ns 0)" env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    GS_CLUSTER_STATE="$STATE" \
+    mpirun --hostfile "$STATE/hostfile" \
+    --mca plm rsh --mca plm_rsh_agent "$HERE/netns_agent.sh" --mca plm_rsh_no_tree_spawn 1 \
+    --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$net" --mca oob_tcp_if_include "$net" \
+    --mca orte_startup_timeout "$STARTUP_TIMEOUT_S" --bind-to none --mca mpi_yield_when_idle 1 "${mpi_args[@]}" "$@"
+}
+
+[ $# -ge 1 ] || { usage; exit 2; }
+command="$1"
+shift
+case "$command" in
+  up) cmd_up "$@" ;;
+  down) cmd_down ;;
+  status) cmd_status ;;
+  check) why="$(cannot_build)"; if [ -n "$why" ]; then echo "cannot build a cluster here: $why"; exit 3; fi
+         echo "this machine can build an emulated cluster" ;;
+  run) cmd_run "$@" ;;
+  -h|--help|help) usage ;;
+  *) usage >&2; die "unknown command '$command'" 2 ;;
+esac

@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+"""fit_cost_model.py: the alpha-beta-gamma cost model of gradsync's allreduce methods.
+
+Fits alpha (one-way latency of one message) and beta (link time per byte) from a ping-pong sweep
+(bench/cluster/pingpong.cpp) and gamma (time per byte reduced) from bench_membw's add kernel, predicts every
+method's allreduce time, compares the predictions with bench_allreduce's measured rows, and extrapolates time per
+training step and speedup to p = 1024 workers on 1, 10 and 100 Gbit/s links. Standard library only.
+
+  bench/cluster/fit_cost_model.py --pingpong P.csv --membw membw.txt --allreduce allreduce.csv --out DIR
+      [--link-gbps 1] [--gamma-ns-per-byte G] [--compute-us-per-sample 4.4] [--batch 32] [--alpha-us A]
+
+Models (n bytes per rank, p ranks taking part; alpha, beta, gamma as fitted):
+  ring            2(p-1) alpha + 2(p-1)/p n beta + (p-1)/p n gamma
+  ring-chunked    the same with 2(p-1) ceil(n/(p c)) messages of at most c = chunk bytes (gradsync's ring)
+  rabenseifner    2 log2(p) alpha + 2(p-1)/p n beta + (p-1)/p n gamma  (recursive halving, then doubling)
+  ps              W = p-1 workers and one dedicated server that receives every push before it sends:
+                  2W alpha + 2W n beta + (W-1) n gamma
+  ps-sharded(k)   k dedicated servers, W = p-k workers, each server owns n/k bytes:
+                  2 max(k, W) alpha + 2 max(1, W/k) n beta + (W-1) (n/k) gamma
+Outputs in DIR: params.csv, model_vs_measured.csv, extrapolation.csv, report.txt (tables, checks, crossovers).
+"""
+import argparse
+import csv
+import math
+import os
+import re
+import statistics
+import sys
+
+MLP128_FLOATS = 101_770          # 784*128 + 128 + 128*10 + 10
+BIG_MODEL_FLOATS = 25_000_000
+FLOAT_BYTES = 4
+DEFAULT_CHUNK = 256 * 1024       # collectives/allreduce.hpp kDefaultChunkBytes
+SMALL_MAX_BYTES = 1024           # ping-pong sizes that fit alpha (latency regime)
+LARGE_MIN_BYTES = 1 << 20        # ping-pong sizes that fit beta (bandwidth regime)
+EXTRAPOLATION_LINKS_GBPS = (1, 10, 100)
+EXTRAPOLATION_P = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+
+
+# ---- fitting -------------------------------------------------------------------------------------------------
+
+def read_pingpong(path):
+    with open(path) as f:
+        rows = [(int(r["bytes"]), float(r["oneway_us"]) * 1e-6) for r in csv.DictReader(f)]
+    if not rows:
+        sys.exit(f"fit_cost_model: {path} has no rows")
+    return rows
+
+
+def fit_alpha_beta(rows):
+    """alpha: median one-way time of messages <= 1 KiB. beta: least-squares slope of one-way time over messages
+    >= 1 MiB (intercept reported as alpha_large: what a large message pays beyond its bytes)."""
+    small = [t for n, t in rows if n <= SMALL_MAX_BYTES]
+    large = [(n, t) for n, t in rows if n >= LARGE_MIN_BYTES]
+    if not small or len(large) < 2:
+        sys.exit("fit_cost_model: the ping-pong needs sizes <= 1 KiB and at least two >= 1 MiB")
+    alpha = statistics.median(small)
+    mx = statistics.fmean(n for n, _ in large)
+    my = statistics.fmean(t for _, t in large)
+    sxx = sum((n - mx) ** 2 for n, _ in large)
+    beta = sum((n - mx) * (t - my) for n, t in large) / sxx
+    alpha_large = my - beta * mx
+    return alpha, beta, alpha_large
+
+
+def read_gamma(path):
+    """gamma from bench_membw's 'add : X GB/s aggregate (Y per rank)': the add reads two arrays and writes one, so
+    Y counts 3 bytes moved per byte reduced."""
+    text = open(path).read()
+    m = re.search(r"add\s*:\s*[\d.]+\s*GB/s aggregate \(([\d.]+) per rank\)", text)
+    if not m:
+        sys.exit(f"fit_cost_model: no 'add :' line in {path}")
+    return 3.0 / (float(m.group(1)) * 1e9)
+
+
+# ---- models --------------------------------------------------------------------------------------------------
+
+def ring(p, n, a, b, g):
+    return 2 * (p - 1) * a + 2 * (p - 1) / p * n * b + (p - 1) / p * n * g
+
+
+def ring_chunked(p, n, a, b, g, chunk=DEFAULT_CHUNK):
+    messages = max(1, math.ceil(n / p / chunk))
+    return 2 * (p - 1) * messages * a + 2 * (p - 1) / p * n * b + (p - 1) / p * n * g
+
+
+def rabenseifner(p, n, a, b, g):
+    return 2 * math.ceil(math.log2(p)) * a + 2 * (p - 1) / p * n * b + (p - 1) / p * n * g
+
+
+def ps(p, n, a, b, g):
+    w = p - 1
+    return 2 * w * a + 2 * w * n * b + max(w - 1, 0) * n * g
+
+
+def ps_sharded(p, n, a, b, g, k):
+    w = p - k
+    return 2 * max(k, w) * a + 2 * max(1.0, w / k) * n * b + max(w - 1, 0) * (n / k) * g
+
+
+def ps_colocated(p, n, a, b, g):
+    """Sharded PS with a server shard on every one of p workers (OSDI'14 deployment): each machine pushes and pulls
+    (p-1)/p of the buffer and receives as much, so it moves the ring's bytes, in p-1 concurrent messages per phase."""
+    return 2 * (p - 1) * a + 2 * (p - 1) / p * n * b + (p - 1) / p * n * g
+
+
+def predict(method, p, n, a, b, g, chunk):
+    """Predicted seconds for a bench_allreduce row label, or None when the model has nothing to say."""
+    if method == "ring":
+        return {"ring": ring(p, n, a, b, g), "ring-chunked": ring_chunked(p, n, a, b, g, chunk or DEFAULT_CHUNK)}
+    if method == "mpi-ring":
+        # Open MPI's ring sends one segment per step (its segsize pipelining is off by default).
+        return {"ring": ring(p, n, a, b, g)}
+    if method == "mpi":
+        return {"rabenseifner": rabenseifner(p, n, a, b, g), "ring": ring(p, n, a, b, g)}
+    if method == "ps":
+        return {"ps": ps(p, n, a, b, g)}
+    m = re.fullmatch(r"ps-sharded(\d+)", method)
+    if m:
+        k = int(m.group(1))
+        return {f"ps-sharded{k}": ps_sharded(p, n, a, b, g, k)}
+    return None
+
+
+# ---- report helpers ------------------------------------------------------------------------------------------
+
+def human(n):
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} B"
+
+
+def table(headers, rows):
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(headers)]
+    line = lambda cells: "| " + " | ".join(str(c).rjust(w) for c, w in zip(cells, widths)) + " |"
+    return "\n".join([line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [line(r) for r in rows])
+
+
+def write_csv(path, header, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pingpong", required=True, help="pingpong CSV (bytes,iters,rtt_us,oneway_us,bw_gbps)")
+    ap.add_argument("--membw", help="bench_membw output (gamma from its add line)")
+    ap.add_argument("--gamma-ns-per-byte", type=float, help="gamma, instead of --membw")
+    ap.add_argument("--allreduce", help="bench_allreduce CSV measured on the same network (optional)")
+    ap.add_argument("--out", required=True, help="folder for the outputs")
+    ap.add_argument("--link-gbps", type=float, default=1.0, help="nominal rate of the measured links (default 1)")
+    ap.add_argument("--alpha-us", type=float, help="alpha for the extrapolation (default: the fitted alpha)")
+    ap.add_argument("--compute-us-per-sample", type=float, default=4.4,
+                    help="MLP-128 compute per sample on one core (build/bin/bench_compute; default 4.4)")
+    ap.add_argument("--batch", type=int, default=32, help="per-worker batch (default 32)")
+    ap.add_argument("--check-min-bytes", type=int, default=1 << 20, help="model-vs-measured check from this size")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+
+    alpha, beta, alpha_large = fit_alpha_beta(read_pingpong(args.pingpong))
+    if args.gamma_ns_per_byte is not None:
+        gamma, gamma_how = args.gamma_ns_per_byte * 1e-9, "given"
+    elif args.membw:
+        gamma, gamma_how = read_gamma(args.membw), "bench_membw add on one core (DRAM-bound, 64 MiB arrays)"
+    else:
+        sys.exit("fit_cost_model: give --membw or --gamma-ns-per-byte")
+    nominal_beta = 8 / (args.link_gbps * 1e9)
+    efficiency = nominal_beta / beta
+    params = [
+        ("alpha_us", f"{alpha * 1e6:.2f}", "median one-way MPI ping-pong time of messages <= 1 KiB"),
+        ("beta_ns_per_byte", f"{beta * 1e9:.4f}", "slope of one-way time over messages >= 1 MiB"),
+        ("beta_gbps", f"{8 / beta / 1e9:.4f}", "1/beta in Gbit/s"),
+        ("link_efficiency", f"{efficiency:.4f}", f"nominal {args.link_gbps:g} Gbit/s time per byte over fitted beta"),
+        ("alpha_large_us", f"{alpha_large * 1e6:.2f}", "intercept of the >= 1 MiB fit (rendezvous and pipeline start)"),
+        ("gamma_ns_per_byte", f"{gamma * 1e9:.4f}", gamma_how),
+    ]
+    write_csv(os.path.join(args.out, "params.csv"), ["name", "value", "how"], params)
+    report = ["# alpha-beta-gamma cost model", "", "## Fitted parameters", "",
+              table(["name", "value", "how"], params), ""]
+
+    # ---- predicted vs measured --------------------------------------------------------------------------------
+    comparison, checks = [], []
+    if args.allreduce:
+        with open(args.allreduce) as f:
+            measured = list(csv.DictReader(f))
+        # A ring swept over several chunk sizes: rows of the default chunk stay "ring", others become
+        # "ring-chunk16MiB" etc., so each variant is compared and checked on its own.
+        for r in measured:
+            chunk = int(r["chunk_bytes"] or 0)
+            if r["method"] == "ring" and chunk != DEFAULT_CHUNK:
+                r["method"] = "ring-chunk" + human(chunk).replace(" ", "")
+        rows_out = []
+        by_key = {}
+        for r in measured:
+            p, n = int(r["np"]), int(r["bytes"])
+            t = float(r["time_us"]) * 1e-6
+            by_key[(r["method"], n)] = t
+            base = "ring" if r["method"].startswith("ring") else r["method"]
+            preds = predict(base, p, n, alpha, beta, gamma, int(r["chunk_bytes"] or 0))
+            for model, tp in (preds or {}).items():
+                err = (tp - t) / t * 100
+                rows_out.append([r["method"], p, n, f"{t * 1e6:.1f}", model, f"{tp * 1e6:.1f}", f"{err:+.1f}",
+                                 r["busbw_gbps"], f"{n / tp / 1e9 * 2 * (p - 1) / p:.4f}"])
+        write_csv(os.path.join(args.out, "model_vs_measured.csv"),
+                  ["method", "np", "bytes", "measured_us", "model", "predicted_us", "error_pct", "measured_busbw_gbps",
+                   "predicted_busbw_gbps"], rows_out)
+        report += ["## Predicted vs measured", "",
+                   table(["method", "np", "size", "measured us", "model", "predicted us", "error %"],
+                         [[r[0], r[1], human(r[2]), r[3], r[4], r[5], r[6]] for r in rows_out]), ""]
+
+        # The issue's checks. Errors are (predicted - measured) / measured.
+        rings = sorted({r["method"] for r in measured if r["method"].startswith("ring") or r["method"] == "mpi-ring"})
+        pairs = [(m, "ring-chunked" if m.startswith("ring") else "ring") for m in rings] + [("ps", "ps")]
+        for method, model in pairs:
+            errs = [float(r[6]) for r in rows_out
+                    if r[2] >= args.check_min_bytes and r[0] == method and r[4] == model]
+            if errs:
+                worst = max(errs, key=abs)
+                checks.append((f"model {model} vs measured {method}, >= {human(args.check_min_bytes)}: worst error",
+                               f"{worst:+.1f}%", "PASS" if abs(worst) <= 20 else "FAIL", "within 20%"))
+        p_meas = int(measured[0]["np"]) if measured else 0
+        link_gbytes = args.link_gbps / 8
+        for method in rings:
+            rows_m = [r for r in measured if r["method"] == method]
+            top = max(rows_m, key=lambda r: int(r["bytes"]))
+            frac = float(top["busbw_gbps"]) / link_gbytes
+            checks.append((f"{method} busbw at {human(int(top['bytes']))} vs link {link_gbytes:.4f} GB/s",
+                           f"{float(top['busbw_gbps']):.4f} GB/s = {frac * 100:.1f}%", "PASS" if frac >= 0.85 else "FAIL",
+                           ">= 85%"))
+        ratio_rows = []
+        for method in rings:
+            for n in sorted({n for (m, n) in by_key if m == "ps" and n >= 4 << 20}):
+                if (method, n) not in by_key:
+                    continue
+                meas = by_key[("ps", n)] / by_key[(method, n)]
+                chunk = next(int(r["chunk_bytes"] or 0) for r in measured if r["method"] == method)
+                ring_t = ring(p_meas, n, alpha, beta, gamma) if method == "mpi-ring" else \
+                    ring_chunked(p_meas, n, alpha, beta, gamma, chunk or DEFAULT_CHUNK)
+                model = ps(p_meas, n, alpha, beta, gamma) / ring_t
+                dev = (meas - model) / model * 100
+                ratio_rows.append([f"ps / {method}", human(n), f"{meas:.3f}", f"{model:.3f}", f"{dev:+.1f}"])
+                checks.append((f"ps / {method} time ratio at {human(n)}",
+                               f"measured {meas:.3f}, model {model:.3f} ({dev:+.1f}%)",
+                               "PASS" if abs(dev) <= 15 else "FAIL", "within 15%"))
+        if ratio_rows:
+            report += ["## PS / ring time ratio (>= 4 MiB)", "",
+                       table(["ratio", "size", "measured", "model", "deviation %"], ratio_rows), ""]
+        if checks:
+            report += ["## Checks", "", table(["check", "value", "result", "target"], checks), ""]
+
+    # ---- extrapolation ------------------------------------------------------------------------------------------
+    # Weak scaling, as gradsync's trainer runs: every worker computes `batch` samples per step, then all
+    # synchronize; speedup = p * t_compute / (t_compute + t_comm) (throughput over one worker without any sync).
+    # The 25M model's compute scales with its parameter count from MLP-128's (same FLOP rate per parameter).
+    a_ext = args.alpha_us * 1e-6 if args.alpha_us is not None else alpha
+    models = [("mlp128", MLP128_FLOATS), ("25M", BIG_MODEL_FLOATS)]
+    methods = [("ring", ring), ("rabenseifner", rabenseifner), ("ps", lambda p, n, a, b, g: ps(p + 1, n, a, b, g)),
+               ("ps-sharded-colocated", ps_colocated)]
+    ext_rows, summary, crossovers = [], [], []
+    for model_name, floats in models:
+        n = floats * FLOAT_BYTES
+        t_comp = args.compute_us_per_sample * 1e-6 * args.batch * floats / MLP128_FLOATS
+        for gbps in EXTRAPOLATION_LINKS_GBPS:
+            b_ext = 8 / (gbps * 1e9) / efficiency
+            speedups = {}
+            for method, fn in methods:
+                for p in EXTRAPOLATION_P:
+                    t_comm = fn(p, n, a_ext, b_ext, gamma)
+                    step = t_comp + t_comm
+                    speedup = p * t_comp / step
+                    speedups[(method, p)] = speedup
+                    ext_rows.append([model_name, floats, gbps, f"{a_ext * 1e6:.2f}", f"{b_ext * 1e9:.5f}",
+                                     f"{gamma * 1e9:.4f}", method, p, f"{t_comm * 1e6:.1f}", f"{t_comp * 1e6:.1f}",
+                                     f"{step * 1e6:.1f}", f"{speedup:.2f}", f"{speedup / p:.3f}"])
+            first = lambda method, test: next((p for p in EXTRAPOLATION_P if test(speedups[(method, p)], p)), None)
+            # Central PS: speedup(p) = p tc / (tc + p K) with K = 2 alpha + 2 n beta + n gamma rises to tc / K and
+            # reaches 90% of that cap at p = 9 tc / K: beyond it, more workers buy almost nothing.
+            k_ps = 2 * (a_ext + n * b_ext) + n * gamma
+            ps_cap, ps_sat = t_comp / k_ps, 9 * t_comp / k_ps
+            # Ring: 2(p-1) alpha overtakes (p-1)/p n (2 beta + gamma) at p = n (2 beta + gamma) / (2 alpha).
+            p_lat = n * (2 * b_ext + gamma) / (2 * a_ext)
+            fmt_p = lambda p: ">1024" if p is None else str(p)
+            crossovers.append([
+                model_name, gbps, f"{t_comp * 1e3:.3f}", f"{ring(1024, n, a_ext, b_ext, gamma) * 1e3:.2f}",
+                fmt_p(first("ring", lambda s, p: s >= 1)), fmt_p(first("ring", lambda s, p: s / p < 0.5)),
+                f"{ps_cap:.2f}", f"{ps_sat:.1f}", f"{p_lat:.0f}",
+                fmt_p(first("ring", lambda s, p: speedups[("rabenseifner", p)] > 1.1 * s))])
+            for method, _ in methods:
+                summary.append([model_name, f"{gbps} Gbit/s", method]
+                               + [f"{speedups[(method, p)]:.1f}" for p in (2, 8, 32, 128, 512, 1024)])
+    write_csv(os.path.join(args.out, "extrapolation.csv"),
+              ["model", "floats", "link_gbps", "alpha_us", "beta_ns_per_byte", "gamma_ns_per_byte", "method", "p",
+               "comm_us", "compute_us", "step_us", "speedup", "efficiency"], ext_rows)
+    report += [
+        "## Extrapolation: speedup over one worker (weak scaling)", "",
+        f"Assumptions: per-worker batch {args.batch}; MLP-128 compute {args.compute_us_per_sample:g} us/sample on one "
+        f"core, the 25M model's scaled by parameter count ({BIG_MODEL_FLOATS / MLP128_FLOATS:.1f}x); alpha = "
+        f"{a_ext * 1e6:.1f} us on every link ({'given' if args.alpha_us is not None else 'the fitted MPI/TCP alpha'}); "
+        f"beta = 8 ns/B / link Gbit/s / {efficiency:.3f} (the fitted efficiency of the emulated link); gamma = "
+        f"{gamma * 1e9:.3f} ns/B (one core); no overlap of communication with compute. 'ps' is one dedicated server "
+        f"plus p workers; 'ps-sharded-colocated' puts a server shard on every worker.", "",
+        table(["model", "link", "method", "p=2", "p=8", "p=32", "p=128", "p=512", "p=1024"], summary), "",
+        "## Crossovers", "",
+        "ring break-even: the first p (of 2, 4, ..., 1024) at which the ring is faster than one worker alone. ring "
+        "eff < 50%: the first p at which its speedup falls below p/2 (2 = already at p = 2). ps cap: the speedup a "
+        "central server can never exceed, tc / (2 alpha + 2 n beta + n gamma); ps saturates: the p at which it reaches "
+        "90% of that cap (9 tc / K), past which more workers buy nothing. ring latency-bound: the p above which the "
+        "ring's 2(p-1) alpha exceeds its bandwidth and reduction terms, n (2 beta + gamma) / (2 alpha). rabenseifner "
+        "1.1x: the first p at which recursive halving/doubling is 10% faster than the ring (its log2 p latency).", "",
+        table(["model", "link Gbit/s", "compute ms/step", "ring comm ms at p=1024", "ring break-even p",
+               "ring eff < 50% at p", "ps cap", "ps saturates at p", "ring latency-bound above p",
+               "rabenseifner 1.1x at p"], crossovers), ""]
+    text = "\n".join(report)
+    with open(os.path.join(args.out, "report.txt"), "w") as f:
+        f.write(text + "\n")
+    print(text)
+    failed = [c for c in checks if c[2] == "FAIL"]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
