@@ -44,7 +44,7 @@ set ytics nomirror
 set y2tics
 set border 11
 set key below horizontal maxrows 3 width 2
-set bmargin 9       # room for the xlabel and the key below it
+set bmargin 11      # room for the xlabel and the key below it
 
 eval png('staleness')
 # Solid = throughput (left axis); dashed open = mean staleness, x = max staleness (right axis).

@@ -84,7 +84,7 @@ TEST_CASE("sharded parameter servers equal the central server bit for bit in BSP
   const TrainTest data = blobs();
   TrainConfig central = small_mlp("ps", 4);
   central.servers = 1;
-  central.iterations_per_epoch = 0;  // full pass
+  central.iterations_per_epoch = TrainConfig::kAuto;  // one pass over the data per epoch
   central.epochs = 2;
   // Same number of workers for both: with 2 servers on 4 ranks there are 2 workers, so use 1 + 2 via a split.
   const int used = 1 + (world.size() - 2);  // central: 1 server + W workers; sharded: 2 servers + W workers
@@ -112,7 +112,7 @@ TEST_CASE("ASP and SSP apply every gradient exactly once, respect the staleness 
       c.staleness = 1;
       c.servers = servers;
       c.epochs = 3;
-      c.iterations_per_epoch = 0;
+      c.iterations_per_epoch = TrainConfig::kAuto;
       c.straggler_rank = world.size() - 1;  // one slow worker makes the others run ahead
       c.straggler_ms = 0.2;
       const TrainResult r = train(c, data, world);
@@ -155,6 +155,7 @@ TEST_CASE("end to end: data-parallel softmax, one epoch of real MNIST, reaches 9
   c.epochs = 1;
   c.batch = 32 / static_cast<std::size_t>(world.size());
   c.sgd.lr = 0.1f;
+  c.iterations_per_epoch = TrainConfig::kAuto;  // one pass over the data, shared by the workers
   c.data_dir = test::mnist_dir();
   const TrainTest mnist = load_idx_dataset(c.data_dir);
   const TrainResult r = train(c, mnist, world);

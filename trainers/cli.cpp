@@ -33,7 +33,7 @@ CliOutcome parse_train_cli(int argc, char** argv) {
   TrainConfig c;
   CLI::App app{"gradsync train: data-parallel SGD on MNIST with a pluggable gradient synchronization.\n"
                "Run under mpirun for ring, mpi and ps; e.g. mpirun -n 2 build/bin/train --sync ring --model mlp"};
-  std::string hidden = "128", iterations = "auto", straggler;
+  std::string hidden = "128", iterations = "full", straggler;
   long batch = static_cast<long>(c.batch), chunk = static_cast<long>(c.chunk_bytes);
   std::uint64_t seed = c.seed;
   app.add_option("--sync", c.sync, "serial | ring | mpi | ps")->capture_default_str();
@@ -48,7 +48,8 @@ CliOutcome parse_train_cli(int argc, char** argv) {
   app.add_option("--dataset", c.dataset, "mnist | fashion")->capture_default_str();
   app.add_option("--data", c.data_dir, "directory with the four IDX files (raw or .gz)");
   app.add_option("--iterations-per-epoch", iterations,
-                 "steps per epoch: auto = one pass, i.e. rows/(batch*workers), so runs on any np do equal work")
+                 "steps per epoch: full = rows/batch for every worker; auto = rows/(batch*workers), the lab's "
+                 "constant total work, so runs on any np do equal work; or a count")
       ->capture_default_str();
   app.add_option("--average-every", c.average_every, "local SGD: average the models every H steps (ring/mpi)");
   app.add_option("--chunk-bytes", chunk, "ring allreduce message size")->capture_default_str();
@@ -78,7 +79,9 @@ CliOutcome parse_train_cli(int argc, char** argv) {
     c.batch = static_cast<std::size_t>(batch);
     c.chunk_bytes = static_cast<std::size_t>(chunk);
     c.seed = seed;
-    if (iterations != "auto") {
+    if (iterations == "auto") {
+      c.iterations_per_epoch = TrainConfig::kAuto;
+    } else if (iterations != "full") {
       std::size_t used = 0;
       long v = 0;
       try {
@@ -87,7 +90,8 @@ CliOutcome parse_train_cli(int argc, char** argv) {
         used = 0;
       }
       if (used != iterations.size() || v <= 0)
-        throw CLI::ValidationError("--iterations-per-epoch", fmt::format("'{}' is neither 'auto' nor a positive count", iterations));
+        throw CLI::ValidationError("--iterations-per-epoch",
+                                   fmt::format("'{}' is not 'full', 'auto' or a positive count", iterations));
       c.iterations_per_epoch = v;
     }
     if (!straggler.empty()) {

@@ -41,7 +41,7 @@ std::string validate(const TrainConfig& c, int ranks) {
   if (c.sgd.weight_decay < 0) return "--weight-decay: must be >= 0";
   if (c.dataset != "mnist" && c.dataset != "fashion")
     return fmt::format("--dataset: unknown dataset '{}' (choose mnist or fashion)", c.dataset);
-  if (c.iterations_per_epoch < 0) return "--iterations-per-epoch: must be 'auto' or positive";
+  if (c.iterations_per_epoch < TrainConfig::kFullPass) return "--iterations-per-epoch: must be 'full', 'auto' or positive";
   if (c.chunk_bytes == 0) return "--chunk-bytes: must be positive";
   if (c.threads < 1) return "--threads: must be >= 1";
   if (c.sync == "serial" && ranks != 1)

@@ -20,7 +20,11 @@ struct TrainConfig {
   std::uint64_t seed = 1;
   std::string dataset = "mnist";     // mnist | fashion
   std::string data_dir;              // empty: the dataset's default location
-  long iterations_per_epoch = 0;     // 0 = auto: one pass over the data, i.e. rows / (batch * workers) steps
+  // Steps per epoch: kFullPass (default): rows / batch for every worker, so each worker sees an epoch's worth
+  // of examples; kAuto: the lab's constant total work, rows / (batch * workers); > 0: that many.
+  static constexpr long kAuto = 0;
+  static constexpr long kFullPass = -1;
+  long iterations_per_epoch = kFullPass;
   int average_every = 0;             // > 0: local SGD, average parameters every H steps (ring / mpi)
   std::size_t chunk_bytes = kDefaultChunkBytes;
   // Parameter server.

@@ -137,7 +137,8 @@ EpochWork reduce_to_root(const Comm& world, const EpochWork& mine) {
 
 long steps_per_epoch(const TrainConfig& config, std::size_t rows, int workers) {
   if (config.iterations_per_epoch > 0) return config.iterations_per_epoch;
-  return std::max<long>(1, static_cast<long>(rows / (config.batch * static_cast<std::size_t>(workers))));
+  const std::size_t share = config.iterations_per_epoch == TrainConfig::kAuto ? static_cast<std::size_t>(workers) : 1;
+  return std::max<long>(1, static_cast<long>(rows / (config.batch * share)));
 }
 
 TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& world, const EpochObserver& on_epoch) {
@@ -217,7 +218,7 @@ TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& 
       if (config.is_ps() && config.ps_mode != "bsp" && all.staleness_count > 0) {
         r.staleness_mean = all.staleness_sum / all.staleness_count;
         r.staleness_max = all.staleness_max;
-        if (config.ps_mode == "ssp") r.clock_gap_max = all.clock_gap_max;
+        r.clock_gap_max = all.clock_gap_max;  // asp: how far ahead workers ran; ssp: bounded by S
       }
       result.epochs.push_back(r);
       result.compute_s += r.compute_s;

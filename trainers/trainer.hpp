@@ -42,7 +42,7 @@ struct EpochReport {
   double server_busy = -1;    // PS: busy fraction of the servers this epoch, else -1
   double staleness_mean = -1; // PS asp/ssp: mean update staleness this epoch, else -1
   double staleness_max = -1;
-  double clock_gap_max = -1;  // PS ssp
+  double clock_gap_max = -1;  // PS asp/ssp: largest lead of a worker over the slowest when released
   double gradients_applied = -1;  // PS: worker gradients applied per key range this epoch (should be W*steps)
 };
 
@@ -77,7 +77,7 @@ struct DivergenceError : std::runtime_error {
 // Throws DivergenceError on the rank that meets a non-finite loss or gradient.
 TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& world, const EpochObserver& on_epoch = {});
 
-// Steps each worker takes per epoch: --iterations-per-epoch, or one pass over the data (at least 1).
+// Steps each worker takes per epoch (at least 1): see TrainConfig::iterations_per_epoch.
 long steps_per_epoch(const TrainConfig& config, std::size_t rows, int workers);
 
 }  // namespace gradsync
