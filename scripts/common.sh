@@ -100,3 +100,17 @@ render_charts() {
   rm -rf "$in"
   return "$rc"
 }
+
+# Installs those of the given Debian packages that are not installed yet (so a second run is fast); `why` is
+# printed with the list.
+install_missing() {  # install_missing WHY PKG...
+  local why="$1" missing=() p
+  shift
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ "${#missing[@]}" -gt 0 ] || return 0
+  say "installing ${missing[*]}${why:+ ($why)}"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}

@@ -35,15 +35,8 @@ mnist_prefix_bytes=4096
 
 # The rest of the project's packages are needed too: CMake configures the whole tree before building targets.
 "$GRADSYNC_ROOT/scripts/setup.sh" --no-build
-missing=()
-for p in clang libclang-rt-14-dev llvm; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  say "installing ${missing[*]} (clang with libFuzzer and the sanitizer runtimes; llvm-symbolizer for stacks)"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+install_missing "clang with libFuzzer and the sanitizer runtimes; llvm-symbolizer for stacks" \
+  clang libclang-rt-14-dev llvm
 
 say "configuring $fuzz_dir with clang (GRADSYNC_FUZZ=ON)"
 cmake -S "$GRADSYNC_ROOT" -B "$fuzz_dir" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DGRADSYNC_FUZZ=ON \
