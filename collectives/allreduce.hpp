@@ -18,7 +18,7 @@
 namespace gradsync {
 
 // From the chunk sweep (README, "Collectives"): on shared memory at np = 2, 1 MiB was the fastest or within 3% of
-// it from 256 KiB to 64 MiB (64 KiB: up to 20% slower; 16 MiB: the chunk no longer stays in cache). Every
+// it from 256 KiB to 64 MiB (64 KiB: up to 31% slower; 16 MiB: the chunk no longer stays in cache). Every
 // chunk is a lockstep rendezvous, so on TCP links larger chunks win (16 MiB: 86% of a 1 Gbit/s link, 256 KiB:
 // 47%); scratch memory is one chunk either way.
 inline constexpr std::size_t kDefaultChunkBytes = std::size_t{1} << 20;
