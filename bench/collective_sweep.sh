@@ -34,14 +34,12 @@ while [ $# -gt 0 ]; do
                    step="$2"; shift 2 ;;
     --iters) need_value "$1" $#; need_uint "$1" "$2"; iters="$2"; shift 2 ;;
     --out) need_value "$1" $#; out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) show_help "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "collective_sweep.sh: unknown option '$1' (see --help)" ;;
   esac
 done
-read -ra nps <<<"$np_list"
-[ "${#nps[@]}" -gt 0 ] || die "--np-list is empty"
 # busbw is 0 by definition at np = 1 and the parameter server needs a server and a worker.
-for n in "${nps[@]}"; do need_uint "--np-list entry" "$n" 2; done
+read_np_list "$np_list" 2
 [ -x "$BIN/bench_allreduce" ] || die "$BIN/bench_allreduce is missing: build first (scripts/setup.sh)"
 
 out="${out:-$GRADSYNC_ROOT/results/collectives-$(date +%Y%m%d-%H%M%S)}"

@@ -16,7 +16,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1; shift ;;
     --out) need_value "$1" $#; out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) show_help "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "run_all.sh: unknown option '$1' (use --quick, --out DIR)" ;;
   esac
 done

@@ -34,14 +34,12 @@ while [ $# -gt 0 ]; do
     --reps) need_value "$1" $#; need_uint "$1" "$2" 1; reps="$2"; shift 2 ;;
     --hostfile) need_value "$1" $#; hostfile="$2"; shift 2 ;;
     --out) need_value "$1" $#; out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) show_help "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "scaling.sh: unknown option '$1' (see --help)" ;;
   esac
 done
 
-read -ra nps <<<"$np_list"
-[ "${#nps[@]}" -gt 0 ] || die "--np-list is empty"
-for n in "${nps[@]}"; do need_uint "--np-list entry" "$n" 1; done
+read_np_list "$np_list" 1
 read -ra toks <<<"$methods"
 for m in "${toks[@]}"; do
   [ "$m" != serial ] || die "--methods: serial is always measured; list only the parallel methods"

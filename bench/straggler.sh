@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
     --batch) need_value "$1" $#; need_uint "$1" "$2" 1; batch="$2"; shift 2 ;;
     --methods) need_value "$1" $#; methods="$2"; shift 2 ;;
     --out) need_value "$1" $#; out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) show_help "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "straggler.sh: unknown option '$1' (see --help)" ;;
   esac
 done

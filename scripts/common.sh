@@ -114,3 +114,14 @@ install_missing() {  # install_missing WHY PKG...
   as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
+
+# Prints a script's header comment (line 2 up to `set -euo`) as its --help.
+show_help() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$1"; }
+
+# Splits LIST into the array nps, each a whole number >= MIN (the flag is named in errors).
+read_np_list() {  # read_np_list LIST MIN
+  read -ra nps <<<"$1"
+  [ "${#nps[@]}" -gt 0 ] || die "--np-list is empty"
+  local n
+  for n in "${nps[@]}"; do need_uint "--np-list entry" "$n" "$2"; done
+}
