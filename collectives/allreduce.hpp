@@ -50,7 +50,9 @@ class Allreduce {
   // Collective: every rank of the communicator calls run() with the same count and type. Sums the
   // contributing ranks' buffers elementwise, in place: afterwards result_range(rank, count) of `data` holds the
   // sum on every rank (the whole buffer except on dedicated parameter-server ranks). `data` stays owned by the
-  // caller. A count or type mismatch throws MismatchError on every rank (with options.check_agreement).
+  // caller. A count or type mismatch throws MismatchError on every rank (with options.check_agreement), before any
+  // data moves, and the object stays usable. An MpiError (a failed MPI call) may leave transfers pending on
+  // `data`: treat it as fatal and end the job (train does, with MPI_Abort).
   void run(void* data, std::size_t count, Dtype type);
   template <class T>
   void run(std::span<T> data) {

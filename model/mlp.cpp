@@ -12,8 +12,6 @@
 namespace gradsync {
 namespace {
 
-constexpr std::size_t kEvalBatch = 1000;
-
 void relu_inplace(float* z, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) z[i] = z[i] > 0.0f ? z[i] : 0.0f;
 }
@@ -45,8 +43,8 @@ Workspace::Workspace(const std::vector<std::size_t>& sizes, std::size_t max_batc
     : max_batch_(max_batch),
       column_max_(max_batch),
       column_sum_(max_batch),
-      eval_batch_(std::min(max_batch, kEvalBatch), sizes.front()),
-      eval_indices_(std::min(max_batch, kEvalBatch)) {
+      eval_batch_(std::min(max_batch, kEvaluationBatch), sizes.front()),
+      eval_indices_(std::min(max_batch, kEvaluationBatch)) {
   std::size_t widest = 0;
   for (std::size_t l = 1; l < sizes.size(); ++l) {
     activations_.emplace_back(max_batch * sizes[l]);

@@ -15,6 +15,9 @@
 
 namespace gradsync {
 
+// Largest batch evaluate() gathers at once: big enough for efficient GEMMs, small enough to stay in cache.
+inline constexpr std::size_t kEvaluationBatch = 1000;
+
 // Scratch memory for one forward/backward pass of up to `max_batch` rows; allocated once, reused every step.
 class Workspace {
  public:

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "collectives/watchdog.hpp"
+#include "trainers/clock.hpp"
 
 namespace gradsync {
 namespace {
@@ -13,9 +14,6 @@ constexpr int kTagPushGradient = 0x70;
 constexpr int kTagPullParams = 0x71;
 constexpr int kTagGatherModel = 0x72;
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 class PsWorker final : public Synchronizer {
  public:

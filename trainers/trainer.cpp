@@ -13,17 +13,13 @@
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
 #include "trainers/checkpointing.hpp"
+#include "trainers/clock.hpp"
 #include "trainers/ps_training.hpp"
 #include "trainers/synchronizer.hpp"
 
 namespace gradsync {
 namespace {
 
-constexpr std::size_t kEvalBatch = 1000;
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // One worker's share of the training loop. Owns every buffer the step touches, allocated here, once.
 class Worker {
@@ -182,7 +178,7 @@ TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& 
   result.ranks = ranks;
   result.workers = workers;
   result.steps = steps * (config.epochs - start.next_epoch);
-  Workspace eval_ws(model.sizes(), kEvalBatch);
+  Workspace eval_ws(model.sizes(), kEvaluationBatch);
   for (int epoch = start.next_epoch; epoch < config.epochs; ++epoch) {
     const double epoch_start = now_s();
     const bool last = epoch + 1 == config.epochs;
