@@ -17,6 +17,7 @@
 
 #include "model/checkpoint.hpp"
 #include "model/rng.hpp"
+#include "trainers/checkpointing.hpp"
 #include "test_support.hpp"
 
 using namespace gradsync;
@@ -87,6 +88,23 @@ void reseal_header(std::vector<std::uint8_t>& b) {
 }
 
 }  // namespace
+
+TEST_CASE("all_finite finds every NaN and Inf, at any position, and nothing else") {
+  using L = std::numeric_limits<float>;
+  const float finite[] = {0.0f, -0.0f, 1.0f, -3.5f, L::max(), L::lowest(), L::min(), L::denorm_min(), -L::denorm_min()};
+  const float bad[] = {L::quiet_NaN(), -L::quiet_NaN(), L::signaling_NaN(), L::infinity(), -L::infinity(),
+                       std::bit_cast<float>(0x7FC00123u), std::bit_cast<float>(0xFF800001u)};
+  std::vector<float> v(1000);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = finite[i % std::size(finite)];
+  CHECK(gradsync::all_finite(v));
+  CHECK(gradsync::all_finite(std::span<const float>{}));
+  for (float b : bad)
+    for (std::size_t at : {std::size_t{0}, std::size_t{7}, std::size_t{513}, v.size() - 1}) {
+      std::vector<float> w = v;
+      w[at] = b;
+      CHECK_MESSAGE(!gradsync::all_finite(w), "value bits ", std::bit_cast<std::uint32_t>(b), " at ", at);
+    }
+}
 
 TEST_CASE("checkpoint round trip preserves every field bit for bit") {
   const auto dir = test::temp_dir("ckpt-roundtrip", world_rank());
