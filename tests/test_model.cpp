@@ -97,18 +97,30 @@ TEST_CASE("serial SGD drives the loss down on separable generated data") {
   CHECK(after.accuracy > 0.98);
 }
 
+// Shapes below, at and past the 8 x 8 register tiles of the gather, so tiles and both edges are all checked.
 TEST_CASE("a gathered batch holds the same examples in both layouts, normalized") {
-  const Dataset data = make_blobs(10, 6, 3, 0.3f, 2);
-  Batch batch(4, data.features);
-  const std::vector<std::uint32_t> pick = {7, 2, 9};
-  gather_batch(data, pick, batch);
-  CHECK(batch.size == 3);
-  for (std::size_t j = 0; j < pick.size(); ++j) {
-    CHECK(batch.labels[j] == data.labels[pick[j]]);
-    for (std::size_t i = 0; i < data.features; ++i) {
-      CHECK(batch.rows[j * data.features + i] == data.pixels[pick[j] * data.features + i] * kPixelScale);
-      CHECK(batch.columns[i * 3 + j] == batch.rows[j * data.features + i]);
+  struct Shape {
+    std::size_t examples, features;
+  };
+  for (const Shape shape : {Shape{3, 6}, Shape{8, 8}, Shape{19, 21}, Shape{32, 784}}) {
+    CAPTURE(shape.examples);
+    CAPTURE(shape.features);
+    const Dataset data = make_blobs(3 * shape.examples + 5, shape.features, 3, 0.3f, 2);
+    Batch batch(shape.examples + 1, data.features);
+    std::vector<std::uint32_t> pick(shape.examples);
+    for (std::size_t j = 0; j < pick.size(); ++j) pick[j] = static_cast<std::uint32_t>((7 * j + 4) % data.rows);
+    gather_batch(data, pick, batch);
+    CHECK(batch.size == pick.size());
+    std::size_t wrong = 0;
+    for (std::size_t j = 0; j < pick.size(); ++j) {
+      CHECK(batch.labels[j] == data.labels[pick[j]]);
+      for (std::size_t i = 0; i < data.features; ++i) {
+        const float expected = data.pixels[pick[j] * data.features + i] * kPixelScale;
+        wrong += batch.rows[j * data.features + i] != expected;
+        wrong += batch.columns[i * pick.size() + j] != expected;
+      }
     }
+    CHECK(wrong == 0);
   }
 }
 
