@@ -5,17 +5,22 @@
 # ring as mpi-ring) under each Open MPI setting of --settings, optionally a mid-size comparison of TCP settings,
 # then fits and checks the cost model (bench/cluster/fit_cost_model.py) against each sweep. The cluster is always
 # torn down at the end, also on failure or Ctrl-C.
-# Usage (root): bench/cluster/bench_cluster.sh [--hosts 4] [--rate 1gbit] [--min-bytes 64K] [--max-bytes 64M]
-#                 [--step-factor 2] [--reps 3] [--settings "default eager4M"] [--ring-chunks 256K,16M]
-#                 [--tcp-settings]
+# Usage (root): bench/cluster/bench_cluster.sh [--hosts 4] [--rate 1gbit] [--queue small-first|fifo]
+#                 [--min-bytes 64K] [--max-bytes 64M]
+#                 [--step-factor 2] [--reps 3] [--settings "default eager4M"] [--ring-chunks 1M,16M]
+#                 [--tcp-settings] [--train-epochs 1] [--data DIR]
 #                 [--compute-us-per-sample X] [--out DIR]
 # Settings: default (Open MPI's own), eager4M (btl_tcp eager, rendezvous-eager and max-send limits at 4 MiB),
 # progress_thread (btl_tcp_progress_thread 1), eager4M_progress (both). --ring-chunks: the ring's chunk sizes
-# (bench_allreduce --chunk-bytes); 256K is gradsync's default, 16M sends each ring step as one message up to 64 MiB
+# (bench_allreduce --chunk-bytes); 1M is gradsync's default, 16M sends each ring step as one message up to 64 MiB
 # on 4 hosts, as Open MPI's ring does.
-# Writes to DIR (default results/cluster-DATE): pingpong.csv, membw.txt, allreduce_SETTING.csv (columns of
+# --train-epochs E: constant-work training (MLP-128, batch 32, --iterations-per-epoch auto) with ring, mpi and ps
+# across the hosts, E epochs each (0 skips), on MNIST from --data (default data/mnist); the model then compares
+# each run's sync time per step with its allreduce prediction.
+# Writes to DIR (default results/cluster-DATE): pingpong.csv, membw.txt, train.csv, allreduce_SETTING.csv (columns of
 # bench_allreduce --csv), tcp_settings.csv (with --tcp-settings: a setting column, then the same columns), and per
-# setting model_SETTING/ (params.csv, model_vs_measured.csv, extrapolation.csv, report.txt); logs/ has each run.
+# setting model_SETTING/ (params.csv, model_vs_measured.csv, extrapolation.csv, train_vs_model.csv, report.txt),
+# and with gnuplot the charts cluster_busbw_SETTING.png and cost_model.png; logs/ has each run.
 # Exit status 1 if a run failed or a row has wrong != 0; the model's checks are reported, not enforced.
 # GRADSYNC_TIMEOUT (seconds) replaces the per-run time limit.
 set -euo pipefail
@@ -25,21 +30,25 @@ CLUSTER="$HERE/cluster.sh"
 
 hosts=4
 rate=1gbit
+queue=small-first
 min_bytes=64K
 max_bytes=64M
 step=2
 reps=3
 tcp_settings=0
 settings="default eager4M"
-ring_chunks="256K,16M"
+ring_chunks="1M,16M"
 model_failed=()
 compute_us=""
+train_epochs=1
+data_dir="$GRADSYNC_ROOT/data/mnist"
 out=""
 size_re='^[0-9]+[KMG]?$'
 while [ $# -gt 0 ]; do
   case "$1" in
     --hosts) need_value "$1" $#; need_uint "$1" "$2" 2; hosts="$2"; shift 2 ;;
     --rate) need_value "$1" $#; rate="$2"; shift 2 ;;
+    --queue) need_value "$1" $#; queue="$2"; shift 2 ;;
     --min-bytes) need_value "$1" $#; [[ $2 =~ $size_re ]] || die "--min-bytes needs a size like 64K"; min_bytes="$2"; shift 2 ;;
     --max-bytes) need_value "$1" $#; [[ $2 =~ $size_re ]] || die "--max-bytes needs a size like 64M"; max_bytes="$2"; shift 2 ;;
     --step-factor) need_value "$1" $#; step="$2"; shift 2 ;;
@@ -47,6 +56,8 @@ while [ $# -gt 0 ]; do
     --tcp-settings) tcp_settings=1; shift ;;
     --settings) need_value "$1" $#; settings="$2"; shift 2 ;;
     --ring-chunks) need_value "$1" $#; ring_chunks="$2"; shift 2 ;;
+    --train-epochs) need_value "$1" $#; need_uint "$1" "$2" 0; train_epochs="$2"; shift 2 ;;
+    --data) need_value "$1" $#; data_dir="$2"; shift 2 ;;
     --compute-us-per-sample) need_value "$1" $#; compute_us="$2"; shift 2 ;;
     --out) need_value "$1" $#; out="$2"; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
@@ -56,6 +67,14 @@ done
 for b in bench_allreduce bench_membw; do [ -x "$BIN/$b" ] || die "$BIN/$b is missing: build first (scripts/setup.sh)"; done
 command -v python3 >/dev/null || die "python3 is needed for the cost model"
 why="$("$CLUSTER" check)" || die "$why"
+if [ "$train_epochs" -gt 0 ]; then
+  [ -x "$BIN/train" ] || die "$BIN/train is missing: build first (scripts/setup.sh)"
+  for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+    [ -e "$data_dir/$f" ] || [ -e "$data_dir/$f.gz" ] \
+      || die "--data $data_dir: $f is missing (scripts/fetch_mnist.sh fetches MNIST, or --train-epochs 0 skips training)"
+  done
+  data_dir="$(cd "$data_dir" && pwd)"  # remote ranks start elsewhere
+fi
 
 out="${out:-$GRADSYNC_ROOT/results/cluster-$(date +%Y%m%d-%H%M%S)}"
 [ ! -e "$out/pingpong.csv" ] || die "$out/pingpong.csv already exists: pick a new --out (results are never overwritten)"
@@ -69,7 +88,7 @@ cleanup() { "$CLUSTER" down >/dev/null 2>&1 || say "warning: '$CLUSTER down' fai
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 "$CLUSTER" down >/dev/null 2>&1 || true
-"$CLUSTER" up "$hosts" --rate "$rate"
+"$CLUSTER" up "$hosts" --rate "$rate" --queue "$queue"
 
 failed=()
 # run NAME LIMIT_S [MPIRUN_ARGS...] -- CMD...: one bounded run on the cluster, its output in logs/NAME.log.
@@ -90,7 +109,7 @@ bench=("$BIN/bench_allreduce" --min-bytes "$min_bytes" --max-bytes "$max_bytes" 
        --iters 1 --warmup 1 --reps "$reps")
 # Open MPI settings the allreduce sweep runs under. Above btl_tcp_eager_limit (64 KiB by default) a message is sent
 # by rendezvous: it waits for the receiver's clear-to-send, which on a busy link queues behind bulk data. eager4M
-# sends every message of up to 4 MiB (the ring's 256 KiB chunks included) without that round trip.
+# sends every message of up to 4 MiB (the ring's 1 MiB chunks included) without that round trip.
 EAGER4M=(--mca btl_tcp_eager_limit 4194304 --mca btl_tcp_rndv_eager_limit 4194304 --mca btl_tcp_max_send_size 4194304)
 PROGRESS=(--mca btl_tcp_progress_thread 1)
 setting_args() {
@@ -133,6 +152,14 @@ if [ "$tcp_settings" = 1 ]; then
   done
 fi
 
+# Constant-work training per method across the hosts: the allreduce of a real gradient between real steps.
+if [ "$train_epochs" -gt 0 ]; then
+  for sync in ring mpi ps; do
+    run "train_$sync" 1800 -- "$BIN/train" --sync "$sync" --model mlp --hidden 128 --lr 0.1 --batch 32 \
+      --epochs "$train_epochs" --iterations-per-epoch auto --data "$data_dir" --csv "$out/train.csv"
+  done
+fi
+
 "$CLUSTER" status >"$out/logs/cluster_status.txt" 2>&1 || true
 "$CLUSTER" down
 trap - EXIT
@@ -143,9 +170,24 @@ for s in "${setting_list[@]}"; do
   fit_args=(--pingpong "$out/pingpong.csv" --membw "$out/membw.txt" --allreduce "$out/allreduce_$s.csv"
             --out "$out/model_$s" --link-gbps "$link_gbps")
   [ -z "$compute_us" ] || fit_args+=(--compute-us-per-sample "$compute_us")
+  [ ! -s "$out/train.csv" ] || fit_args+=(--train "$out/train.csv")
   python3 "$HERE/fit_cost_model.py" "${fit_args[@]}" >"$out/logs/model_$s.log" 2>&1 || model_failed+=("$s")
   sed -n '/^## Checks/,/^## Extrapolation/p' "$out/logs/model_$s.log" | grep -v '^## Extrapolation' >&2 || true
 done
+
+if command -v gnuplot >/dev/null; then
+  link_gbytes="$(awk -v g="$link_gbps" 'BEGIN { print g / 8 }')"
+  for s in "${setting_list[@]}"; do
+    [ -s "$out/model_$s/model_vs_measured.csv" ] || continue
+    gnuplot -e "data='$out/model_$s/model_vs_measured.csv'; outdir='$out'; link=$link_gbytes; name='cluster_busbw_$s'" \
+      "$GRADSYNC_ROOT/plots/cluster_busbw.gp" >&2 || failed+=("chart cluster_busbw_$s")
+  done
+  ext="$out/model_${setting_list[0]}/extrapolation.csv"
+  [ ! -s "$ext" ] || gnuplot -e "data='$ext'; outdir='$out'" "$GRADSYNC_ROOT/plots/cost_model.gp" >&2 \
+    || failed+=("chart cost_model")
+else
+  say "gnuplot not found: no charts (apt-get install gnuplot-nox)"
+fi
 
 wrong="$(cat "$out"/allreduce_*.csv | awk -F, '$1 != "method" && $9 != 0 { n++ } END { print n + 0 }')"
 [ "$wrong" -eq 0 ] || failed+=("$wrong allreduce row(s) with wrong != 0")

@@ -6,7 +6,8 @@
 # so a parameter server cannot receive faster than the link rate however many workers push at once.
 #
 # Usage (root):
-#   bench/cluster/cluster.sh up N --rate R [--delay D]   build the cluster (R in tc units: 1gbit, 100mbit, ...)
+#   bench/cluster/cluster.sh up N --rate R [--queue Q] [--delay D]
+#                                                        build the cluster (R in tc units: 1gbit, 100mbit, ...)
 #   bench/cluster/cluster.sh down                        remove everything (idempotent)
 #   bench/cluster/cluster.sh status                      namespaces, addresses, shaping, byte counters
 #   bench/cluster/cluster.sh check                       can this machine build a cluster? (exit 0, or 3 + why)
@@ -16,6 +17,14 @@
 #        kernel threads that forward the other hosts' packets).
 #        Remote ranks are started through Open MPI's rsh launcher with netns_agent.sh, which turns
 #        "<agent> <host> <command>" into "ip netns exec <namespace> sh -c <command>".
+#
+# --queue Q is how each link orders what waits behind its rate limit: small-first (default) or fifo.
+#   fifo         one queue. Linux lets a TCP flow keep up to tcp_limit_output_bytes (4 MiB here: 33 ms at 1 Gbit/s)
+#                queued, so an MPI rendezvous clear-to-send waits behind the data another message is streaming out
+#                of the same host: a stall per message that no real network with flow queueing has.
+#   small-first  packets under 256 bytes (TCP ACKs, MPI's rendezvous handshakes) go before bulk data: the
+#                sparse-flow priority of fq_codel, Linux's default queue on real hosts, which this kernel lacks
+#                (no fq_codel, sfq or fq; HTB and u32 are what it has). Measured with both: README, "Scale-out".
 #
 # --delay D adds D of one-way latency to every packet a host sends (netem under the HTB class). It needs the
 # kernel's netem qdisc; where the kernel has none (CONFIG_NET_SCH_NETEM unset, as on the machines this project
@@ -113,11 +122,21 @@ cmd_down() {
   say "cluster down"
 }
 
-# HTB shaping of what leaves `dev` in namespace `ns`: one class at the link rate, and netem below it for --delay.
+# HTB shaping of what leaves `dev` in namespace `ns`: class 1:1 at the link rate. With --queue small-first it has
+# two children, small packets (u32: IP total length < 256) at priority 0 and everything else (the default) at 1;
+# with fifo or --delay it is the leaf itself, with netem below it for --delay.
 shape() {
-  local ns="$1" dev="$2" rate="$3" delay="$4"
-  tc -n "$ns" qdisc add dev "$dev" root handle 1: htb default 1
+  local ns="$1" dev="$2" rate="$3" delay="$4" queue="$5"
+  local bulk=1
+  [ -n "$delay" ] || [ "$queue" != small-first ] || bulk=20
+  tc -n "$ns" qdisc add dev "$dev" root handle 1: htb default "$bulk"
   tc -n "$ns" class add dev "$dev" parent 1: classid 1:1 htb rate "$rate" ceil "$rate" quantum "$HTB_QUANTUM"
+  if [ "$bulk" = 20 ]; then
+    tc -n "$ns" class add dev "$dev" parent 1:1 classid 1:10 htb rate "$rate" ceil "$rate" prio 0 quantum "$HTB_QUANTUM"
+    tc -n "$ns" class add dev "$dev" parent 1:1 classid 1:20 htb rate "$rate" ceil "$rate" prio 1 quantum "$HTB_QUANTUM"
+    tc -n "$ns" filter add dev "$dev" parent 1: protocol ip prio 1 u32 match u16 0x0000 0xff00 at 2 flowid 1:10 \
+      || die "--queue small-first: this kernel has no u32 traffic classifier; use --queue fifo"
+  fi
   if [ -n "$delay" ]; then
     tc -n "$ns" qdisc add dev "$dev" parent 1:1 handle 10: netem delay "$delay" limit 100000 2>/dev/null \
       || die "--delay $delay: this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM is not set, and 'tc qdisc add ... netem' \
@@ -145,10 +164,11 @@ netem_available() {
 }
 
 cmd_up() {
-  local n="" rate="" delay=""
+  local n="" rate="" delay="" queue=small-first
   while [ $# -gt 0 ]; do
     case "$1" in
       --rate) [ $# -ge 2 ] || die "--rate needs a value"; rate="$2"; shift 2 ;;
+      --queue) [ $# -ge 2 ] || die "--queue needs a value"; queue="$2"; shift 2 ;;
       --delay) [ $# -ge 2 ] || die "--delay needs a value"; delay="$2"; shift 2 ;;
       -h|--help) usage; exit 0 ;;
       -*) die "up: unknown option '$1' (see --help)" ;;
@@ -158,6 +178,7 @@ cmd_up() {
   [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 2 ] && [ "$n" -le "$MAX_HOSTS" ] \
     || die "up needs a host count from 2 to $MAX_HOSTS, got '${n:-nothing}'"
   [ -n "$rate" ] || die "up needs --rate (e.g. --rate 1gbit)"
+  [[ $queue == small-first || $queue == fifo ]] || die "--queue must be small-first or fifo, got '$queue'"
   rate="${rate,,}"
   rate="${rate%/s}"; rate="${rate%ps}"
   [[ $rate =~ ^[0-9]+(\.[0-9]+)?(kbit|mbit|gbit)$ ]] || die "--rate needs a rate like 100mbit, 1gbit, 2.5gbit; got '$rate'"
@@ -180,7 +201,8 @@ bench/cluster/fit_cost_model.py measures it)." 4
 
   # From here on, any failure tears down what was built.
   trap 'rc=$?; if [ $rc -ne 0 ]; then say "up failed: tearing down"; cmd_down >/dev/null 2>&1 || true; fi' EXIT
-  say "building $n hosts on ${SUBNET}.0/24 at $rate per link${delay:+, $delay one-way delay}"
+  [ -z "$delay" ] || queue=fifo  # netem is the link's queue then
+  say "building $n hosts on ${SUBNET}.0/24 at $rate per link, $queue queue${delay:+, $delay one-way delay}"
   ip netns add "$SWITCH_NS"
   ip -n "$SWITCH_NS" link set lo up
   ip -n "$SWITCH_NS" link add "$BRIDGE" type bridge stp_state 0 forward_delay 0
@@ -196,8 +218,8 @@ bench/cluster/fit_cost_model.py measures it)." 4
     ip -n "$SWITCH_NS" link set "$port" up
     ip -n "$ns" addr add "$(host_ip "$i")/24" dev "$HOST_IF"
     ip -n "$ns" link set "$HOST_IF" up
-    shape "$ns" "$HOST_IF" "$rate" "$delay"   # what host i sends
-    shape "$SWITCH_NS" "$port" "$rate" ""     # what host i receives
+    shape "$ns" "$HOST_IF" "$rate" "$delay" "$queue"   # what host i sends
+    shape "$SWITCH_NS" "$port" "$rate" "" "$queue"     # what host i receives
   done
 
   mkdir -p "$STATE"
@@ -207,7 +229,7 @@ bench/cluster/fit_cost_model.py measures it)." 4
     printf '%s %s\n' "$(host_ip "$i")" "$(host_ns "$i")" >>"$STATE/hosts"
     printf '%s slots=1\n' "$(host_ip "$i")" >>"$STATE/hostfile"
   done
-  printf 'hosts=%s\nrate=%s\ndelay=%s\nsubnet=%s\n' "$n" "$rate" "$delay" "$SUBNET" >"$STATE/config"
+  printf 'hosts=%s\nrate=%s\nqueue=%s\ndelay=%s\nsubnet=%s\n' "$n" "$rate" "$queue" "$delay" "$SUBNET" >"$STATE/config"
 
   # Every host must reach every other one through the switch before anyone relies on it.
   for ((i = 1; i < n; i++)); do
@@ -226,8 +248,8 @@ cmd_status() {
   for ns in "${namespaces[@]}"; do
     [ "$ns" = "$SWITCH_NS" ] && continue
     printf '%s: %s\n' "$ns" "$(ip -n "$ns" -4 -br addr show dev "$HOST_IF" 2>/dev/null | awk '{print $3}')"
-    tc -n "$ns" -s class show dev "$HOST_IF" 2>/dev/null | awk '/^class htb/ { for (i = 1; i < NF; i++) if ($i == "rate") r = $(i + 1) }
-      /Sent/ { printf "  sends at %s, sent %s bytes\n", r, $2 }'
+    tc -n "$ns" -s class show dev "$HOST_IF" 2>/dev/null | awk '/^class htb 1:1 / { c = 1; for (i = 1; i < NF; i++) if ($i == "rate") r = $(i + 1) }
+      c && /Sent/ { printf "  sends at %s, sent %s bytes\n", r, $2; c = 0 }'
   done
   if ip netns list | awk '{print $1}' | grep -qx "$SWITCH_NS"; then
     echo "$SWITCH_NS: bridge $BRIDGE, ports $(ip -n "$SWITCH_NS" -br link show master "$BRIDGE" | awk '{printf "%s ", $1}')"

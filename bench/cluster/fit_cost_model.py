@@ -7,7 +7,11 @@ method's allreduce time, compares the predictions with bench_allreduce's measure
 training step and speedup to p = 1024 workers on 1, 10 and 100 Gbit/s links. Standard library only.
 
   bench/cluster/fit_cost_model.py --pingpong P.csv --membw membw.txt --allreduce allreduce.csv --out DIR
-      [--link-gbps 1] [--gamma-ns-per-byte G] [--compute-us-per-sample 4.4] [--batch 32] [--alpha-us A]
+      [--train train.csv] [--link-gbps 1] [--gamma-ns-per-byte G] [--compute-us-per-sample 4.4] [--batch 32]
+      [--alpha-us A]
+
+--train takes `train --csv` rows of MLP-128 runs made with --iterations-per-epoch auto on the same network and
+compares each run's synchronization time per step with the model's allreduce time for the gradient.
 
 Models (n bytes per rank, p ranks taking part; alpha, beta, gamma as fitted):
   ring            2(p-1) alpha + 2(p-1)/p n beta + (p-1)/p n gamma
@@ -17,7 +21,8 @@ Models (n bytes per rank, p ranks taking part; alpha, beta, gamma as fitted):
                   2W alpha + 2W n beta + (W-1) n gamma
   ps-sharded(k)   k dedicated servers, W = p-k workers, each server owns n/k bytes:
                   2 max(k, W) alpha + 2 max(1, W/k) n beta + (W-1) (n/k) gamma
-Outputs in DIR: params.csv, model_vs_measured.csv, extrapolation.csv, report.txt (tables, checks, crossovers).
+Outputs in DIR: params.csv, model_vs_measured.csv, extrapolation.csv, report.txt (tables, checks, crossovers),
+and with --train, train_vs_model.csv.
 """
 import argparse
 import csv
@@ -30,7 +35,7 @@ import sys
 MLP128_FLOATS = 101_770          # 784*128 + 128 + 128*10 + 10
 BIG_MODEL_FLOATS = 25_000_000
 FLOAT_BYTES = 4
-DEFAULT_CHUNK = 256 * 1024       # collectives/allreduce.hpp kDefaultChunkBytes
+DEFAULT_CHUNK = 1 << 20          # collectives/allreduce.hpp kDefaultChunkBytes
 SMALL_MAX_BYTES = 1024           # ping-pong sizes that fit alpha (latency regime)
 LARGE_MIN_BYTES = 1 << 20        # ping-pong sizes that fit beta (bandwidth regime)
 EXTRAPOLATION_LINKS_GBPS = (1, 10, 100)
@@ -144,6 +149,37 @@ def write_csv(path, header, rows):
         w.writerows(rows)
 
 
+TRAIN_MODELS = {"ring": lambda p, n, a, b, g: ring_chunked(p, n, a, b, g),
+                "mpi": rabenseifner,
+                "ps": ps}
+
+
+def train_section(path, rows_per_epoch, out, a, b, g):
+    """Sync seconds per step of each training run against the model's allreduce of the MLP-128 gradient. The
+    trainer's sync time includes waiting for the slowest worker's compute, which the model does not see."""
+    with open(path) as f:
+        runs = [r for r in csv.DictReader(f) if r["model"] == "mlp-128"]
+    n = MLP128_FLOATS * FLOAT_BYTES
+    rows_out = []
+    for r in runs:
+        sync = r["sync"].split("-")[0]
+        workers, p = int(r["workers"]), int(r["np"])
+        steps = int(r["epochs"]) * (rows_per_epoch // (int(r["batch"]) * workers))
+        fn = TRAIN_MODELS.get(sync)
+        predicted = fn(p, n, a, b, g) if fn and p > 1 else 0.0
+        sync_step, compute_step = float(r["comm_s"]) / steps, float(r["compute_s"]) / steps
+        err = f"{(predicted - sync_step) / sync_step * 100:+.1f}" if predicted and sync_step > 0 else ""
+        rows_out.append([r["sync"], p, workers, steps, f"{float(r['wall_s']):.3f}", f"{compute_step * 1e3:.3f}",
+                         f"{sync_step * 1e3:.3f}", f"{predicted * 1e3:.3f}", err, r["test_accuracy"]])
+    header = ["sync", "np", "workers", "steps", "wall_s", "compute_ms_per_step", "sync_ms_per_step",
+              "model_allreduce_ms", "error_pct", "test_accuracy"]
+    write_csv(os.path.join(out, "train_vs_model.csv"), header, rows_out)
+    return ["## Training on this network: sync time per step vs the model", "",
+            f"MLP-128 gradient = {human(n)}; ring: gradsync's chunked ring, mpi: Rabenseifner, ps: one dedicated "
+            "server. Sync time includes waiting for the slowest worker; error = (model - measured) / measured.", "",
+            table(header, rows_out), ""]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pingpong", required=True, help="pingpong CSV (bytes,iters,rtt_us,oneway_us,bw_gbps)")
@@ -151,6 +187,8 @@ def main():
     ap.add_argument("--gamma-ns-per-byte", type=float, help="gamma, instead of --membw")
     ap.add_argument("--allreduce", help="bench_allreduce CSV measured on the same network (optional)")
     ap.add_argument("--out", required=True, help="folder for the outputs")
+    ap.add_argument("--train", help="train --csv rows (MLP-128, --iterations-per-epoch auto) run on the same network")
+    ap.add_argument("--train-rows", type=int, default=60000, help="training examples per epoch (default 60000)")
     ap.add_argument("--link-gbps", type=float, default=1.0, help="nominal rate of the measured links (default 1)")
     ap.add_argument("--alpha-us", type=float, help="alpha for the extrapolation (default: the fitted alpha)")
     ap.add_argument("--compute-us-per-sample", type=float, default=4.4,
@@ -250,6 +288,10 @@ def main():
                        table(["ratio", "size", "measured", "model", "deviation %"], ratio_rows), ""]
         if checks:
             report += ["## Checks", "", table(["check", "value", "result", "target"], checks), ""]
+
+    # ---- training on the same network --------------------------------------------------------------------------
+    if args.train:
+        report += train_section(args.train, args.train_rows, args.out, alpha, beta, gamma)
 
     # ---- extrapolation ------------------------------------------------------------------------------------------
     # Weak scaling, as gradsync's trainer runs: every worker computes `batch` samples per step, then all
