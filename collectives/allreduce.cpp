@@ -35,8 +35,11 @@ const std::vector<std::string>& allreduce_methods() {
 }
 
 std::unique_ptr<Allreduce> make_allreduce(std::string_view method, const Comm& comm, const AllreduceOptions& options) {
-  if (options.chunk_bytes == 0) throw std::invalid_argument("chunk size must be at least 1 byte");
-  if (method == "ring") return std::make_unique<RingAllreduce>(comm, options);
+  if (method == "ring") {
+    AllreduceOptions o = options;
+    if (o.chunk_bytes == kAutoChunkBytes) o.chunk_bytes = comm.on_one_node() ? kSharedMemoryChunkBytes : kNetworkChunkBytes;
+    return std::make_unique<RingAllreduce>(comm, o);
+  }
   if (method == "mpi") return std::make_unique<MpiAllreduce>(comm, options);
   if (method == "ps" || method == "ps-sharded") {
     AllreduceOptions o = options;

@@ -17,14 +17,17 @@
 
 namespace gradsync {
 
-// From the chunk sweep (README, "Collectives"): on shared memory at np = 2, 1 MiB was the fastest or within 3% of
-// it from 256 KiB to 64 MiB (64 KiB: up to 31% slower; 16 MiB: the chunk no longer stays in cache). Every
-// chunk is a lockstep rendezvous, so on TCP links larger chunks win (16 MiB: 86% of a 1 Gbit/s link, 256 KiB:
-// 47%); scratch memory is one chunk either way.
-inline constexpr std::size_t kDefaultChunkBytes = std::size_t{1} << 20;
+// Ring chunk sizes, from the chunk sweeps (README, "Collectives" and "Scale-out"). On shared memory at np = 2,
+// 1 MiB was the fastest or within 3% of it from 256 KiB to 64 MiB (64 KiB: up to 31% slower; 16 MiB: the chunk
+// no longer stays in cache). Across hosts every chunk is a lockstep rendezvous on TCP, so larger chunks win: on
+// 1 Gbit/s links 16 MiB chunks reached 88-90% of the link at 64 MiB, 1 MiB chunks 84-86%, 256 KiB 47%. Scratch
+// memory is one chunk either way. kAutoChunkBytes picks between the two per communicator (make_allreduce).
+inline constexpr std::size_t kSharedMemoryChunkBytes = std::size_t{1} << 20;
+inline constexpr std::size_t kNetworkChunkBytes = std::size_t{16} << 20;
+inline constexpr std::size_t kAutoChunkBytes = 0;
 
 struct AllreduceOptions {
-  std::size_t chunk_bytes = kDefaultChunkBytes;  // ring: largest message; scratch is one chunk
+  std::size_t chunk_bytes = kAutoChunkBytes;  // ring: largest message; scratch is one chunk
   bool check_agreement = true;                   // verify count/type agree on all ranks before moving data
   int servers = 1;                               // ps-sharded: number of server ranks, 1..P-1
   bool server_contributes = false;               // ps: server ranks also add their own buffer
@@ -80,9 +83,11 @@ class Allreduce {
   std::uint64_t plan_fingerprint_ = 0;  // computed on first use: name() is virtual
 };
 
-// Plans `method` (one of allreduce_methods()) on `comm`. Collective only in the sense that every rank must
-// construct the same method with the same options. Throws std::invalid_argument for an unknown method or
-// options that cannot work on this communicator (e.g. servers >= size).
+// Plans `method` (one of allreduce_methods()) on `comm`. Every rank of `comm` must call it with the same method
+// and options; for "ring" with chunk_bytes == kAutoChunkBytes it is a collective call, which resolves the chunk
+// to kSharedMemoryChunkBytes when all ranks share a node and kNetworkChunkBytes otherwise (options() then
+// holds the resolved size). Throws std::invalid_argument for an unknown method or options that cannot work on
+// this communicator (e.g. servers >= size).
 std::unique_ptr<Allreduce> make_allreduce(std::string_view method, const Comm& comm,
                                           const AllreduceOptions& options = {});
 const std::vector<std::string>& allreduce_methods();

@@ -39,6 +39,17 @@ Comm Comm::split(int color, int key) const {
   return Comm(std::shared_ptr<MPI_Comm>(new MPI_Comm(out), deleter));
 }
 
+bool Comm::on_one_node() const {
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(native(), MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node), "MPI_Comm_split_type",
+            rank_);
+  int node_size = 0;
+  const int rc = MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+  check_mpi(rc, "MPI_Comm_size", rank_);
+  return node_size == size_;  // a node's ranks all see the same size, so one node holds everyone or no one sees it
+}
+
 int Comm::to_int_count(std::size_t count, const char* call) const {
   if (count > static_cast<std::size_t>(INT_MAX))
     throw MpiError(fmt::format("{} on rank {}: count {} exceeds MPI's int limit", call, rank_, count));

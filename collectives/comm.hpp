@@ -33,6 +33,9 @@ class Comm {
   // its handle and frees it when the last copy goes away.
   Comm split(int color, int key) const;
   bool valid() const { return handle_ && *handle_ != MPI_COMM_NULL; }
+  // Collective over this communicator: whether all its ranks share one node's memory (MPI_Comm_split_type with
+  // MPI_COMM_TYPE_SHARED). Every rank gets the same answer.
+  bool on_one_node() const;
 
   // Point-to-point, blocking. Counts are in elements of `type`. recv() fails with MpiError if the message that
   // arrives does not hold exactly `count` elements (a size disagreement between ranks is a bug, never ignored).

@@ -80,7 +80,7 @@ TEST_CASE("every method sums exactly: counts, chunk sizes, repeated calls, on th
   const std::size_t p = static_cast<std::size_t>(world.size());
   for (const Case& c : all_methods(world.size())) {
     for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{3}, p, p + 1, 64 * p - 1, 64 * p + 1, 1024 * p + 1}) {
-      for (std::size_t chunk : {std::size_t{4}, std::size_t{1024}, kDefaultChunkBytes}) {
+      for (std::size_t chunk : {std::size_t{4}, std::size_t{1024}, kSharedMemoryChunkBytes}) {
         CAPTURE(c.method);
         CAPTURE(c.servers);
         CAPTURE(c.server_contributes);
@@ -95,7 +95,7 @@ TEST_CASE("every method sums exactly: counts, chunk sizes, repeated calls, on th
 TEST_CASE("every method sums exactly for large counts (2^20 + 7 floats)") {
   const Comm world = Comm::world();
   for (const Case& c : all_methods(world.size())) {
-    for (std::size_t chunk : {std::size_t{1024}, kDefaultChunkBytes}) {
+    for (std::size_t chunk : {std::size_t{1024}, kSharedMemoryChunkBytes}) {
       CAPTURE(c.method);
       CAPTURE(c.servers);
         CAPTURE(c.server_contributes);
@@ -125,7 +125,7 @@ TEST_CASE("every method works on split sub-communicators of 1, 2 and 3 ranks") {
     const Comm sub = world.split(world.rank() < first ? 0 : 1, world.rank());
     for (const Case& c : all_methods(sub.size())) {
       for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{4099}}) {
-        for (std::size_t chunk : {std::size_t{4}, kDefaultChunkBytes}) {
+        for (std::size_t chunk : {std::size_t{4}, kSharedMemoryChunkBytes}) {
           CAPTURE(sub.size());
           CAPTURE(c.method);
           CAPTURE(c.servers);
@@ -217,6 +217,19 @@ TEST_CASE("unknown methods and impossible server counts are rejected up front") 
   if (world.size() > 1)
     CHECK_THROWS_WITH_AS(make_allreduce("ps-sharded", world, options), doctest::Contains("server rank(s) need"),
                          std::invalid_argument);
+}
+
+// The test job runs on one machine, so every communicator here shares a node: the automatic chunk must resolve
+// to the shared-memory size, the same on every rank, and an explicit size must be kept as given.
+TEST_CASE("the ring's automatic chunk size is the shared-memory one on a single node") {
+  const Comm world = Comm::world();
+  CHECK(world.on_one_node());
+  CHECK(make_allreduce("ring", world)->options().chunk_bytes == kSharedMemoryChunkBytes);
+  AllreduceOptions explicit_chunk;
+  explicit_chunk.chunk_bytes = 4096;
+  CHECK(make_allreduce("ring", world, explicit_chunk)->options().chunk_bytes == 4096);
+  const Comm pair = world.split(world.rank() / 2, world.rank());
+  CHECK(make_allreduce("ring", pair)->options().chunk_bytes == kSharedMemoryChunkBytes);
 }
 
 TEST_CASE("ranks planned with different chunk sizes or server layouts fail loudly instead of hanging") {

@@ -52,7 +52,8 @@ CliOutcome parse_train_cli(int argc, char** argv) {
                  "constant total work, so runs on any np do equal work; or a count")
       ->capture_default_str();
   app.add_option("--average-every", c.average_every, "local SGD: average the models every H steps (ring/mpi)");
-  app.add_option("--chunk-bytes", chunk, "ring allreduce message size")->capture_default_str();
+  app.add_option("--chunk-bytes", chunk,
+                 "ring allreduce message size in bytes (default: 1 MiB when all ranks share a node, 16 MiB across hosts)");
   app.add_option("--ps-mode", c.ps_mode, "parameter server: bsp | asp | ssp")->capture_default_str();
   app.add_option("--staleness", c.staleness, "ssp: how many steps a worker may run ahead")->capture_default_str();
   app.add_option("--servers", c.servers, "parameter server shards (key ranges)")->capture_default_str();
@@ -75,7 +76,8 @@ CliOutcome parse_train_cli(int argc, char** argv) {
     app.parse(argc, argv);
     c.hidden = parse_widths(hidden);
     if (batch <= 0) throw CLI::ValidationError("--batch", fmt::format("must be positive, got {}", batch));
-    if (chunk <= 0) throw CLI::ValidationError("--chunk-bytes", fmt::format("must be positive, got {}", chunk));
+    if (app.count("--chunk-bytes") > 0 && chunk <= 0)
+      throw CLI::ValidationError("--chunk-bytes", fmt::format("must be positive, got {}", chunk));
     c.batch = static_cast<std::size_t>(batch);
     c.chunk_bytes = static_cast<std::size_t>(chunk);
     c.seed = seed;

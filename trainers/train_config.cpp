@@ -42,7 +42,6 @@ std::string validate(const TrainConfig& c, int ranks) {
   if (c.dataset != "mnist" && c.dataset != "fashion")
     return fmt::format("--dataset: unknown dataset '{}' (choose mnist or fashion)", c.dataset);
   if (c.iterations_per_epoch < TrainConfig::kFullPass) return "--iterations-per-epoch: must be 'full', 'auto' or positive";
-  if (c.chunk_bytes == 0) return "--chunk-bytes: must be positive";
   if (c.threads < 1) return "--threads: must be >= 1";
   if (c.sync == "serial" && ranks != 1)
     return fmt::format("--sync serial runs on one rank, but {} were started; use ring, mpi or ps", ranks);

@@ -26,7 +26,7 @@ struct TrainConfig {
   static constexpr long kFullPass = -1;
   long iterations_per_epoch = kFullPass;
   int average_every = 0;             // > 0: local SGD, average parameters every H steps (ring / mpi)
-  std::size_t chunk_bytes = kDefaultChunkBytes;
+  std::size_t chunk_bytes = kAutoChunkBytes;  // ring: 0 picks per communicator (collectives/allreduce.hpp)
   // Parameter server.
   std::string ps_mode = "bsp";       // bsp | asp | ssp
   int staleness = 0;                 // ssp bound

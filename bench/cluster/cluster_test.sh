@@ -57,6 +57,7 @@ run_bench() {  # NAME [MPIRUN_ARGS...] -- BENCH_ARGS...
     out="$(timeout "$RUN_LIMIT_S" "$CLUSTER" run "$@" 2>&1)" || rc=$?
   fi
   echo "$out" | sed "s/^/[$name] /"
+  last_out="$out"
   [ "$rc" -eq 0 ] || { status=1; fail "$name: exit status $rc$( [ "$rc" -eq 124 ] && echo " (out of time)")"; }
   # Rows are "method np bytes count chunk time algbw busbw wrong": every row's #wrong must be 0.
   local rows bad
@@ -68,6 +69,9 @@ run_bench() {  # NAME [MPIRUN_ARGS...] -- BENCH_ARGS...
 # Sizes from 4 bytes (fewer elements than ranks) to 1 MiB + 4 (not a multiple of the ring's segments).
 sizes=(--min-bytes 4 --max-bytes 1M --step-factor 32 --iters 2 --warmup 1 --reps 1)
 run_bench ring_ps_mpi -- "$BIN/bench_allreduce" --methods ring,ps,mpi "${sizes[@]}"
+# Each rank is on its own host here, so the ring's automatic chunk must have chosen the network size (16 MiB).
+[ "$(echo "$last_out" | awk '$1 == "ring" && NF == 9 && $5 != 16777216' | wc -l)" -eq 0 ] \
+  || { status=1; fail "ring_ps_mpi: the ring's automatic chunk is not the 16 MiB network size across hosts"; }
 run_bench odd_size -- "$BIN/bench_allreduce" --methods ring,ps,mpi --min-bytes 1048580 --max-bytes 1048580 --iters 1 \
   --warmup 0 --reps 1
 run_bench mpi_ring --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4 -- \

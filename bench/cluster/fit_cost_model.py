@@ -35,7 +35,7 @@ import sys
 MLP128_FLOATS = 101_770          # 784*128 + 128 + 128*10 + 10
 BIG_MODEL_FLOATS = 25_000_000
 FLOAT_BYTES = 4
-DEFAULT_CHUNK = 1 << 20          # collectives/allreduce.hpp kDefaultChunkBytes
+DEFAULT_CHUNK = 16 << 20         # collectives/allreduce.hpp kNetworkChunkBytes: the ring's default across hosts
 SMALL_MAX_BYTES = 1024           # ping-pong sizes that fit alpha (latency regime)
 LARGE_MIN_BYTES = 1 << 20        # ping-pong sizes that fit beta (bandwidth regime)
 EXTRAPOLATION_LINKS_GBPS = (1, 10, 100)
