@@ -41,21 +41,26 @@ trap 'teardown || status=1; exit $status' EXIT
 trap 'status=130; exit' INT TERM
 
 "$CLUSTER" up "$HOSTS" --rate 1gbit || { status=1; fail "cluster.sh up failed"; }
-# Every rank must be in its own namespace: each reports the address of its one interface.
-addrs="$(timeout "$RUN_LIMIT_S" "$CLUSTER" run -- sh -c 'ip -4 -o addr show dev gt0 | awk "{print \$4}"' 2>&1 | sort -u)"
-[ "$(echo "$addrs" | grep -c '^10\.99\.1\.')" -eq "$HOSTS" ] || { status=1; fail "ranks are not one per host: $addrs"; }
-
-run_bench() {  # NAME [MPIRUN_ARGS...] -- BENCH_ARGS...
-  local name="$1" out rc=0
-  shift
+# launch NAME EXPECT [MPIRUN_ARGS...] -- CMD...: one bounded cluster run; sets out and rc. A run that printed nothing
+# matching EXPECT before the time limit never started: Open MPI's rsh launch into namespaces occasionally hangs
+# before MPI_Init (about once in 20 launches here, the first launch after `up` included). That is the launcher,
+# not a collective, so it is retried once, loudly; a second silent hang fails the test.
+launch() {
+  local name="$1" expect="$2"
+  shift 2
+  rc=0
   out="$(timeout "$RUN_LIMIT_S" "$CLUSTER" run "$@" 2>&1)" || rc=$?
-  if [ "$rc" -eq 124 ] && ! echo "$out" | grep -q "bench_allreduce:"; then
-    # Nothing printed: the job never started. Open MPI's rsh launch into namespaces occasionally hangs before
-    # MPI_Init (seen once in ~20 runs here); that is the launcher, not a collective, so retry it once, loudly.
+  if [ "$rc" -eq 124 ] && ! echo "$out" | grep -q "$expect"; then
     echo "[$name] no output within ${RUN_LIMIT_S}s: the launch hung; retrying once"
     rc=0
     out="$(timeout "$RUN_LIMIT_S" "$CLUSTER" run "$@" 2>&1)" || rc=$?
   fi
+}
+
+run_bench() {  # NAME [MPIRUN_ARGS...] -- BENCH_ARGS...
+  local name="$1"
+  shift
+  launch "$name" "bench_allreduce:" "$@"
   echo "$out" | sed "s/^/[$name] /"
   last_out="$out"
   [ "$rc" -eq 0 ] || { status=1; fail "$name: exit status $rc$( [ "$rc" -eq 124 ] && echo " (out of time)")"; }
@@ -66,6 +71,10 @@ run_bench() {  # NAME [MPIRUN_ARGS...] -- BENCH_ARGS...
   [ "$rows" -gt 0 ] || { status=1; fail "$name: no result rows"; }
   [ "$bad" -eq 0 ] || { status=1; fail "$name: $bad row(s) with wrong elements"; }
 }
+# Every rank must be in its own namespace: each reports the address of its one interface.
+launch probe '^10\.99\.1\.' -- sh -c 'ip -4 -o addr show dev gt0 | awk "{print \$4}"'
+addrs="$(echo "$out" | sort -u)"
+[ "$(echo "$addrs" | grep -c '^10\.99\.1\.')" -eq "$HOSTS" ] || { status=1; fail "ranks are not one per host: $addrs"; }
 # Sizes from 4 bytes (fewer elements than ranks) to 1 MiB + 4 (not a multiple of the ring's segments).
 sizes=(--min-bytes 4 --max-bytes 1M --step-factor 32 --iters 2 --warmup 1 --reps 1)
 run_bench ring_ps_mpi -- "$BIN/bench_allreduce" --methods ring,ps,mpi "${sizes[@]}"
