@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bench/bench_options.hpp"
+#include "bench/memory_bound.hpp"
 #include "collectives/allreduce.hpp"
 
 namespace {
@@ -32,6 +33,7 @@ struct MethodSpec {
   std::string method;  // what make_allreduce builds
   AllreduceOptions options;
   bool uses_chunks = false;  // only these rows sweep --chunk-bytes
+  bool is_bound() const { return method == "membound"; }
 };
 
 struct Row {
@@ -87,9 +89,12 @@ std::vector<Row> measure_size(const std::vector<MethodSpec>& specs, std::size_t 
   std::vector<std::unique_ptr<Allreduce>> plans;
   std::vector<Row> rows;
   for (const MethodSpec& spec : specs) {
-    plans.push_back(make_allreduce(spec.method, world, spec.options));
+    if (spec.is_bound())
+      plans.push_back(std::make_unique<bench::MemoryTrafficBound>(world, count));
+    else
+      plans.push_back(make_allreduce(spec.method, world, spec.options));
     Row row{spec.label, world.size(), bytes, count, spec.uses_chunks ? plans.back()->options().chunk_bytes : 0};
-    row.wrong = count_wrong(*plans.back(), buffer, world);
+    if (!spec.is_bound()) row.wrong = count_wrong(*plans.back(), buffer, world);
     for (int i = 0; i < warmup; ++i) plans.back()->run(buffer);
     rows.push_back(row);
   }
@@ -119,7 +124,8 @@ int main(int argc, char** argv) {
   int iters = 0, warmup = 3, servers = 0, reps = 5;
   bool no_check = false;
   app.add_option("--methods", methods,
-                 "comma-separated: ring, ps, ps-sharded, mpi; a '+nocheck' suffix skips the agreement check")
+                 "comma-separated: ring, ps, ps-sharded, mpi; a '+nocheck' suffix skips the agreement check; membound "
+                 "times the DRAM traffic a ring allreduce cannot avoid (bench/memory_bound.hpp), at the same moments")
       ->capture_default_str();
   app.add_option("--min-bytes", min_bytes, "smallest message (e.g. 4, 1K, 1M)")->capture_default_str();
   app.add_option("--max-bytes", max_bytes, "largest message")->capture_default_str();
@@ -166,6 +172,9 @@ int main(int argc, char** argv) {
         specs.push_back({fmt::format("ps-sharded{}{}", o.servers, suffix), m, o});
       } else if (m == "mpi") {
         specs.push_back({mpi_label() + suffix, m, o});
+      } else if (m == "membound") {
+        specs.push_back({m, m, o});
+        continue;
       } else {
         specs.push_back({m + suffix, m, o});
       }
