@@ -165,6 +165,8 @@ def train_section(path, rows_per_epoch, out, a, b, g):
         sync = r["sync"].split("-")[0]
         workers, p = int(r["workers"]), int(r["np"])
         steps = int(r["epochs"]) * (rows_per_epoch // (int(r["batch"]) * workers))
+        if steps == 0:
+            continue  # a batch larger than an epoch's share: no --iterations-per-epoch auto run looks like this
         fn = TRAIN_MODELS.get(sync)
         predicted = fn(p, n, a, b, g) if fn and p > 1 else 0.0
         sync_step, compute_step = float(r["comm_s"]) / steps, float(r["compute_s"]) / steps
