@@ -60,6 +60,7 @@ parts=()
 for n in "${nps[@]}"; do
   note=""
   [ "$n" -le "$ncores" ] || note=" -- OVERSUBSCRIBED: $n ranks on $ncores cores, timings are not honest"
+  mpirun_flags "$n"
   for kind in all mpi-ring; do
     if [ "$kind" = all ]; then
       cmd=(mpirun -n "$n" "${MPIRUN_FLAGS[@]}" "${bench[@]}" --methods "$ALL_METHODS")

@@ -73,6 +73,7 @@ for m in "${toks[@]}"; do
   method_flags "$m"
   tag="$m"
   rc=0
+  mpirun_flags "$np"
   run_limited "$limit" "$logs/$tag.log" mpirun -n "$np" "${MPIRUN_FLAGS[@]}" "$BIN/train" "${mflags[@]}" "${MODEL[@]}" \
     --epochs "$epochs" --batch "$batch" --straggler "$who:$ms" --csv "$work/$tag.csv" --epoch-csv "$work/$tag.epochs.csv" || rc=$?
   where="[$i/${#toks[@]}] $m np=$np"
