@@ -7,7 +7,7 @@ method's allreduce time, compares the predictions with bench_allreduce's measure
 training step and speedup to p = 1024 workers on 1, 10 and 100 Gbit/s links. Standard library only.
 
   bench/cluster/fit_cost_model.py --pingpong P.csv --membw membw.txt --allreduce allreduce.csv --out DIR
-      [--train train.csv] [--link-gbps 1] [--gamma-ns-per-byte G] [--compute-us-per-sample 4.4] [--batch 32]
+      [--train train.csv] [--link-gbps 1] [--gamma-ns-per-byte G] [--compute-us-per-sample 7.4] [--batch 32]
       [--alpha-us A]
 
 --train takes `train --csv` rows of MLP-128 runs made with --iterations-per-epoch auto on the same network and
@@ -193,8 +193,9 @@ def main():
     ap.add_argument("--train-rows", type=int, default=60000, help="training examples per epoch (default 60000)")
     ap.add_argument("--link-gbps", type=float, default=1.0, help="nominal rate of the measured links (default 1)")
     ap.add_argument("--alpha-us", type=float, help="alpha for the extrapolation (default: the fitted alpha)")
-    ap.add_argument("--compute-us-per-sample", type=float, default=4.4,
-                    help="MLP-128 compute per sample on one core (build/bin/bench_compute; default 4.4)")
+    ap.add_argument("--compute-us-per-sample", type=float, default=7.4,
+                    help="MLP-128 compute per sample on one core at batch 32 (build/bin/bench_compute: 2.23 s for "
+                         "5 x 60,000 samples; default 7.4)")
     ap.add_argument("--batch", type=int, default=32, help="per-worker batch (default 32)")
     ap.add_argument("--check-min-bytes", type=int, default=1 << 20, help="model-vs-measured check from this size")
     args = ap.parse_args()
