@@ -148,6 +148,8 @@ int main(int argc, char** argv) {
     if (reps < 1) throw std::invalid_argument("--reps: must be >= 1");
     const std::vector<std::size_t> chunk_list =
         chunks.empty() ? std::vector<std::size_t>{kAutoChunkBytes} : bench::parse_byte_list(chunks, "--chunk-bytes");
+    if (!chunks.empty() && std::find(chunk_list.begin(), chunk_list.end(), 0) != chunk_list.end())
+      throw std::invalid_argument("--chunk-bytes: sizes must be at least 1 byte (leave it out for the default)");
 
     std::vector<MethodSpec> specs;
     std::stringstream ss(methods);

@@ -100,7 +100,7 @@ for run in "${runs[@]}"; do
   csv="$work/$tag.csv"
   ecsv="$work/$tag.epochs.csv"
   cmd=("$BIN/train" "${mflags[@]}" "${MODEL[@]}" --epochs "$epochs" --batch "$batch" --csv "$csv" --epoch-csv "$ecsv")
-  mpirun_flags "$n"
+  if oversub "$n"; then mpirun_flags "$n"; else MPIRUN_FLAGS=(--bind-to core); fi
   [ "$m" = serial ] || cmd=(mpirun -n "$n" "${MPIRUN_FLAGS[@]}" "${mpi_extra[@]+"${mpi_extra[@]}"}" "${cmd[@]}")
   where="[$i/${#runs[@]}] $m np=$n rep $r/$reps"
   rc=0

@@ -6,10 +6,10 @@
 #include <filesystem>
 #if defined(__AVX__)
 #include <immintrin.h>
+#endif
 #include <sys/mman.h>
 
 #include <cstdint>
-#endif
 
 #include "model/idx_reader.hpp"
 
@@ -46,7 +46,9 @@ void advise_huge_pages(void* data, std::size_t bytes) {
   constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
   const auto begin = (reinterpret_cast<std::uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
   const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(kHuge - 1);
+#if defined(MADV_HUGEPAGE)
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#endif
 }
 
 }  // namespace

@@ -14,7 +14,12 @@ as_root() {
 
 # Open MPI refuses to run as root unless told.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-cores() { nproc 2>/dev/null || echo 1; }
+# Physical cores, which is what Open MPI counts as slots (nproc counts SMT threads).
+cores() {
+  local n
+  n="$(lscpu -p=Core,Socket 2>/dev/null | grep -v '^#' | sort -u | wc -l)"
+  [ "${n:-0}" -gt 0 ] && echo "$n" || nproc 2>/dev/null || echo 1
+}
 # mpirun_flags NP: sets MPIRUN_FLAGS, the placement for NP ranks on this machine. Ranks that fit are bound one
 # per core (no migrations, and no sched_yield in their waits: np = 2 ring training, 8 paired runs, median 2.02 vs
 # 2.15 s). More ranks than cores need --oversubscribe, and must yield when idle or busy-polling starves them.

@@ -155,7 +155,8 @@ fi
 # Constant-work training per method across the hosts: the allreduce of a real gradient between real steps.
 if [ "$train_epochs" -gt 0 ]; then
   for sync in ring mpi ps; do
-    run "train_$sync" 1800 -- "$BIN/train" --sync "$sync" --model mlp --hidden 128 --lr 0.1 --batch 32 \
+    # An epoch takes 3-12 s here; the limit only bounds a launch that hangs (see cluster_test.sh).
+    run "train_$sync" $((120 + 60 * train_epochs)) -- "$BIN/train" --sync "$sync" --model mlp --hidden 128 --lr 0.1 --batch 32 \
       --epochs "$train_epochs" --iterations-per-epoch auto --data "$data_dir" --csv "$out/train.csv"
   done
 fi

@@ -83,6 +83,19 @@ cannot_build() {
   [ -z "$why" ] || echo "$why"
 }
 
+# Whether tc's u32 classifier works here (--queue small-first needs it). Call after require_capable.
+u32_available() {
+  local ok=1
+  ip netns add "$PROBE_NS" 2>/dev/null || return 1
+  ip -n "$PROBE_NS" link add "$PREFIX-pa" type veth peer name "$PREFIX-pb" 2>/dev/null \
+    && tc -n "$PROBE_NS" qdisc add dev "$PREFIX-pa" root handle 1: htb default 1 2>/dev/null \
+    && tc -n "$PROBE_NS" filter add dev "$PREFIX-pa" parent 1: protocol ip prio 1 u32 match u16 0x0000 0xff00 at 2 \
+      flowid 1:1 2>/dev/null \
+    && ok=0
+  ip netns del "$PROBE_NS" 2>/dev/null || true
+  return "$ok"
+}
+
 require_capable() {
   local why
   why="$(cannot_build)"
@@ -122,20 +135,24 @@ cmd_down() {
   say "cluster down"
 }
 
-# HTB shaping of what leaves `dev` in namespace `ns`: class 1:1 at the link rate. With --queue small-first it has
-# two children, small packets (u32: IP total length < 256) at priority 0 and everything else (the default) at 1;
-# with fifo or --delay it is the leaf itself, with netem below it for --delay.
+# HTB shaping of what leaves `dev` in namespace `ns`: class 1:1 at the link rate (kbit, a number). With --queue
+# small-first it has two children whose rates add up to the link's: small packets (u32: IP total length < 256)
+# at priority 0 with a tenth of it, everything else (the default) at priority 1 with the rest; either may borrow
+# up to the link rate while the other is idle, never beyond it. With fifo or --delay, 1:1 is the leaf itself,
+# with netem below it for --delay.
 shape() {
-  local ns="$1" dev="$2" rate="$3" delay="$4" queue="$5"
+  local ns="$1" dev="$2" kbit="$3" delay="$4" queue="$5"
   local bulk=1
   [ -n "$delay" ] || [ "$queue" != small-first ] || bulk=20
   tc -n "$ns" qdisc add dev "$dev" root handle 1: htb default "$bulk"
-  tc -n "$ns" class add dev "$dev" parent 1: classid 1:1 htb rate "$rate" ceil "$rate" quantum "$HTB_QUANTUM"
+  tc -n "$ns" class add dev "$dev" parent 1: classid 1:1 htb rate "${kbit}kbit" ceil "${kbit}kbit" quantum "$HTB_QUANTUM"
   if [ "$bulk" = 20 ]; then
-    tc -n "$ns" class add dev "$dev" parent 1:1 classid 1:10 htb rate "$rate" ceil "$rate" prio 0 quantum "$HTB_QUANTUM"
-    tc -n "$ns" class add dev "$dev" parent 1:1 classid 1:20 htb rate "$rate" ceil "$rate" prio 1 quantum "$HTB_QUANTUM"
-    tc -n "$ns" filter add dev "$dev" parent 1: protocol ip prio 1 u32 match u16 0x0000 0xff00 at 2 flowid 1:10 \
-      || die "--queue small-first: this kernel has no u32 traffic classifier; use --queue fifo"
+    local small=$((kbit / 10))
+    tc -n "$ns" class add dev "$dev" parent 1:1 classid 1:10 htb rate "${small}kbit" ceil "${kbit}kbit" prio 0 \
+      quantum "$HTB_QUANTUM"
+    tc -n "$ns" class add dev "$dev" parent 1:1 classid 1:20 htb rate "$((kbit - small))kbit" ceil "${kbit}kbit" prio 1 \
+      quantum "$HTB_QUANTUM"
+    tc -n "$ns" filter add dev "$dev" parent 1: protocol ip prio 1 u32 match u16 0x0000 0xff00 at 2 flowid 1:10
   fi
   if [ -n "$delay" ]; then
     tc -n "$ns" qdisc add dev "$dev" parent 1:1 handle 10: netem delay "$delay" limit 100000 2>/dev/null \
@@ -192,8 +209,14 @@ bench/cluster/fit_cost_model.py measures it)." 4
   [[ $SUBNET =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "GS_CLUSTER_SUBNET must be three octets like 10.99.0, got '$SUBNET'"
   require_capable
   [ -z "$(existing_namespaces)" ] || die "a cluster (or its leftovers) exists: run '$0 down' first"
-  local mbit
+  if [ "$queue" = small-first ] && [ -z "$delay" ] && ! u32_available; then
+    say "warning: this kernel has no u32 traffic classifier, so --queue small-first is not possible: using fifo links"
+    queue=fifo
+  fi
+  local mbit kbit
   mbit="$(awk -v r="$rate" 'BEGIN { v = r + 0; if (r ~ /gbit/) v *= 1000; else if (r ~ /kbit/) v /= 1000; print v }')"
+  kbit="$(awk -v m="$mbit" 'BEGIN { printf "%d", m * 1000 + 0.5 }')"
+  [ "$kbit" -ge 10 ] || die "--rate $rate is below 10 kbit/s"
   if awk -v m="$mbit" 'BEGIN { exit !(m > 1000) }'; then
     say "warning: $rate per link is above 1 Gbit/s: on a 2-core machine the forwarding CPU, not HTB, sets the rate;"
     say "         the cluster runs, but its timings are not a faithful emulation of $rate links"
@@ -218,8 +241,8 @@ bench/cluster/fit_cost_model.py measures it)." 4
     ip -n "$SWITCH_NS" link set "$port" up
     ip -n "$ns" addr add "$(host_ip "$i")/24" dev "$HOST_IF"
     ip -n "$ns" link set "$HOST_IF" up
-    shape "$ns" "$HOST_IF" "$rate" "$delay" "$queue"   # what host i sends
-    shape "$SWITCH_NS" "$port" "$rate" "" "$queue"     # what host i receives
+    shape "$ns" "$HOST_IF" "$kbit" "$delay" "$queue"   # what host i sends
+    shape "$SWITCH_NS" "$port" "$kbit" "" "$queue"     # what host i receives
   done
 
   mkdir -p "$STATE"

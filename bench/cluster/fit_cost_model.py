@@ -164,11 +164,15 @@ def train_section(path, rows_per_epoch, out, a, b, g):
     for r in runs:
         sync = r["sync"].split("-")[0]
         workers, p = int(r["workers"]), int(r["np"])
-        steps = int(r["epochs"]) * (rows_per_epoch // (int(r["batch"]) * workers))
-        if steps == 0:
-            continue  # a batch larger than an epoch's share: no --iterations-per-epoch auto run looks like this
-        fn = TRAIN_MODELS.get(sync)
-        predicted = fn(p, n, a, b, g) if fn and p > 1 else 0.0
+        # The trainer's steps_per_epoch for --iterations-per-epoch auto: at least one.
+        steps = int(r["epochs"]) * max(1, rows_per_epoch // (int(r["batch"]) * workers))
+        shards = re.search(r"-k(\d+)", r["sync"])
+        if sync == "ps" and shards:
+            k = int(shards.group(1))
+            predicted = ps_sharded(p, n, a, b, g, k)
+        else:
+            fn = TRAIN_MODELS.get(sync)
+            predicted = fn(p, n, a, b, g) if fn and p > 1 else 0.0
         sync_step, compute_step = float(r["comm_s"]) / steps, float(r["compute_s"]) / steps
         err = f"{(predicted - sync_step) / sync_step * 100:+.1f}" if predicted and sync_step > 0 else ""
         rows_out.append([r["sync"], p, workers, steps, f"{float(r['wall_s']):.3f}", f"{compute_step * 1e3:.3f}",
