@@ -43,13 +43,8 @@ read_np_list "$np_list" 2
 [ -x "$BIN/bench_allreduce" ] || die "$BIN/bench_allreduce is missing: build first (scripts/setup.sh)"
 
 out="${out:-$GRADSYNC_ROOT/results/collectives-$(date +%Y%m%d-%H%M%S)}"
-for f in allreduce.csv logs/collectives; do
-  [ ! -e "$out/$f" ] || die "$out/$f already exists: pick a new --out (results are never overwritten)"
-done
-mkdir -p "$out/logs/collectives"
-logs="$out/logs/collectives"
-work="$(mktemp -d "$out/.collectives.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+refuse_existing "$out" allreduce.csv logs/collectives
+driver_folders "$out" collectives
 
 ncores=$(cores)
 # bench_allreduce moves ~1 GiB per row: minutes at 64M with oversubscribed ranks, so the limit is wide.

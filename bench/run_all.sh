@@ -39,9 +39,7 @@ else
   straggler=(--epochs 2)
 fi
 out="${out:-$GRADSYNC_ROOT/results/bench-$(date +%Y%m%d-%H%M%S)}"
-for f in scaling.txt collectives.txt straggler.txt charts; do
-  [ ! -e "$out/$f" ] || die "$out/$f already exists: pick a new --out (results are never overwritten)"
-done
+refuse_existing "$out" scaling.txt collectives.txt straggler.txt charts
 mkdir -p "$out"
 say "all benchmarks into $out ($([ "$quick" = 1 ] && echo quick || echo full) settings, $ncores cores)"
 

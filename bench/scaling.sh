@@ -52,13 +52,8 @@ if [ -n "$hostfile" ]; then
 fi
 [ -x "$BIN/train" ] || die "$BIN/train is missing: build first (scripts/setup.sh)"
 out="${out:-$GRADSYNC_ROOT/results/scaling-$(date +%Y%m%d-%H%M%S)}"
-for f in train.csv epochs.csv scaling.csv train_median.csv epochs_median.csv logs/scaling; do
-  [ ! -e "$out/$f" ] || die "$out/$f already exists: pick a new --out (results are never overwritten)"
-done
-mkdir -p "$out/logs/scaling"
-logs="$out/logs/scaling"
-work="$(mktemp -d "$out/.scaling.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+refuse_existing "$out" train.csv epochs.csv scaling.csv train_median.csv epochs_median.csv logs/scaling
+driver_folders "$out" scaling
 
 ncores=$(cores)
 # Oversubscribed ranks time-share cores, so their timings describe the scheduler, not the method. A hostfile

@@ -49,13 +49,8 @@ done
 [ -x "$BIN/train" ] || die "$BIN/train is missing: build first (scripts/setup.sh)"
 
 out="${out:-$GRADSYNC_ROOT/results/straggler-$(date +%Y%m%d-%H%M%S)}"
-for f in straggler.csv straggler_epochs.csv staleness.csv logs/straggler; do
-  [ ! -e "$out/$f" ] || die "$out/$f already exists: pick a new --out (results are never overwritten)"
-done
-mkdir -p "$out/logs/straggler"
-logs="$out/logs/straggler"
-work="$(mktemp -d "$out/.straggler.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+refuse_existing "$out" straggler.csv straggler_epochs.csv staleness.csv logs/straggler
+driver_folders "$out" straggler
 
 ncores=$(cores)
 slow=$((np - 1))   # the last rank is a worker for every method (the parameter server is rank 0)

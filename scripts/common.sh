@@ -33,6 +33,24 @@ mpirun_flags() {
 
 # --- Shared by the bench/ drivers and run.sh ---------------------------------------------------------------
 
+# refuse_existing DIR FILE...: results are never overwritten, so stop if any DIR/FILE exists already.
+refuse_existing() {
+  local dir="$1" f
+  shift
+  for f in "$@"; do
+    [ ! -e "$dir/$f" ] || die "$dir/$f already exists: pick a new --out (results are never overwritten)"
+  done
+}
+
+# driver_folders OUT NAME: creates OUT/logs/NAME, set as $logs, and a scratch folder inside OUT, set as $work and
+# removed when the script exits.
+driver_folders() {
+  logs="$1/logs/$2"
+  mkdir -p "$logs"
+  work="$(mktemp -d "$1/.$2.XXXXXX")"
+  trap 'rm -rf "$work"' EXIT
+}
+
 # need_uint FLAG VALUE [MIN]: flag values are checked up front, so a typo fails before minutes of runs.
 need_uint() {
   [[ $2 =~ ^[0-9]+$ ]] || die "$1 needs a whole number, got '$2'"

@@ -77,7 +77,7 @@ if [ "$train_epochs" -gt 0 ]; then
 fi
 
 out="${out:-$GRADSYNC_ROOT/results/cluster-$(date +%Y%m%d-%H%M%S)}"
-[ ! -e "$out/pingpong.csv" ] || die "$out/pingpong.csv already exists: pick a new --out (results are never overwritten)"
+refuse_existing "$out" pingpong.csv
 mkdir -p "$out/logs"
 out="$(cd "$out" && pwd)"
 pingpong="$BIN/pingpong"
