@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bench/bench_options.hpp"
+#include "bench/cross_core_bound.hpp"
 #include "bench/memory_bound.hpp"
 #include "collectives/allreduce.hpp"
 
@@ -33,7 +34,7 @@ struct MethodSpec {
   std::string method;  // what make_allreduce builds
   AllreduceOptions options;
   bool uses_chunks = false;  // only these rows sweep --chunk-bytes
-  bool is_bound() const { return method == "membound"; }
+  bool is_bound() const { return method == "membound" || method == "xcore"; }
 };
 
 struct Row {
@@ -89,8 +90,10 @@ std::vector<Row> measure_size(const std::vector<MethodSpec>& specs, std::size_t 
   std::vector<std::unique_ptr<Allreduce>> plans;
   std::vector<Row> rows;
   for (const MethodSpec& spec : specs) {
-    if (spec.is_bound())
+    if (spec.method == "membound")
       plans.push_back(std::make_unique<bench::MemoryTrafficBound>(world, count));
+    else if (spec.method == "xcore")
+      plans.push_back(std::make_unique<bench::CrossCoreBound>(world, count));
     else
       plans.push_back(make_allreduce(spec.method, world, spec.options));
     Row row{spec.label, world.size(), bytes, count, spec.uses_chunks ? plans.back()->options().chunk_bytes : 0};
@@ -125,7 +128,8 @@ int main(int argc, char** argv) {
   bool no_check = false;
   app.add_option("--methods", methods,
                  "comma-separated: ring, ps, ps-sharded, mpi; a '+nocheck' suffix skips the agreement check; membound "
-                 "times the DRAM traffic a ring allreduce cannot avoid (bench/memory_bound.hpp), at the same moments")
+                 "times the DRAM traffic a ring allreduce cannot avoid (bench/memory_bound.hpp), xcore the ring's schedule "
+                 "with plain loads and stores through a shared window (bench/cross_core_bound.hpp), at the same moments")
       ->capture_default_str();
   app.add_option("--min-bytes", min_bytes, "smallest message (e.g. 4, 1K, 1M)")->capture_default_str();
   app.add_option("--max-bytes", max_bytes, "largest message")->capture_default_str();
@@ -174,7 +178,7 @@ int main(int argc, char** argv) {
         specs.push_back({fmt::format("ps-sharded{}{}", o.servers, suffix), m, o});
       } else if (m == "mpi") {
         specs.push_back({mpi_label() + suffix, m, o});
-      } else if (m == "membound") {
+      } else if (m == "membound" || m == "xcore") {
         specs.push_back({m, m, o});
         continue;
       } else {
