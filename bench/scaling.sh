@@ -8,7 +8,7 @@
 # Writes into DIR (default results/scaling-DATE): train.csv (a row per run), epochs.csv (a row per epoch),
 # scaling.csv (a row per point: method,np,workers,oversubscribed,wall_s,speedup,efficiency,compute_s,sync_s,
 # steps,test_accuracy), train_median.csv and epochs_median.csv (the median run of each point: what the charts
-# draw, see render_charts in scripts/common.sh) and logs/scaling/ (each run's output). Refuses a DIR that
+# draw, see plots/make_charts.sh) and logs/scaling/ (each run's output). Refuses a DIR that
 # already holds these.
 # Progress goes to stderr, the final table to stdout. Failed or timed-out runs are listed and make the exit
 # status 1; the points that did run are still written.

@@ -44,9 +44,6 @@ std::unique_ptr<Allreduce> make_allreduce(std::string_view method, const Comm& c
   if (method == "ps" || method == "ps-sharded") {
     AllreduceOptions o = options;
     if (method == "ps") o.servers = 1;
-    if (o.servers < 1 || (comm.size() > 1 && o.servers >= comm.size()))
-      throw std::invalid_argument(fmt::format("{}: {} server rank(s) need at least {} ranks, the communicator has {}",
-                                              method, o.servers, o.servers + 1, comm.size()));
     return std::make_unique<PsAllreduce>(comm, o, std::string(method));
   }
   throw std::invalid_argument(fmt::format("unknown allreduce method '{}' (choose from {})", method,

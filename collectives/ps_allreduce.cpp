@@ -1,6 +1,10 @@
 #include "collectives/ps_allreduce.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "collectives/watchdog.hpp"
 
@@ -16,7 +20,11 @@ PsAllreduce::PsAllreduce(Comm comm, AllreduceOptions options, std::string name)
     : Allreduce(std::move(comm), options),
       name_(std::move(name)),
       peer_requests_(static_cast<std::size_t>(comm_.size())),
-      server_requests_(static_cast<std::size_t>(options_.servers)) {}
+      server_requests_(static_cast<std::size_t>(std::max(options_.servers, 1))) {
+  if (options_.servers < 1 || (comm_.size() > 1 && options_.servers >= comm_.size()))
+    throw std::invalid_argument(fmt::format("{}: {} server rank(s) need at least {} ranks, the communicator has {}",
+                                            name_, options_.servers, options_.servers + 1, comm_.size()));
+}
 
 bool PsAllreduce::contributes(int rank) const {
   return comm_.size() == 1 || !is_server(rank) || options_.server_contributes;

@@ -1,6 +1,7 @@
 #include "collectives/ring_allreduce.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "collectives/watchdog.hpp"
 
@@ -23,7 +24,10 @@ RingAllreduce::RingAllreduce(Comm comm, AllreduceOptions options)
     : Allreduce(std::move(comm), options),
       left_((comm_.rank() - 1 + comm_.size()) % comm_.size()),
       right_((comm_.rank() + 1) % comm_.size()),
-      scratch_(std::max(options.chunk_bytes, kMaxElementBytes)) {}
+      scratch_(std::max(options.chunk_bytes, kMaxElementBytes)) {
+  if (options.chunk_bytes == kAutoChunkBytes)
+    throw std::invalid_argument("RingAllreduce: chunk_bytes is 0 (automatic); build the ring with make_allreduce");
+}
 
 void RingAllreduce::reduce(void* data, std::size_t count, Dtype type) {
   auto* bytes = static_cast<std::byte*>(data);

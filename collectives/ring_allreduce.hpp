@@ -12,6 +12,8 @@ namespace gradsync {
 // options.chunk_bytes, and the only scratch memory is one chunk, allocated here, once.
 class RingAllreduce final : public Allreduce {
  public:
+  // Collective only in make_allreduce, which resolves options.chunk_bytes; here it must already be > 0
+  // (std::invalid_argument otherwise: a 0 would silently mean one-element messages).
   RingAllreduce(Comm comm, AllreduceOptions options);
   std::string_view name() const override { return "ring"; }
 

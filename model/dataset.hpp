@@ -33,7 +33,9 @@ struct Batch {
   std::size_t max_size() const { return labels.size(); }
 };
 
-// Gathers the examples `indices` of `data` into `out` (indices.size() <= out.max_size()). Allocates nothing.
+// Gathers the examples `indices` of `data` into `out`. Requires indices.size() <= out.max_size(), every index
+// < data.rows and out.features == data.features (the trainer's permutations guarantee them; unchecked, as this
+// runs every step). Allocates nothing.
 void gather_batch(const Dataset& data, std::span<const std::uint32_t> indices, Batch& out);
 
 // Asks the CPU to start loading these examples into cache: call it one step ahead, so that the random-row

@@ -22,6 +22,7 @@ inline constexpr std::size_t kEvaluationBatch = 1000;
 class Workspace {
  public:
   Workspace() = default;
+  // `sizes` must be the sizes() of the Mlp that will use this workspace (only the batch bound is checked there).
   Workspace(const std::vector<std::size_t>& sizes, std::size_t max_batch);
   std::size_t max_batch() const { return max_batch_; }
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Render every chart whose input CSV is present in a results directory, as PNG and SVG.
 # Usage: plots/make_charts.sh RESULTS_DIR [OUT_DIR]        (OUT_DIR defaults to RESULTS_DIR/charts)
-# Inputs looked for in RESULTS_DIR: train.csv scaling.csv allreduce.csv epochs.csv staleness.csv.
+# Inputs looked for in RESULTS_DIR: train.csv scaling.csv allreduce.csv epochs.csv staleness.csv. Where
+# bench/scaling.sh left the median run of each point (train_median.csv, epochs_median.csv), those are drawn
+# instead: a bar or a line per repetition is unreadable, and scaling.csv already summarises every repetition.
 # Charts without their CSV are skipped; a malformed CSV or a missing tool stops the script.
 set -euo pipefail
 
@@ -62,6 +64,7 @@ specs=(
 )
 for spec in "${specs[@]}"; do
     IFS='|' read -r csv scripts text nums <<<"$spec"
+    [[ ! -f $results/${csv%.csv}_median.csv ]] || csv=${csv%.csv}_median.csv
     if [[ ! -f $results/$csv ]]; then
         echo "make_charts: skip ${scripts//.gp/}: no $results/$csv"
         continue

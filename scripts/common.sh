@@ -117,19 +117,10 @@ method_flags() {
   fi
 }
 
-# render_charts DIR: plots/make_charts.sh on DIR's CSVs into DIR/charts. Where bench/scaling.sh left the median
-# run of each point (train_median.csv, epochs_median.csv) those stand in for train.csv and epochs.csv: a chart with
-# a bar or a line per repetition is unreadable, and scaling.csv already summarises every repetition.
+# render_charts DIR: plots/make_charts.sh on DIR's CSVs into DIR/charts (it draws the median runs where
+# bench/scaling.sh left them).
 render_charts() {
-  local dir="$1" in rc=0 f
-  in="$(mktemp -d "$dir/.chart-input.XXXXXX")"
-  for f in scaling allreduce staleness train epochs; do
-    if [ -e "$dir/${f}_median.csv" ]; then ln -s "../${f}_median.csv" "$in/$f.csv"
-    elif [ -e "$dir/$f.csv" ]; then ln -s "../$f.csv" "$in/$f.csv"; fi
-  done
-  "$GRADSYNC_ROOT/plots/make_charts.sh" "$in" "$dir/charts" || rc=$?
-  rm -rf "$in"
-  return "$rc"
+  "$GRADSYNC_ROOT/plots/make_charts.sh" "$1" "$1/charts"
 }
 
 # Installs those of the given Debian packages that are not installed yet (so a second run is fast); `why` is

@@ -1,8 +1,11 @@
 #include "trainers/ps_training.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <stdexcept>
 
 #include "collectives/watchdog.hpp"
 #include "trainers/clock.hpp"
@@ -66,6 +69,11 @@ class ParameterServer::Impl {
         clock_(static_cast<std::size_t>(layout.workers), 0),
         version_at_pull_(static_cast<std::size_t>(layout.workers), 0),
         waiting_(static_cast<std::size_t>(layout.workers), false) {
+    if (master_.size() != layout.parameter_count ||
+        (!optimizer_state.empty() && optimizer_state.size() != sgd_.state().size()))
+      throw std::invalid_argument(fmt::format("ParameterServer: model of {} floats and optimizer state of {} for a "
+                                              "layout of {} parameters", master_.size(), optimizer_state.size(),
+                                              layout.parameter_count));
     if (!optimizer_state.empty()) std::copy(optimizer_state.begin(), optimizer_state.end(), sgd_.state().begin());
   }
 

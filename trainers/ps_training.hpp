@@ -25,21 +25,25 @@ struct PsLayout {
   ElementRange key_range(int server) const { return partition(parameter_count, servers, server); }
 };
 
-// Worker side: push grads to every server, pull the new parameters. Every worker calls step() each step.
+// Worker side: push grads to every server, pull the new parameters. Call it only on worker ranks (world rank >=
+// layout.servers), with the layout the servers got; every worker calls step() once per step, with full-size
+// spans (layout.parameter_count floats).
 std::unique_ptr<Synchronizer> make_ps_worker(const Comm& world, const PsLayout& layout);
 
 // Server side of one rank (world rank < layout.servers). `servers` is the communicator of the server ranks
 // (world ranks 0..servers-1, in order). `master` is the full-size initial model (identical on every rank); the
-// server owns and updates its key range of it.
+// server owns and updates its key range of it. `optimizer_state` is empty or full-size too (a checkpoint's
+// momentum); other sizes throw std::invalid_argument.
 class ParameterServer {
  public:
   ParameterServer(const Comm& world, const Comm& servers, PsLayout layout, const TrainConfig& config,
                   std::vector<float> master, std::span<const float> optimizer_state = {});
   ~ParameterServer();
   // Serves until every worker has pushed `steps` more gradients, then returns this epoch's server statistics.
+  // Every server calls it with the same `steps`, while every worker makes `steps` calls of its step().
   EpochWork serve(long steps);
   // Collective over the server ranks: rank 0 gets the whole current model (or optimizer state), others an
-  // empty span.
+  // empty span. The span points into this object and is valid until the next serve() or gather call.
   std::span<const float> gather_model();
   std::span<const float> gather_optimizer_state();
 

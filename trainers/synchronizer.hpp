@@ -13,14 +13,16 @@ namespace gradsync {
 class Synchronizer {
  public:
   virtual ~Synchronizer() = default;
-  // `grads` is this worker's mean gradient over its slice of the global batch; it may be overwritten.
+  // `grads` is this worker's mean gradient over its slice of the global batch; it may be overwritten. Both spans
+  // hold the whole model (parameter_count floats, the same count on every worker) and stay owned by the caller.
   virtual void step(std::span<float> params, std::span<float> grads) = 0;
   // Called by every worker once, after its last step; leaves the final model in `params`.
   virtual void finish(std::span<float> /*params*/) {}
 };
 
-// serial, ring and mpi (with or without model averaging). `workers` is the communicator of the worker ranks
-// (all ranks for these methods); the PS worker lives in ps_training.hpp.
+// serial, ring and mpi (with or without model averaging). Collective over `workers`, the communicator of the
+// worker ranks (all ranks for these methods): the ring asks it whether all ranks share a node. `sgd` must
+// outlive the returned object. The PS worker lives in ps_training.hpp.
 std::unique_ptr<Synchronizer> make_allreduce_synchronizer(const TrainConfig& config, const Comm& workers, Sgd& sgd);
 
 }  // namespace gradsync

@@ -12,8 +12,8 @@
 #                 [--compute-us-per-sample X] [--out DIR]
 # Settings: default (Open MPI's own), eager4M (btl_tcp eager, rendezvous-eager and max-send limits at 4 MiB),
 # progress_thread (btl_tcp_progress_thread 1), eager4M_progress (both). --ring-chunks: the ring's chunk sizes
-# (bench_allreduce --chunk-bytes); 1M is gradsync's default, 16M sends each ring step as one message up to 64 MiB
-# on 4 hosts, as Open MPI's ring does.
+# (bench_allreduce --chunk-bytes); 16M is gradsync's default across hosts and sends each ring step as one message up to 64 MiB
+# on 4 hosts, as Open MPI's ring does; 1M is its default on one node.
 # --train-epochs E: constant-work training (MLP-128, batch 32, --iterations-per-epoch auto) with ring, mpi and ps
 # across the hosts, E epochs each (0 skips), on MNIST from --data (default data/mnist); the model then compares
 # each run's sync time per step with its allreduce prediction.
