@@ -1,0 +1,139 @@
+// bench_sync: the synchronizers compared inside one training run. Separate runs of `train` land in different
+// states of this host (README, "two speeds"), so their ratio says as much about the minute as about the method.
+// Here every rank trains the MLP on MNIST and switches synchronizer every --block steps (ring, mpi, ring, ...),
+// timing whole steps per method: the two methods see the same moments, the same data and the same caches.
+//   mpirun -n 2 --bind-to core build/bin/bench_sync --methods ring,mpi --batch 32 --steps 6000
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "collectives/comm.hpp"
+#include "model/blis_setup.hpp"
+#include "model/mlp.hpp"
+#include "model/rng.hpp"
+#include "trainers/data_source.hpp"
+#include "trainers/synchronizer.hpp"
+
+namespace {
+
+using namespace gradsync;
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct MethodTimes {
+  std::string name;
+  std::unique_ptr<Synchronizer> sync;
+  double compute_s = 0, sync_s = 0;
+  long steps = 0;
+};
+
+int run(int argc, char** argv, const Comm& world) {
+  CLI::App app{"bench_sync: synchronizers alternated within one training run, whole steps timed per method"};
+  std::string methods = "ring,mpi", data_dir;
+  std::size_t batch = 32, hidden = 128;
+  long steps = 6000, block = 32;
+  app.add_option("--methods", methods, "comma-separated allreduce methods: ring, mpi")->capture_default_str();
+  app.add_option("--batch", batch, "batch per worker")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--hidden", hidden, "MLP hidden width")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--steps", steps, "training steps in all")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--block", block, "steps per method before switching")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--data", data_dir, "MNIST directory (default: data/mnist)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (world.rank() == 0) app.exit(e);
+    return e.get_exit_code() == 0 ? 0 : 2;
+  }
+
+  TrainConfig config;
+  config.model = "mlp";
+  config.hidden = {hidden};
+  config.batch = batch;
+  config.data_dir = data_dir;
+  const TrainTest data = load_training_data(config);
+  const Mlp model(config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes)));
+  std::vector<float> params(model.parameter_count()), grads(model.parameter_count());
+  model.init(params, config.seed);
+  Sgd sgd(config.sgd, model.parameter_count());
+
+  std::vector<MethodTimes> timed;
+  std::stringstream list(methods);
+  for (std::string m; std::getline(list, m, ',');) {
+    if (m != "ring" && m != "mpi") throw std::invalid_argument(fmt::format("--methods: '{}' is not ring or mpi", m));
+    TrainConfig c = config;
+    c.sync = m;
+    timed.push_back({m, make_allreduce_synchronizer(c, world, sgd)});
+  }
+  if (timed.empty()) throw std::invalid_argument("--methods: name at least one method");
+
+  // The trainer's data split: every rank draws the same permutation and takes its own slice of each global batch.
+  const std::size_t n = data.train.rows, w = static_cast<std::size_t>(world.size()), me = static_cast<std::size_t>(world.rank());
+  std::vector<std::uint32_t> perm(n), slice(batch);
+  Batch b(batch, data.train.features);
+  Workspace ws(model.sizes(), batch);
+  const long per_epoch = static_cast<long>(n / (batch * w));
+  world.barrier();
+  for (long s = 0; s < steps; ++s) {
+    if (s % per_epoch == 0) shuffled_indices(perm, config.seed, static_cast<std::uint64_t>(s / per_epoch));
+    const std::size_t first = (static_cast<std::size_t>(s % per_epoch) * w + me) * batch;
+    for (std::size_t j = 0; j < batch; ++j) slice[j] = perm[first + j];
+    MethodTimes& m = timed[static_cast<std::size_t>(s / block) % timed.size()];
+    const double t0 = now_s();
+    gather_batch(data.train, slice, b);
+    model.loss_and_gradient(params, b, grads, ws);
+    const double t1 = now_s();
+    m.sync->step(params, grads);
+    m.compute_s += t1 - t0;
+    m.sync_s += now_s() - t1;
+    ++m.steps;
+  }
+
+  // Mean over ranks of each method's per-step times.
+  std::vector<double> sums;
+  for (const MethodTimes& m : timed) {
+    const double k = static_cast<double>(m.steps);
+    sums.insert(sums.end(), {m.compute_s / k, m.sync_s / k});
+  }
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM, world.native()),
+            "MPI_Allreduce (bench_sync results)", world.rank());
+  if (world.rank() == 0) {
+    fmt::print("bench_sync: {} ranks, MLP {}, batch {} per worker, {} steps in blocks of {}, methods alternated\n",
+               world.size(), model.describe(), batch, steps, block);
+    fmt::print("{:>8} {:>7} {:>12} {:>12} {:>12} {:>14}\n", "method", "steps", "compute us", "sync us", "step us",
+               "step / first");
+    const double first = (sums[0] + sums[1]) / world.size();
+    for (std::size_t i = 0; i < timed.size(); ++i) {
+      const double compute = sums[2 * i] / world.size(), sync = sums[2 * i + 1] / world.size();
+      fmt::print("{:>8} {:>7} {:>12.1f} {:>12.1f} {:>12.1f} {:>14.3f}\n", timed[i].name, timed[i].steps, compute * 1e6,
+                 sync * 1e6, (compute + sync) * 1e6, (compute + sync) / first);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const BlisConfig blis = configure_blis(1);  // before MPI_Init, as in train
+  MPI_Init(&argc, &argv);
+  int code = 0;
+  {
+    const Comm world = Comm::world();
+    try {
+      code = run(argc, argv, world);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "bench_sync: error on rank {}: {}\n", world.rank(), e.what());
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+  }
+  MPI_Finalize();
+  return code;
+}
