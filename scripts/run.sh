@@ -39,31 +39,43 @@ ncores=$(cores)
 straggler_np=$(( np < 3 ? 4 : np ))
 
 failed=()
-say "1/4 training: serial, then $METHODS at np 1..$np ($reps run(s) each, $epochs epochs)"
+say "1/5 training: serial, then $METHODS at np 1..$np ($reps run(s) each, $epochs epochs)"
 "$GRADSYNC_ROOT/bench/scaling.sh" --np-list "$(seq -s ' ' 1 "$np")" --methods "$METHODS" --epochs "$epochs" \
   --batch "$batch" --reps "$reps" --out "$out" >"$out/scaling.txt" || failed+=("training (bench/scaling.sh)")
 [ -s "$out/scaling.csv" ] || die "training produced no scaling.csv; see the messages above and $out/logs/scaling"
 
-say "2/4 allreduce sweep at np=$np, 4 B to 4 MiB"
+say "2/5 allreduce sweep at np=$np, 4 B to 4 MiB"
 "$GRADSYNC_ROOT/bench/collective_sweep.sh" --np-list "$np" --max-bytes 4M --step-factor 4 --out "$out" \
   >"$out/collectives.txt" || failed+=("allreduce sweep (bench/collective_sweep.sh)")
 
-say "3/4 straggler: np=$straggler_np, one random worker 5 ms slow per step, one epoch per method"
+say "3/5 straggler: np=$straggler_np, one random worker 5 ms slow per step, one epoch per method"
 "$GRADSYNC_ROOT/bench/straggler.sh" --kind random --np "$straggler_np" --epochs 1 --batch "$batch" --out "$out" \
   >"$out/straggler.txt" || failed+=("straggler (bench/straggler.sh)")
 
-say "4/4 charts"
+# Separate runs land in different states of a noisy host; alternating the two inside one run does not.
+say "4/5 ring against mpi inside one training run (bench_sync, np=$np)"
+mpirun_flags "$np"
+mkdir -p "$out/logs"
+run_limited 300 "$out/logs/bench_sync.log" mpirun -n "$np" "${MPIRUN_FLAGS[@]}" "$BIN/bench_sync" --methods ring,mpi \
+  --batch "$batch" --steps 6000 && cp "$out/logs/bench_sync.log" "$out/sync_ab.txt" || failed+=("ring vs mpi (bench_sync)")
+
+say "5/5 charts"
 render_charts "$out" >"$out/charts.txt" || failed+=("charts (plots/make_charts.sh)")
 
 echo
 echo "MNIST, MLP 784-128-10, $epochs epochs, batch $batch per worker, constant total work, median of $reps run(s)"
 echo "every sync method at np=$np on $ncores cores, against the serial run:"
 "$GRADSYNC_ROOT/bench/compare_table.sh" "$out/scaling.csv" "$np"
+if [ -s "$out/sync_ab.txt" ]; then
+  echo
+  echo "ring and mpi alternated every 32 steps inside one run (per-step times, mean over ranks):"
+  tail -n +2 "$out/sync_ab.txt"
+fi
 echo
 [ "$straggler_np" -le "$ncores" ] || \
   echo "note: the straggler run uses $straggler_np ranks on $ncores cores (oversubscribed): its staleness is real, its timings are not"
 echo "results: $out"
-echo "  tables:  scaling.txt (np 1..$np), collectives.txt (allreduce sweep), straggler.txt (staleness)"
+echo "  tables:  scaling.txt (np 1..$np), collectives.txt (allreduce sweep), straggler.txt (staleness), sync_ab.txt"
 echo "  data:    scaling.csv train.csv epochs.csv allreduce.csv straggler.csv staleness.csv; per-run logs in logs/"
 if [ -s "$out/charts.txt" ] && grep -q '\.png$' "$out/charts.txt"; then
   echo "  charts:  $out/charts/ ($(sed -n 's|.*/\([^/]*\)\.png$|\1|p' "$out/charts.txt" | tr '\n' ' ' | sed 's/ $//'); PNG and SVG)"
