@@ -25,8 +25,14 @@ class CrossCoreBound final : public Allreduce {
   CrossCoreBound(const Comm& comm, std::size_t max_count) : Allreduce(comm, no_check()) {
     if (!comm.on_one_node()) throw std::invalid_argument("xcore: needs every rank on one node (a shared window)");
     const MPI_Aint bytes = static_cast<MPI_Aint>(std::max<std::size_t>(max_count, 1) * sizeof(float));
-    check_mpi(MPI_Win_allocate_shared(bytes, sizeof(float), MPI_INFO_NULL, comm.native(), &mine_, &window_),
-              "MPI_Win_allocate_shared (xcore)", comm.rank());
+    // Each rank's buffer in its own pages, touched first by its owner, as a real gradient buffer would be (the
+    // default packs the buffers back to back, sharing cache lines at the seams).
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    const int rc = MPI_Win_allocate_shared(bytes, sizeof(float), info, comm.native(), &mine_, &window_);
+    MPI_Info_free(&info);
+    check_mpi(rc, "MPI_Win_allocate_shared (xcore)", comm.rank());
     MPI_Aint left_bytes = 0;
     int unit = 0;
     const int left = (comm.rank() - 1 + comm.size()) % comm.size();
