@@ -41,10 +41,10 @@ int run(int argc, char** argv, const Comm& world) {
   std::size_t batch = 32, hidden = 128;
   long steps = 6000, block = 32;
   app.add_option("--methods", methods, "comma-separated allreduce methods: ring, mpi")->capture_default_str();
-  app.add_option("--batch", batch, "batch per worker")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--hidden", hidden, "MLP hidden width")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--steps", steps, "training steps in all")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--block", block, "steps per method before switching")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--batch", batch, "batch per worker")->capture_default_str()->check(CLI::Range(1, 60000));
+  app.add_option("--hidden", hidden, "MLP hidden width")->capture_default_str()->check(CLI::Range(1, 65536));
+  app.add_option("--steps", steps, "training steps in all")->capture_default_str()->check(CLI::Range(1L, 1L << 40));
+  app.add_option("--block", block, "steps per method before switching")->capture_default_str()->check(CLI::Range(1L, 1L << 40));
   app.add_option("--data", data_dir, "MNIST directory (default: data/mnist)");
   try {
     app.parse(argc, argv);
@@ -52,6 +52,17 @@ int run(int argc, char** argv, const Comm& world) {
     if (world.rank() == 0) app.exit(e);
     return e.get_exit_code() == 0 ? 0 : 2;
   }
+
+  std::vector<std::string> names;
+  std::stringstream list(methods);
+  for (std::string m; std::getline(list, m, ',');) {
+    if (m != "ring" && m != "mpi") throw std::invalid_argument(fmt::format("--methods: '{}' is not ring or mpi", m));
+    names.push_back(m);
+  }
+  if (names.empty()) throw std::invalid_argument("--methods: name at least one method");
+  if (steps < block * static_cast<long>(names.size()))
+    throw std::invalid_argument(fmt::format("--steps {} gives some method no block of {} steps: use at least {}", steps,
+                                            block, block * static_cast<long>(names.size())));
 
   TrainConfig config;
   config.model = "mlp";
@@ -63,16 +74,12 @@ int run(int argc, char** argv, const Comm& world) {
   std::vector<float> params(model.parameter_count()), grads(model.parameter_count());
   model.init(params, config.seed);
   Sgd sgd(config.sgd, model.parameter_count());
-
   std::vector<MethodTimes> timed;
-  std::stringstream list(methods);
-  for (std::string m; std::getline(list, m, ',');) {
-    if (m != "ring" && m != "mpi") throw std::invalid_argument(fmt::format("--methods: '{}' is not ring or mpi", m));
+  for (const std::string& m : names) {
     TrainConfig c = config;
     c.sync = m;
     timed.push_back({m, make_allreduce_synchronizer(c, world, sgd)});
   }
-  if (timed.empty()) throw std::invalid_argument("--methods: name at least one method");
 
   // The trainer's data split: every rank draws the same permutation and takes its own slice of each global batch.
   const std::size_t n = data.train.rows, w = static_cast<std::size_t>(world.size()), me = static_cast<std::size_t>(world.rank());
@@ -80,6 +87,8 @@ int run(int argc, char** argv, const Comm& world) {
   Batch b(batch, data.train.features);
   Workspace ws(model.sizes(), batch);
   const long per_epoch = static_cast<long>(n / (batch * w));
+  if (per_epoch == 0)
+    throw std::invalid_argument(fmt::format("--batch {} on {} ranks is more than the {} training images", batch, w, n));
   world.barrier();
   for (long s = 0; s < steps; ++s) {
     if (s % per_epoch == 0) shuffled_indices(perm, config.seed, static_cast<std::uint64_t>(s / per_epoch));
