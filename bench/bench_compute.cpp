@@ -54,8 +54,8 @@ int main(int argc, char** argv) {
   CLI::App app{"bench_compute: serial MNIST training throughput against the BLIS FLOP bound"};
   int epochs = 5, reps = 3;
   std::string data_dir;
-  app.add_option("--epochs", epochs, "epochs per run")->capture_default_str();
-  app.add_option("--reps", reps, "runs per configuration (median reported)")->capture_default_str();
+  app.add_option("--epochs", epochs, "epochs per run")->capture_default_str()->check(CLI::Range(1, 1000));
+  app.add_option("--reps", reps, "runs per configuration (median reported)")->capture_default_str()->check(CLI::Range(1, 1000));
   app.add_option("--data", data_dir, "MNIST directory (default: data/mnist)");
   CLI11_PARSE(app, argc, argv);
   const BlisConfig blis = configure_blis(1);

@@ -8,6 +8,9 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -17,6 +20,7 @@
 #include "model/blis_setup.hpp"
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
+#include "trainers/checkpointing.hpp"
 #include "trainers/data_source.hpp"
 #include "trainers/synchronizer.hpp"
 
@@ -81,7 +85,8 @@ int run(int argc, char** argv, const Comm& world) {
     timed.push_back({m, make_allreduce_synchronizer(c, world, sgd)});
   }
 
-  // The trainer's data split: every rank draws the same permutation and takes its own slice of each global batch.
+  // The trainer's split with --iterations-per-epoch auto: every rank draws the same permutation and takes its own
+  // slice of each global batch.
   const std::size_t n = data.train.rows, w = static_cast<std::size_t>(world.size()), me = static_cast<std::size_t>(world.rank());
   std::vector<std::uint32_t> perm(n), slice(batch);
   Batch b(batch, data.train.features);
@@ -97,13 +102,31 @@ int run(int argc, char** argv, const Comm& world) {
     MethodTimes& m = timed[static_cast<std::size_t>(s / block) % timed.size()];
     const double t0 = now_s();
     gather_batch(data.train, slice, b);
-    model.loss_and_gradient(params, b, grads, ws);
+    const float loss = model.loss_and_gradient(params, b, grads, ws);
+    if (!std::isfinite(loss)) throw std::runtime_error(fmt::format("training diverged at step {} (loss {})", s, loss));
     const double t1 = now_s();
     m.sync->step(params, grads);
     m.compute_s += t1 - t0;
     m.sync_s += now_s() - t1;
     ++m.steps;
   }
+
+  // Synchronous methods keep one model on every rank: a replica that differs, or holds a NaN, means the timings
+  // describe a broken run. Every rank learns the verdict, so all fail together.
+  std::uint64_t hash = 1469598103934665603ULL;  // FNV-1a over the parameters' bits
+  for (float p : params) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &p, sizeof bits);
+    hash = (hash ^ bits) * 1099511628211ULL;
+  }
+  std::uint64_t extremes[2] = {hash, ~hash};  // max(h) == ~max(~h) exactly when every rank has the same h
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_UINT64_T, MPI_MAX, world.native()), "MPI_Allreduce (bench_sync check)",
+            world.rank());
+  int broken = all_finite(params) ? 0 : 1;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &broken, 1, MPI_INT, MPI_LOR, world.native()), "MPI_Allreduce (bench_sync check)",
+            world.rank());
+  if (broken || extremes[0] != ~extremes[1])
+    throw std::runtime_error(broken ? "a rank's parameters hold NaN or Inf" : "the ranks' parameters differ after training");
 
   // Mean over ranks of each method's per-step times.
   std::vector<double> sums;

@@ -38,7 +38,16 @@ class CrossCoreBound final : public Allreduce {
     const int left = (comm.rank() - 1 + comm.size()) % comm.size();
     check_mpi(MPI_Win_shared_query(window_, left, &left_bytes, &unit, &left_), "MPI_Win_shared_query (xcore)", comm.rank());
     check_mpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_), "MPI_Win_lock_all (xcore)", comm.rank());
-    self_check(max_count);
+    // Every rank learns whether any rank's sums were wrong, so they all throw together instead of leaving the
+    // others waiting at the benchmark's next barrier.
+    int wrong = self_check(max_count) ? 0 : 1;
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT, MPI_LOR, comm.native()), "MPI_Allreduce (xcore check)",
+              comm.rank());
+    if (wrong) {
+      MPI_Win_unlock_all(window_);
+      MPI_Win_free(&window_);
+      throw std::logic_error("xcore: the shared-memory ring computed a wrong sum");
+    }
   }
   ~CrossCoreBound() override {
     MPI_Win_unlock_all(window_);
@@ -81,16 +90,17 @@ class CrossCoreBound final : public Allreduce {
     }
   }
 
-  // Integer-valued data, so the sums are exact: a wrong schedule would time the wrong traffic.
-  void self_check(std::size_t count) {
+  // Integer-valued data, so the sums are exact: a wrong schedule would time the wrong traffic. True if this
+  // rank's sums are right.
+  bool self_check(std::size_t count) {
     const int p = comm_.size();
     for (std::size_t i = 0; i < count; ++i) mine_[i] = static_cast<float>((comm_.rank() + 1) * static_cast<int>(i % 7 + 1));
     if (count > 0 && p > 1) reduce(nullptr, count, Dtype::f32);
     step_barrier();
     const float ranks_sum = static_cast<float>(p * (p + 1) / 2);
     for (std::size_t i = 0; i < count; ++i)
-      if (mine_[i] != ranks_sum * static_cast<float>(i % 7 + 1))
-        throw std::logic_error("xcore: the shared-memory ring computed a wrong sum");
+      if (mine_[i] != ranks_sum * static_cast<float>(i % 7 + 1)) return false;
+    return true;
   }
 
   MPI_Win window_ = MPI_WIN_NULL;

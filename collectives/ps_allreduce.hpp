@@ -15,7 +15,8 @@ namespace gradsync {
 // On a single-rank communicator the rank is its own server and worker: the buffer is left as it is.
 class PsAllreduce final : public Allreduce {
  public:
-  // 1 <= options.servers < comm.size() (or 1 on a single rank), else std::invalid_argument. `name` ("ps" or
+  // 1 <= options.servers < comm.size() (any servers >= 1 on a single rank, which serves itself), else
+  // std::invalid_argument. `name` ("ps" or
   // "ps-sharded") is part of the agreement fingerprint: every rank must pass the same. make_allreduce is the
   // usual way in.
   PsAllreduce(Comm comm, AllreduceOptions options, std::string name);

@@ -57,7 +57,7 @@ say "4/5 ring against mpi inside one training run (bench_sync, np=$np)"
 mpirun_flags "$np"
 mkdir -p "$out/logs"
 run_limited 300 "$out/logs/bench_sync.log" mpirun -n "$np" "${MPIRUN_FLAGS[@]}" "$BIN/bench_sync" --methods ring,mpi \
-  --batch "$batch" --steps 6000 && cp "$out/logs/bench_sync.log" "$out/sync_ab.txt" || failed+=("ring vs mpi (bench_sync)")
+  --batch "$batch" --steps 6000 --block 32 && cp "$out/logs/bench_sync.log" "$out/sync_ab.txt" || failed+=("ring vs mpi (bench_sync)")
 
 say "5/5 charts"
 render_charts "$out" >"$out/charts.txt" || failed+=("charts (plots/make_charts.sh)")
@@ -69,7 +69,7 @@ echo "every sync method at np=$np on $ncores cores, against the serial run:"
 if [ -s "$out/sync_ab.txt" ]; then
   echo
   echo "ring and mpi alternated every 32 steps inside one run (per-step times, mean over ranks):"
-  tail -n +2 "$out/sync_ab.txt"
+  grep -E '^ +(method|ring|mpi) ' "$out/sync_ab.txt"
 fi
 echo
 [ "$straggler_np" -le "$ncores" ] || \
