@@ -84,6 +84,7 @@ for n in "${nps[@]}"; do
   if oversub "$n"; then note=" (np > $ncores cores is oversubscribed: those timings are not honest)"; fi
 done
 say "scaling: ${#runs[@]} runs, $epochs epoch(s), batch $batch per worker, $reps rep(s), results in $out$note"
+[ -n "$hostfile" ] || say "parallel runs that fit the cores: mpirun ${TRAINING_SHM_FLAGS[*]} (scripts/common.sh)"
 
 failed=()
 i=0
@@ -95,7 +96,13 @@ for run in "${runs[@]}"; do
   csv="$work/$tag.csv"
   ecsv="$work/$tag.epochs.csv"
   cmd=("$BIN/train" "${mflags[@]}" "${MODEL[@]}" --epochs "$epochs" --batch "$batch" --csv "$csv" --epoch-csv "$ecsv")
-  if oversub "$n"; then mpirun_flags "$n"; else MPIRUN_FLAGS=(--bind-to core); fi
+  if oversub "$n"; then
+    mpirun_flags "$n"
+  elif [ -n "$hostfile" ]; then
+    MPIRUN_FLAGS=(--bind-to core)
+  else
+    MPIRUN_FLAGS=(--bind-to core "${TRAINING_SHM_FLAGS[@]}")  # one node, ranks on their own cores
+  fi
   [ "$m" = serial ] || cmd=(mpirun -n "$n" "${MPIRUN_FLAGS[@]}" "${mpi_extra[@]+"${mpi_extra[@]}"}" "${cmd[@]}")
   where="[$i/${#runs[@]}] $m np=$n rep $r/$reps"
   rc=0

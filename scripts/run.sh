@@ -55,6 +55,7 @@ say "3/5 straggler: np=$straggler_np, one random worker 5 ms slow per step, one 
 # Separate runs land in different states of a noisy host; alternating the two inside one run does not.
 say "4/5 ring against mpi inside one training run (bench_sync, np=$np)"
 mpirun_flags "$np"
+[ "$np" -gt "$ncores" ] || MPIRUN_FLAGS+=("${TRAINING_SHM_FLAGS[@]}")  # as bench/scaling.sh launches training
 mkdir -p "$out/logs"
 run_limited 300 "$out/logs/bench_sync.log" mpirun -n "$np" "${MPIRUN_FLAGS[@]}" "$BIN/bench_sync" --methods ring,mpi \
   --batch "$batch" --steps 6000 --block 32 && cp "$out/logs/bench_sync.log" "$out/sync_ab.txt" || failed+=("ring vs mpi (bench_sync)")
