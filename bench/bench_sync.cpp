@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/cross_core_bound.hpp"
 #include "collectives/comm.hpp"
 #include "model/blis_setup.hpp"
 #include "model/mlp.hpp"
@@ -32,9 +33,29 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// "xcore": the ring's schedule through a shared window (bench/cross_core_bound.hpp), with the gradient computed
+// straight into the window: what a ring could do on one node without MPI's transport. The same sums in the same
+// order as the ring, so the replicas stay identical.
+class SharedWindowSgd final : public Synchronizer {
+ public:
+  SharedWindowSgd(const Comm& comm, std::size_t parameter_count, Sgd& sgd)
+      : ring_(comm, parameter_count), sgd_(sgd), inv_workers_(1.0f / static_cast<float>(comm.size())) {}
+  std::span<float> gradient_buffer() const { return ring_.window(); }
+  void step(std::span<float> params, std::span<float> grads) override {
+    ring_.run(grads);  // reduces its window, which `grads` is
+    sgd_.step(params, grads, inv_workers_);
+  }
+
+ private:
+  bench::CrossCoreBound ring_;
+  Sgd& sgd_;
+  float inv_workers_;
+};
+
 struct MethodTimes {
   std::string name;
   std::unique_ptr<Synchronizer> sync;
+  std::span<float> grads;  // where this method's steps write their gradient
   double compute_s = 0, sync_s = 0;
   long steps = 0;
 };
@@ -44,7 +65,9 @@ int run(int argc, char** argv, const Comm& world) {
   std::string methods = "ring,mpi", data_dir;
   std::size_t batch = 32, hidden = 128;
   long steps = 6000, block = 32;
-  app.add_option("--methods", methods, "comma-separated allreduce methods: ring, mpi")->capture_default_str();
+  app.add_option("--methods", methods,
+                 "comma-separated: ring, mpi, xcore (the ring's schedule through a shared window, one node only)")
+      ->capture_default_str();
   app.add_option("--batch", batch, "batch per worker")->capture_default_str()->check(CLI::Range(1, 60000));
   app.add_option("--hidden", hidden, "MLP hidden width")->capture_default_str()->check(CLI::Range(1, 65536));
   app.add_option("--steps", steps, "training steps in all")->capture_default_str()->check(CLI::Range(1L, 1L << 40));
@@ -60,7 +83,8 @@ int run(int argc, char** argv, const Comm& world) {
   std::vector<std::string> names;
   std::stringstream list(methods);
   for (std::string m; std::getline(list, m, ',');) {
-    if (m != "ring" && m != "mpi") throw std::invalid_argument(fmt::format("--methods: '{}' is not ring or mpi", m));
+    if (m != "ring" && m != "mpi" && m != "xcore")
+      throw std::invalid_argument(fmt::format("--methods: '{}' is not ring, mpi or xcore", m));
     names.push_back(m);
   }
   if (names.empty()) throw std::invalid_argument("--methods: name at least one method");
@@ -80,9 +104,15 @@ int run(int argc, char** argv, const Comm& world) {
   Sgd sgd(config.sgd, model.parameter_count());
   std::vector<MethodTimes> timed;
   for (const std::string& m : names) {
+    if (m == "xcore") {
+      auto shared = std::make_unique<SharedWindowSgd>(world, model.parameter_count(), sgd);
+      const std::span<float> window = shared->gradient_buffer().first(model.parameter_count());
+      timed.push_back({m, std::move(shared), window});
+      continue;
+    }
     TrainConfig c = config;
     c.sync = m;
-    timed.push_back({m, make_allreduce_synchronizer(c, world, sgd)});
+    timed.push_back({m, make_allreduce_synchronizer(c, world, sgd), grads});
   }
 
   // The trainer's split with --iterations-per-epoch auto: every rank draws the same permutation and takes its own
@@ -102,10 +132,10 @@ int run(int argc, char** argv, const Comm& world) {
     MethodTimes& m = timed[static_cast<std::size_t>(s / block) % timed.size()];
     const double t0 = now_s();
     gather_batch(data.train, slice, b);
-    const float loss = model.loss_and_gradient(params, b, grads, ws);
+    const float loss = model.loss_and_gradient(params, b, m.grads, ws);
     if (!std::isfinite(loss)) throw std::runtime_error(fmt::format("training diverged at step {} (loss {})", s, loss));
     const double t1 = now_s();
-    m.sync->step(params, grads);
+    m.sync->step(params, m.grads);
     m.compute_s += t1 - t0;
     m.sync_s += now_s() - t1;
     ++m.steps;

@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <span>
 #include <stdexcept>
 
 #include "collectives/allreduce.hpp"
@@ -22,7 +23,7 @@ class CrossCoreBound final : public Allreduce {
  public:
   // Collective over `comm`, whose ranks must share a node (std::invalid_argument otherwise). Allocates and
   // touches a window of `max_count` floats per rank here, once; throws std::logic_error if its sum is wrong.
-  CrossCoreBound(const Comm& comm, std::size_t max_count) : Allreduce(comm, no_check()) {
+  CrossCoreBound(const Comm& comm, std::size_t max_count) : Allreduce(comm, no_check()), capacity_(max_count) {
     if (!comm.on_one_node()) throw std::invalid_argument("xcore: needs every rank on one node (a shared window)");
     const MPI_Aint bytes = static_cast<MPI_Aint>(std::max<std::size_t>(max_count, 1) * sizeof(float));
     // Each rank's buffer in its own pages, touched first by its owner, as a real gradient buffer would be (the
@@ -56,6 +57,8 @@ class CrossCoreBound final : public Allreduce {
   CrossCoreBound(const CrossCoreBound&) = delete;
   CrossCoreBound& operator=(const CrossCoreBound&) = delete;
   std::string_view name() const override { return "xcore"; }
+  // This rank's buffer in the window (max_count floats): what run() reduces, whatever pointer it is given.
+  std::span<float> window() const { return {mine_, capacity_}; }
 
  private:
   static AllreduceOptions no_check() {
@@ -88,6 +91,9 @@ class CrossCoreBound final : public Allreduce {
       step_barrier();
       std::copy(left + seg.begin, left + seg.end, mine + seg.begin);
     }
+    // The right neighbour may still be copying from this buffer: nobody returns (and overwrites its buffer with
+    // the next gradient) before everyone has finished reading. bench_sync's replica check caught the race.
+    step_barrier();
   }
 
   // Integer-valued data, so the sums are exact: a wrong schedule would time the wrong traffic. True if this
@@ -103,6 +109,7 @@ class CrossCoreBound final : public Allreduce {
     return true;
   }
 
+  std::size_t capacity_;
   MPI_Win window_ = MPI_WIN_NULL;
   float* mine_ = nullptr;
   float* left_ = nullptr;
