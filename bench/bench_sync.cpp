@@ -149,13 +149,11 @@ int run(int argc, char** argv, const Comm& world) {
     std::memcpy(&bits, &p, sizeof bits);
     hash = (hash ^ bits) * 1099511628211ULL;
   }
-  std::uint64_t extremes[2] = {hash, ~hash};  // max(h) == ~max(~h) exactly when every rank has the same h
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_UINT64_T, MPI_MAX, world.native()), "MPI_Allreduce (bench_sync check)",
-            world.rank());
+  const auto [lo, hi] = world.min_max(hash);
   int broken = all_finite(params) ? 0 : 1;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &broken, 1, MPI_INT, MPI_LOR, world.native()), "MPI_Allreduce (bench_sync check)",
             world.rank());
-  if (broken || extremes[0] != ~extremes[1])
+  if (broken || lo != hi)
     throw std::runtime_error(broken ? "a rank's parameters hold NaN or Inf" : "the ranks' parameters differ after training");
 
   // Mean over ranks of each method's per-step times.

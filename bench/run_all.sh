@@ -55,7 +55,7 @@ echo
 "$here/straggler.sh" "${straggler[@]}" --kind fixed --out "$out/straggler-fixed" | tee "$out/straggler-fixed.txt" \
   || failed+=(straggler-fixed)
 echo
-render_charts "$out" || failed+=(charts)
+"$GRADSYNC_ROOT/plots/make_charts.sh" "$out" || failed+=(charts)
 
 echo "results: $out (tables: scaling.txt collectives.txt straggler.txt; charts: $out/charts)"
 [ "${#failed[@]}" -eq 0 ] || die "failed: ${failed[*]} (see the messages above and the logs in $out/logs)"

@@ -191,11 +191,8 @@ std::array<std::int64_t, 2> totals(const Tally& tally, const Comm& world) {
 
 // Every rank must draw the same sequence: refuse differing arguments before the first call instead of hanging.
 void require_same_everywhere(std::uint64_t v, const char* flag, const Comm& world) {
-  std::array<std::uint64_t, 2> range = {v, ~v};  // max of v and max of ~v (= ~min v) in one call
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, range.data(), 2, MPI_UINT64_T, MPI_MAX, world.native()), "MPI_Allreduce",
-            world.rank());
-  if (range[0] != ~range[1])
-    throw std::invalid_argument(fmt::format("{}: ranks were given different values ({} to {})", flag, ~range[1], range[0]));
+  const auto [lo, hi] = world.min_max(v);
+  if (lo != hi) throw std::invalid_argument(fmt::format("{}: ranks were given different values ({} to {})", flag, lo, hi));
 }
 
 }  // namespace

@@ -50,6 +50,13 @@ bool Comm::on_one_node() const {
   return node_size == size_;  // a node's ranks all see the same size, so one node holds everyone or no one sees it
 }
 
+std::pair<std::uint64_t, std::uint64_t> Comm::min_max(std::uint64_t value) const {
+  std::uint64_t extremes[2] = {value, ~value};  // max of ~v is ~(min of v): both in one reduction
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_UINT64_T, MPI_MAX, native()), "MPI_Allreduce (min_max)",
+            rank_);
+  return {~extremes[1], extremes[0]};
+}
+
 int Comm::to_int_count(std::size_t count, const char* call) const {
   if (count > static_cast<std::size_t>(INT_MAX))
     throw MpiError(fmt::format("{} on rank {}: count {} exceeds MPI's int limit", call, rank_, count));

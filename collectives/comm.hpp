@@ -4,9 +4,11 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace gradsync {
 
@@ -36,6 +38,9 @@ class Comm {
   // Collective over this communicator: whether all its ranks share one node's memory (MPI_Comm_split_type with
   // MPI_COMM_TYPE_SHARED). Every rank gets the same answer.
   bool on_one_node() const;
+  // Collective over this communicator: the smallest and largest `value` any rank passed, the same on every rank
+  // (one MPI_Allreduce). Equal exactly when all ranks passed the same value.
+  std::pair<std::uint64_t, std::uint64_t> min_max(std::uint64_t value) const;
 
   // Point-to-point, blocking. Counts are in elements of `type`. recv() fails with MpiError if the message that
   // arrives does not hold exactly `count` elements (a size disagreement between ranks is a bug, never ignored).

@@ -124,12 +124,6 @@ method_flags() {
   fi
 }
 
-# render_charts DIR: plots/make_charts.sh on DIR's CSVs into DIR/charts (it draws the median runs where
-# bench/scaling.sh left them).
-render_charts() {
-  "$GRADSYNC_ROOT/plots/make_charts.sh" "$1" "$1/charts"
-}
-
 # Installs those of the given Debian packages that are not installed yet (so a second run is fast); `why` is
 # printed with the list.
 install_missing() {  # install_missing WHY PKG...

@@ -61,7 +61,7 @@ run_limited 300 "$out/logs/bench_sync.log" mpirun -n "$np" "${MPIRUN_FLAGS[@]}" 
   --batch "$batch" --steps 6000 --block 32 && cp "$out/logs/bench_sync.log" "$out/sync_ab.txt" || failed+=("ring vs mpi (bench_sync)")
 
 say "5/5 charts"
-render_charts "$out" >"$out/charts.txt" || failed+=("charts (plots/make_charts.sh)")
+"$GRADSYNC_ROOT/plots/make_charts.sh" "$out" >"$out/charts.txt" || failed+=("charts (plots/make_charts.sh)")
 
 echo
 echo "MNIST, MLP 784-128-10, $epochs epochs, batch $batch per worker, constant total work, median of $reps run(s)"

@@ -208,6 +208,16 @@ TEST_CASE("a type mismatch is an error on every rank") {
     CHECK_THROWS_WITH_AS(allreduce->run(std::span<float>(f)), doctest::Contains("rank 1: 16 x float"), MismatchError);
 }
 
+TEST_CASE("Comm::min_max gives every rank the smallest and largest value passed") {
+  const Comm world = Comm::world();
+  const std::uint64_t mine = 1000 + 7 * static_cast<std::uint64_t>(world.rank());
+  const auto [lo, hi] = world.min_max(mine);
+  CHECK(lo == 1000);
+  CHECK(hi == 1000 + 7 * static_cast<std::uint64_t>(world.size() - 1));
+  const auto [same_lo, same_hi] = world.min_max(~std::uint64_t{0});
+  CHECK(same_lo == same_hi);
+}
+
 TEST_CASE("unknown methods and impossible server counts are rejected up front") {
   const Comm world = Comm::world();
   CHECK_THROWS_WITH_AS(make_allreduce("tree", world), doctest::Contains("unknown allreduce method 'tree'"),
