@@ -2,11 +2,15 @@
 // states of this host (README, "two speeds"), so their ratio says as much about the minute as about the method.
 // Here every rank trains the MLP on MNIST and switches synchronizer every --block steps (ring, mpi, ring, ...),
 // timing whole steps per method: the two methods see the same moments, the same data and the same caches.
-//   mpirun -n 2 --bind-to core build/bin/bench_sync --methods ring,mpi --batch 32 --steps 6000
+// `serial` blocks are the baseline for speedups: rank 0 alone trains its own replica with batch --batch while the
+// other ranks sleep, as in a one-process run; speedup = ranks x serial step / parallel step (constant total work).
+// A serial step's "sync" is its optimizer step alone.
+//   mpirun -n 2 --bind-to core build/bin/bench_sync --methods ring,mpi,serial --batch 32 --steps 6000
 #include <fmt/format.h>
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -14,6 +18,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/cross_core_bound.hpp"
@@ -52,10 +57,23 @@ class SharedWindowSgd final : public Synchronizer {
   float inv_workers_;
 };
 
+// Blocks until every rank of `comm` has called this. Sleeps between polls so that a waiting rank leaves its core
+// idle, as it is during a one-process run, rather than spinning in MPI_Barrier.
+void idle_barrier(const Comm& comm) {
+  MPI_Request request;
+  check_mpi(MPI_Ibarrier(comm.native(), &request), "MPI_Ibarrier (bench_sync serial block)", comm.rank());
+  for (int done = 0;;) {
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test (bench_sync serial block)", comm.rank());
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
 struct MethodTimes {
   std::string name;
   std::unique_ptr<Synchronizer> sync;
   std::span<float> grads;  // where this method's steps write their gradient
+  bool serial = false;      // rank 0 steps alone, on `serial_params`
   double compute_s = 0, sync_s = 0;
   long steps = 0;
 };
@@ -64,14 +82,20 @@ int run(int argc, char** argv, const Comm& world) {
   CLI::App app{"bench_sync: synchronizers alternated within one training run, whole steps timed per method"};
   std::string methods = "ring,mpi", data_dir;
   std::size_t batch = 32, hidden = 128;
-  long steps = 6000, block = 32;
+  long steps = 6000, block = 32, settle = 4;
   app.add_option("--methods", methods,
-                 "comma-separated: ring, mpi, xcore (the ring's schedule through a shared window, one node only)")
+                 "comma-separated: ring, mpi, xcore (the ring's schedule through a shared window, one node only), "
+                 "serial (rank 0 alone: the baseline for the speedup column)")
       ->capture_default_str();
   app.add_option("--batch", batch, "batch per worker")->capture_default_str()->check(CLI::Range(1, 60000));
   app.add_option("--hidden", hidden, "MLP hidden width")->capture_default_str()->check(CLI::Range(1, 65536));
   app.add_option("--steps", steps, "training steps in all")->capture_default_str()->check(CLI::Range(1L, 1L << 40));
   app.add_option("--block", block, "steps per method before switching")->capture_default_str()->check(CLI::Range(1L, 1L << 40));
+  app.add_option("--settle", settle,
+                 "untimed steps at the start of each block: a switch of method, or a core just woken from a serial "
+                 "block, is not the steady state")
+      ->capture_default_str()
+      ->check(CLI::Range(0L, 1L << 40));
   app.add_option("--data", data_dir, "MNIST directory (default: data/mnist)");
   try {
     app.parse(argc, argv);
@@ -83,11 +107,13 @@ int run(int argc, char** argv, const Comm& world) {
   std::vector<std::string> names;
   std::stringstream list(methods);
   for (std::string m; std::getline(list, m, ',');) {
-    if (m != "ring" && m != "mpi" && m != "xcore")
-      throw std::invalid_argument(fmt::format("--methods: '{}' is not ring, mpi or xcore", m));
+    if (m != "ring" && m != "mpi" && m != "xcore" && m != "serial")
+      throw std::invalid_argument(fmt::format("--methods: '{}' is not ring, mpi, xcore or serial", m));
     names.push_back(m);
   }
   if (names.empty()) throw std::invalid_argument("--methods: name at least one method");
+  if (settle >= block)
+    throw std::invalid_argument(fmt::format("--settle {} leaves no timed step in a block of {}", settle, block));
   if (steps < block * static_cast<long>(names.size()))
     throw std::invalid_argument(fmt::format("--steps {} gives some method no block of {} steps: use at least {}", steps,
                                             block, block * static_cast<long>(names.size())));
@@ -102,8 +128,17 @@ int run(int argc, char** argv, const Comm& world) {
   std::vector<float> params(model.parameter_count()), grads(model.parameter_count());
   model.init(params, config.seed);
   Sgd sgd(config.sgd, model.parameter_count());
+  // The serial baseline trains a replica of its own, so the parallel replicas stay identical.
+  std::vector<float> serial_params = params;
+  Sgd serial_sgd(config.sgd, model.parameter_count());
   std::vector<MethodTimes> timed;
   for (const std::string& m : names) {
+    if (m == "serial") {
+      TrainConfig c = config;
+      c.sync = m;
+      timed.push_back({m, make_allreduce_synchronizer(c, world, serial_sgd), grads, true});
+      continue;
+    }
     if (m == "xcore") {
       auto shared = std::make_unique<SharedWindowSgd>(world, model.parameter_count(), sgd);
       const std::span<float> window = shared->gradient_buffer().first(model.parameter_count());
@@ -130,15 +165,24 @@ int run(int argc, char** argv, const Comm& world) {
     const std::size_t first = (static_cast<std::size_t>(s % per_epoch) * w + me) * batch;
     for (std::size_t j = 0; j < batch; ++j) slice[j] = perm[first + j];
     MethodTimes& m = timed[static_cast<std::size_t>(s / block) % timed.size()];
+    // In a serial block rank 0 steps alone; the other ranks sleep in a barrier it joins after the block's last step.
+    if (m.serial && world.rank() != 0) {
+      if (s % block == 0) idle_barrier(world);
+      continue;
+    }
+    std::span<float> replica = m.serial ? std::span<float>(serial_params) : std::span<float>(params);
     const double t0 = now_s();
     gather_batch(data.train, slice, b);
-    const float loss = model.loss_and_gradient(params, b, m.grads, ws);
+    const float loss = model.loss_and_gradient(replica, b, m.grads, ws);
     if (!std::isfinite(loss)) throw std::runtime_error(fmt::format("training diverged at step {} (loss {})", s, loss));
     const double t1 = now_s();
-    m.sync->step(params, m.grads);
-    m.compute_s += t1 - t0;
-    m.sync_s += now_s() - t1;
-    ++m.steps;
+    m.sync->step(replica, m.grads);
+    if (s % block >= settle) {
+      m.compute_s += t1 - t0;
+      m.sync_s += now_s() - t1;
+      ++m.steps;
+    }
+    if (m.serial && (s % block == block - 1 || s + 1 == steps)) idle_barrier(world);
   }
 
   // Synchronous methods keep one model on every rank: a replica that differs, or holds a NaN, means the timings
@@ -156,24 +200,33 @@ int run(int argc, char** argv, const Comm& world) {
   if (broken || lo != hi)
     throw std::runtime_error(broken ? "a rank's parameters hold NaN or Inf" : "the ranks' parameters differ after training");
 
-  // Mean over ranks of each method's per-step times.
+  // Mean over ranks of each method's per-step times (the serial baseline's are rank 0's alone).
   std::vector<double> sums;
   for (const MethodTimes& m : timed) {
-    const double k = static_cast<double>(m.steps);
+    const double k = static_cast<double>(std::max(m.steps, 1L));
     sums.insert(sums.end(), {m.compute_s / k, m.sync_s / k});
   }
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM, world.native()),
             "MPI_Allreduce (bench_sync results)", world.rank());
   if (world.rank() == 0) {
-    fmt::print("bench_sync: {} ranks, MLP {}, batch {} per worker, {} steps in blocks of {}, methods alternated\n",
-               world.size(), model.describe(), batch, steps, block);
-    fmt::print("{:>8} {:>7} {:>12} {:>12} {:>12} {:>14}\n", "method", "steps", "compute us", "sync us", "step us",
-               "step / first");
-    const double first = (sums[0] + sums[1]) / world.size();
+    std::vector<double> step_s;
+    double serial_s = 0;
     for (std::size_t i = 0; i < timed.size(); ++i) {
-      const double compute = sums[2 * i] / world.size(), sync = sums[2 * i + 1] / world.size();
-      fmt::print("{:>8} {:>7} {:>12.1f} {:>12.1f} {:>12.1f} {:>14.3f}\n", timed[i].name, timed[i].steps, compute * 1e6,
-                 sync * 1e6, (compute + sync) * 1e6, (compute + sync) / first);
+      const double ranks = timed[i].serial ? 1.0 : static_cast<double>(world.size());
+      step_s.push_back((sums[2 * i] + sums[2 * i + 1]) / ranks);
+      if (timed[i].serial) serial_s = step_s.back();
+    }
+    fmt::print("bench_sync: {} ranks, MLP {}, batch {} per worker, {} steps in blocks of {} (first {} untimed), "
+               "methods alternated\n", world.size(), model.describe(), batch, steps, block, settle);
+    fmt::print("{:>8} {:>7} {:>12} {:>12} {:>12} {:>14}{}\n", "method", "timed", "compute us", "sync us", "step us",
+               "step / first", serial_s > 0 ? "  speedup vs serial" : "");
+    for (std::size_t i = 0; i < timed.size(); ++i) {
+      const double ranks = timed[i].serial ? 1.0 : static_cast<double>(world.size());
+      const std::string speedup =
+          serial_s > 0 ? fmt::format("{:>20.3f}", timed[i].serial ? 1.0 : world.size() * serial_s / step_s[i]) : "";
+      fmt::print("{:>8} {:>7} {:>12.1f} {:>12.1f} {:>12.1f} {:>14.3f}{}\n", timed[i].name, timed[i].steps,
+                 sums[2 * i] / ranks * 1e6, sums[2 * i + 1] / ranks * 1e6, step_s[i] * 1e6, step_s[i] / step_s[0],
+                 speedup);
     }
   }
   return 0;

@@ -52,13 +52,14 @@ say "3/5 straggler: np=$straggler_np, one random worker 5 ms slow per step, one 
 "$GRADSYNC_ROOT/bench/straggler.sh" --kind random --np "$straggler_np" --epochs 1 --batch "$batch" --out "$out" \
   >"$out/straggler.txt" || failed+=("straggler (bench/straggler.sh)")
 
-# Separate runs land in different states of a noisy host; alternating the two inside one run does not.
-say "4/5 ring against mpi inside one training run (bench_sync, np=$np)"
+# Separate runs land in different states of a noisy host; alternating the methods and the serial baseline inside
+# one run does not.
+say "4/5 ring, mpi and serial steps alternated inside one training run (bench_sync, np=$np)"
 mpirun_flags "$np"
 [ "$np" -gt "$ncores" ] || MPIRUN_FLAGS+=("${TRAINING_SHM_FLAGS[@]}")  # as bench/scaling.sh launches training
 mkdir -p "$out/logs"
-run_limited 300 "$out/logs/bench_sync.log" mpirun -n "$np" "${MPIRUN_FLAGS[@]}" "$BIN/bench_sync" --methods ring,mpi \
-  --batch "$batch" --steps 6000 --block 32 && cp "$out/logs/bench_sync.log" "$out/sync_ab.txt" || failed+=("ring vs mpi (bench_sync)")
+run_limited 300 "$out/logs/bench_sync.log" mpirun -n "$np" "${MPIRUN_FLAGS[@]}" "$BIN/bench_sync" --methods ring,mpi,serial \
+  --batch "$batch" --steps 6000 --block 32 && cp "$out/logs/bench_sync.log" "$out/sync_ab.txt" || failed+=("in-run comparison (bench_sync)")
 
 say "5/5 charts"
 "$GRADSYNC_ROOT/plots/make_charts.sh" "$out" >"$out/charts.txt" || failed+=("charts (plots/make_charts.sh)")
@@ -69,8 +70,8 @@ echo "every sync method at np=$np on $ncores cores, against the serial run:"
 "$GRADSYNC_ROOT/bench/compare_table.sh" "$out/scaling.csv" "$np"
 if [ -s "$out/sync_ab.txt" ]; then
   echo
-  echo "ring and mpi alternated every 32 steps inside one run (per-step times, mean over ranks):"
-  grep -E '^ +(method|ring|mpi) ' "$out/sync_ab.txt"
+  echo "ring, mpi and serial (rank 0 alone) alternated every 32 steps inside one run (per-step times, mean over ranks):"
+  grep -E '^ +(method|ring|mpi|serial) ' "$out/sync_ab.txt"
 fi
 echo
 [ "$straggler_np" -le "$ncores" ] || \
