@@ -3,9 +3,13 @@
 // Here every rank trains the MLP on MNIST and switches synchronizer every --block steps (ring, mpi, ring, ...),
 // timing whole steps per method: the two methods see the same moments, the same data and the same caches.
 // `serial` blocks are the baseline for speedups: rank 0 alone trains its own replica with batch --batch while the
-// other ranks sleep, as in a one-process run; speedup = ranks x serial step / parallel step (constant total work).
-// A serial step's "sync" is its optimizer step alone.
+// other ranks sleep (waking every 100 us to poll), as in a one-process run; speedup = ranks x serial step / parallel
+// step (constant total work). A serial step's "sync" is its optimizer step alone. The first --settle steps of every
+// block run untimed: right after a switch, and on a core just woken from a serial block, steps are not yet steady.
+// "step / first" is each method's step time over the first listed method's.
 //   mpirun -n 2 --bind-to core build/bin/bench_sync --methods ring,mpi,serial --batch 32 --steps 6000
+// plus, as scripts/run.sh and bench/scaling.sh give training launches on one node (TRAINING_SHM_FLAGS):
+//   --mca btl_vader_single_copy_mechanism none --mca btl_vader_max_send_size 131072
 #include <fmt/format.h>
 #include <mpi.h>
 
@@ -92,8 +96,8 @@ int run(int argc, char** argv, const Comm& world) {
   app.add_option("--steps", steps, "training steps in all")->capture_default_str()->check(CLI::Range(1L, 1L << 40));
   app.add_option("--block", block, "steps per method before switching")->capture_default_str()->check(CLI::Range(1L, 1L << 40));
   app.add_option("--settle", settle,
-                 "untimed steps at the start of each block: a switch of method, or a core just woken from a serial "
-                 "block, is not the steady state")
+                 "untimed steps at the start of each block, fewer than --block: a switch of method, or a core just "
+                 "woken from a serial block, is not the steady state")
       ->capture_default_str()
       ->check(CLI::Range(0L, 1L << 40));
   app.add_option("--data", data_dir, "MNIST directory (default: data/mnist)");

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prints the comparison table (method, np, wall time, speedup against serial, test accuracy, sync share) of
-# - a train CSV (the format of DESIGN.md): one line per run, speedup against the serial row with the same model
-#   and epochs;
+# - a train CSV (`train --csv`, columns in README "Running `train`"): one line per run, speedup against the
+#   serial row with the same model and epochs;
 # - a scaling CSV (bench/scaling.sh): one line per (method, np) median, speedup and oversubscription as measured.
 # Usage: bench/compare_table.sh FILE [NP]      NP: only the serial rows and the rows at that np
 set -euo pipefail
