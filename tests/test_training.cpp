@@ -7,6 +7,7 @@
 #include "model/mlp.hpp"
 #include "model/synthetic.hpp"
 #include "test_support.hpp"
+#include "trainers/train_config.hpp"
 #include "trainers/trainer.hpp"
 
 using namespace gradsync;
@@ -163,4 +164,37 @@ TEST_CASE("end to end: data-parallel softmax, one epoch of real MNIST, reaches 9
     MESSAGE("MNIST softmax, 1 epoch, " << world.size() << " ranks: test accuracy " << r.test_accuracy);
     CHECK(r.test_accuracy >= 0.90);
   }
+}
+
+TEST_CASE("a resumed run reports the throughput of the epochs it trained, not of the whole schedule") {
+  const Comm self(MPI_COMM_SELF);  // every rank on its own: a serial run with its own checkpoint directory
+  const TrainTest data = blobs();
+  TrainConfig c = small_mlp("serial", 8);
+  c.checkpoint_dir = test::temp_dir("resume-throughput", Comm::world().rank()).string();
+  c.epochs = 3;
+  const TrainResult first = train(c, data, self);
+  c.epochs = 4;
+  c.resume = true;
+  const TrainResult resumed = train(c, data, self);
+  CHECK(first.steps == 3 * kEquivalenceSteps);
+  CHECK(resumed.steps == kEquivalenceSteps);  // one epoch left after the checkpoint of epoch 3
+  REQUIRE(resumed.wall_s > 0);
+  // images/s times the run's own training time gives back the images of the epochs it trained.
+  CHECK(resumed.images_per_s * resumed.wall_s == doctest::Approx(static_cast<double>(kEquivalenceSteps * 8)).epsilon(1e-9));
+  std::filesystem::remove_all(c.checkpoint_dir);
+}
+
+TEST_CASE("a straggler sleep as long as the watchdog's timeout is refused, naming both flags") {
+  TrainConfig c = small_mlp("ring", 8);
+  c.straggler_rank = 1;
+  c.straggler_ms = 5000;
+  c.timeout_s = 5;
+  const std::string why = validate(c, 4);
+  CHECK(why.find("--straggler") != std::string::npos);
+  CHECK(why.find("--timeout") != std::string::npos);
+  c.timeout_s = 0;  // watchdog off: any sleep is allowed
+  CHECK(validate(c, 4).empty());
+  c.timeout_s = 120;
+  c.straggler_ms = 5;
+  CHECK(validate(c, 4).empty());
 }

@@ -241,7 +241,8 @@ TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& 
     result.wall_s = final.elapsed_s;
     result.train_loss = final.train_loss;
     result.test_accuracy = final.test_accuracy;
-    result.images_per_s = static_cast<double>(steps * config.epochs) * static_cast<double>(config.batch) * workers /
+    // Only the epochs this run trained: after --resume, wall_s does not cover the ones before the checkpoint.
+    result.images_per_s = static_cast<double>(result.steps) * static_cast<double>(config.batch) * workers /
                           std::max(result.wall_s, 1e-12);
   }
   return result;
