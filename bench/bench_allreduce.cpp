@@ -188,11 +188,11 @@ int main(int argc, char** argv) {
     }
 
     std::FILE* out = nullptr;
-    if (lead && !csv.empty()) {
-      out = std::fopen(csv.c_str(), "w");
-      if (!out) throw std::runtime_error(fmt::format("--csv {}: cannot open for writing", csv));
-      fmt::print(out, "{}\n", kCsvHeader);
-    }
+    if (lead && !csv.empty()) out = std::fopen(csv.c_str(), "w");
+    // Only rank 0 writes the CSV; every rank learns whether it could, so that all stop together.
+    if (!world.all_ok(!lead || csv.empty() || out))
+      throw std::invalid_argument(fmt::format("--csv {}: rank 0 cannot open it for writing", csv));
+    if (out) fmt::print(out, "{}\n", kCsvHeader);
     if (lead) {
       fmt::print("# bench_allreduce: {} ranks, float32, in place, median of {} interleaved blocks{}{}\n", world.size(), reps,
                  no_check ? ", agreement check off" : "",
@@ -223,9 +223,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (lead) fmt::print(stderr, "bench_allreduce: error: {}\n", e.what());
     code = 2;
-  } catch (const std::exception& e) {
+  } catch (const std::invalid_argument& e) {
+    // Bad flags: every rank finds the same problem (or learns it, as with --csv) and all leave together.
     if (lead) fmt::print(stderr, "bench_allreduce: error: {}\n", e.what());
     code = 2;
+  } catch (const std::exception& e) {
+    // Anything else may be this rank's alone, with the others inside a collective: stop them all.
+    fmt::print(stderr, "bench_allreduce: error on rank {}: {}\n", world.rank(), e.what());
+    MPI_Abort(MPI_COMM_WORLD, 2);
   }
   MPI_Finalize();
   return code;

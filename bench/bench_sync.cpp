@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -108,26 +109,49 @@ int run(int argc, char** argv, const Comm& world) {
     return e.get_exit_code() == 0 ? 0 : 2;
   }
 
+  // Problems with the flags are found the same way on every rank: all leave with code 2, rank 0 says why. Every
+  // later failure may be one rank's alone and aborts the job (main).
+  const auto usage_error = [&](const std::string& why) {
+    if (world.rank() == 0) fmt::print(stderr, "bench_sync: error: {}\n", why);
+    return 2;
+  };
+  // Ranks launched with different flags would pair different collectives and hang: refuse that first.
+  const auto [lo, hi] = world.min_max(std::hash<std::string>{}(
+      fmt::format("{}|{}|{}|{}|{}|{}|{}", methods, batch, hidden, steps, block, settle, data_dir)));
+  if (lo != hi) return usage_error("the ranks were given different flags (every rank needs the same command line)");
   std::vector<std::string> names;
   std::stringstream list(methods);
   for (std::string m; std::getline(list, m, ',');) {
     if (m != "ring" && m != "mpi" && m != "xcore" && m != "serial")
-      throw std::invalid_argument(fmt::format("--methods: '{}' is not ring, mpi, xcore or serial", m));
+      return usage_error(fmt::format("--methods: '{}' is not ring, mpi, xcore or serial", m));
     names.push_back(m);
   }
-  if (names.empty()) throw std::invalid_argument("--methods: name at least one method");
+  if (names.empty()) return usage_error("--methods: name at least one method");
   if (settle >= block)
-    throw std::invalid_argument(fmt::format("--settle {} leaves no timed step in a block of {}", settle, block));
+    return usage_error(fmt::format("--settle {} leaves no timed step in a --block of {}", settle, block));
   if (steps < block * static_cast<long>(names.size()))
-    throw std::invalid_argument(fmt::format("--steps {} gives some method no block of {} steps: use at least {}", steps,
-                                            block, block * static_cast<long>(names.size())));
+    return usage_error(fmt::format("--steps {} gives some method no --block of {} steps: use at least {}", steps, block,
+                                   block * static_cast<long>(names.size())));
 
   TrainConfig config;
   config.model = "mlp";
   config.hidden = {hidden};
   config.batch = batch;
   config.data_dir = data_dir;
-  const TrainTest data = load_training_data(config);
+  TrainTest data;
+  std::string load_error;
+  try {
+    data = load_training_data(config);
+  } catch (const std::exception& e) {
+    load_error = e.what();
+  }
+  if (!world.all_ok(load_error.empty())) {
+    if (!load_error.empty()) fmt::print(stderr, "bench_sync: error (rank {}): {}\n", world.rank(), load_error);
+    return 2;
+  }
+  if (batch * static_cast<std::size_t>(world.size()) > data.train.rows)
+    return usage_error(fmt::format("--batch {} on {} ranks is more than the {} training images", batch, world.size(),
+                                   data.train.rows));
   const Mlp model(config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes)));
   std::vector<float> params(model.parameter_count()), grads(model.parameter_count());
   model.init(params, config.seed);
@@ -161,8 +185,6 @@ int run(int argc, char** argv, const Comm& world) {
   Batch b(batch, data.train.features);
   Workspace ws(model.sizes(), batch);
   const long per_epoch = static_cast<long>(n / (batch * w));
-  if (per_epoch == 0)
-    throw std::invalid_argument(fmt::format("--batch {} on {} ranks is more than the {} training images", batch, w, n));
   world.barrier();
   for (long s = 0; s < steps; ++s) {
     if (s % per_epoch == 0) shuffled_indices(perm, config.seed, static_cast<std::uint64_t>(s / per_epoch));
@@ -178,7 +200,9 @@ int run(int argc, char** argv, const Comm& world) {
     const double t0 = now_s();
     gather_batch(data.train, slice, b);
     const float loss = model.loss_and_gradient(replica, b, m.grads, ws);
-    if (!std::isfinite(loss)) throw std::runtime_error(fmt::format("training diverged at step {} (loss {})", s, loss));
+    if (!std::isfinite(loss))
+      throw std::runtime_error(fmt::format("training diverged at step {} ({} block{}): loss {}", s, m.name,
+                                           m.serial ? ", rank 0's serial replica" : "", loss));
     const double t1 = now_s();
     m.sync->step(replica, m.grads);
     if (s % block >= settle) {
@@ -197,12 +221,11 @@ int run(int argc, char** argv, const Comm& world) {
     std::memcpy(&bits, &p, sizeof bits);
     hash = (hash ^ bits) * 1099511628211ULL;
   }
-  const auto [lo, hi] = world.min_max(hash);
-  int broken = all_finite(params) ? 0 : 1;
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &broken, 1, MPI_INT, MPI_LOR, world.native()), "MPI_Allreduce (bench_sync check)",
-            world.rank());
-  if (broken || lo != hi)
-    throw std::runtime_error(broken ? "a rank's parameters hold NaN or Inf" : "the ranks' parameters differ after training");
+  const auto [hash_lo, hash_hi] = world.min_max(hash);
+  const bool finite = all_finite(params);
+  if (!world.all_ok(finite))
+    throw std::runtime_error(finite ? "another rank's parameters hold NaN or Inf" : "this rank's parameters hold NaN or Inf");
+  if (hash_lo != hash_hi) throw std::runtime_error("the ranks' parameters differ after training");
 
   // Mean over ranks of each method's per-step times (the serial baseline's are rank 0's alone).
   std::vector<double> sums;

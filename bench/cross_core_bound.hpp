@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <exception>
 #include <span>
 #include <stdexcept>
 
@@ -41,16 +42,16 @@ class CrossCoreBound final : public Allreduce {
     check_mpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_), "MPI_Win_lock_all (xcore)", comm.rank());
     // Every rank learns whether any rank's sums were wrong, so they all throw together instead of leaving the
     // others waiting at the benchmark's next barrier.
-    int wrong = self_check(max_count) ? 0 : 1;
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT, MPI_LOR, comm.native()), "MPI_Allreduce (xcore check)",
-              comm.rank());
-    if (wrong) {
+    if (!comm.all_ok(self_check(max_count))) {
       MPI_Win_unlock_all(window_);
       MPI_Win_free(&window_);
       throw std::logic_error("xcore: the shared-memory ring computed a wrong sum");
     }
   }
+  // MPI_Win_free is collective. While an exception unwinds (maybe on this rank only, on its way to MPI_Abort),
+  // freeing would wait for ranks that never come: the window is left to the job's end instead.
   ~CrossCoreBound() override {
+    if (std::uncaught_exceptions() > 0) return;
     MPI_Win_unlock_all(window_);
     MPI_Win_free(&window_);
   }

@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <new>
 #include <random>
 #include <sstream>
 #include <string>
@@ -208,7 +209,9 @@ int main(int argc, char** argv) {
   bool trace = false;
   app.add_option("--calls", calls, "allreduce calls to make")->capture_default_str();
   app.add_option("--seed", seed, "seed of the shared random sequence (same on every rank)")->capture_default_str();
-  app.add_option("--max-count", max_count, "largest call, in elements")->capture_default_str();
+  app.add_option("--max-count", max_count, "largest call, in elements")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 31));  // MPI counts are ints; the buffer is 8 B a count
   app.add_option("--methods", methods_arg, "comma-separated subset of ring, ps, ps-sharded, mpi")->capture_default_str();
   app.add_option("--progress-every", progress_every, "print a progress line every this many calls (0: never)")
       ->capture_default_str();
@@ -234,7 +237,13 @@ int main(int argc, char** argv) {
     require_same_everywhere(max_count, "--max-count", world);
     require_same_everywhere(std::hash<std::string>{}(methods_arg), "--methods", world);
 
-    const std::unique_ptr<std::byte[]> storage(new std::byte[(max_count + 2 * kGuardElements) * sizeof(std::int64_t)]);
+    const std::unique_ptr<std::byte[]> storage(
+        new (std::nothrow) std::byte[(max_count + 2 * kGuardElements) * sizeof(std::int64_t)]);
+    // A rank without the memory says so before the first call, where the others would otherwise wait for it.
+    if (!world.all_ok(storage != nullptr))
+      throw std::runtime_error(fmt::format("--max-count {}: {} could not allocate {} MiB for its buffer", max_count,
+                                           storage ? "another rank" : fmt::format("rank {}", world.rank()),
+                                           (max_count + 2 * kGuardElements) * sizeof(std::int64_t) >> 20));
     Draw draw(seed);
     std::vector<Slot> pool(kPoolSlots);
     std::map<std::string, std::uint64_t> calls_per_method, calls_per_type;

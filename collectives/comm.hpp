@@ -41,13 +41,20 @@ class Comm {
   // Collective over this communicator: the smallest and largest `value` any rank passed, the same on every rank
   // (one MPI_Allreduce). Equal exactly when all ranks passed the same value.
   std::pair<std::uint64_t, std::uint64_t> min_max(std::uint64_t value) const;
+  // Collective over this communicator: true on every rank iff every rank passed true. A rank that hit a local
+  // problem (a file it cannot read, memory it cannot get) reports it here, so all ranks leave together instead of
+  // some waiting forever in their next collective for one that gave up.
+  bool all_ok(bool ok) const;
 
-  // Point-to-point, blocking. Counts are in elements of `type`. recv() fails with MpiError if the message that
-  // arrives does not hold exactly `count` elements (a size disagreement between ranks is a bug, never ignored).
+  // Point-to-point, blocking. Counts are in elements of `type`; every buffer holds at least its count, and the
+  // caller keeps ownership. recv() and sendrecv() fail with MpiError if the message that arrives does not hold
+  // exactly the expected count (a size disagreement between ranks is a bug, never ignored). Only the receiving
+  // rank learns of it: its caller must abort the job (MPI_Abort) rather than return, or the peers wait forever.
   void send(const void* buf, std::size_t count, MPI_Datatype type, int dest, int tag) const;
   void recv(void* buf, std::size_t count, MPI_Datatype type, int source, int tag) const;
   void sendrecv(const void* send_buf, std::size_t send_count, int dest, void* recv_buf, std::size_t recv_count,
                 int source, MPI_Datatype type, int tag) const;
+  // Collective over this communicator: returns once every rank has called it.
   void barrier() const;
 
   // Element counts in MPI calls are ints; this throws MpiError naming `call` when `count` does not fit.

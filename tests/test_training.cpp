@@ -7,7 +7,6 @@
 #include "model/mlp.hpp"
 #include "model/synthetic.hpp"
 #include "test_support.hpp"
-#include "trainers/train_config.hpp"
 #include "trainers/trainer.hpp"
 
 using namespace gradsync;
@@ -182,19 +181,4 @@ TEST_CASE("a resumed run reports the throughput of the epochs it trained, not of
   // images/s times the run's own training time gives back the images of the epochs it trained.
   CHECK(resumed.images_per_s * resumed.wall_s == doctest::Approx(static_cast<double>(kEquivalenceSteps * 8)).epsilon(1e-9));
   std::filesystem::remove_all(c.checkpoint_dir);
-}
-
-TEST_CASE("a straggler sleep as long as the watchdog's timeout is refused, naming both flags") {
-  TrainConfig c = small_mlp("ring", 8);
-  c.straggler_rank = 1;
-  c.straggler_ms = 5000;
-  c.timeout_s = 5;
-  const std::string why = validate(c, 4);
-  CHECK(why.find("--straggler") != std::string::npos);
-  CHECK(why.find("--timeout") != std::string::npos);
-  c.timeout_s = 0;  // watchdog off: any sleep is allowed
-  CHECK(validate(c, 4).empty());
-  c.timeout_s = 120;
-  c.straggler_ms = 5;
-  CHECK(validate(c, 4).empty());
 }

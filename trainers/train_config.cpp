@@ -64,10 +64,6 @@ std::string validate(const TrainConfig& c, int ranks) {
   if (c.straggler_rank >= ranks) return fmt::format("--straggler: rank {} does not exist ({} ranks)", c.straggler_rank, ranks);
   if (c.straggler_rank != -1 && !(c.straggler_ms >= 0 && c.straggler_ms < 1e7))
     return "--straggler: milliseconds must be a number from 0 to 1e7";
-  // The other ranks wait for the straggler every step; a sleep as long as the watchdog's limit would abort the job.
-  if (c.straggler_rank != -1 && c.timeout_s > 0 && c.straggler_ms >= c.timeout_s * 1000)
-    return fmt::format("--straggler: {} ms per step is at least the --timeout of {} s the other ranks wait; raise "
-                       "--timeout (or 0 to turn the watchdog off)", c.straggler_ms, c.timeout_s);
   if (c.is_ps() && c.straggler_rank >= 0 && c.straggler_rank < c.servers)
     return fmt::format("--straggler: rank {} is a parameter server (ranks 0..{}); choose a worker rank", c.straggler_rank,
                        c.servers - 1);

@@ -20,15 +20,6 @@ namespace {
 constexpr int kUsageError = 2;
 constexpr int kRuntimeError = 1;
 
-// True on every rank iff `ok` is true on every rank, so that ranks leave together instead of some of them
-// waiting forever in a collective for a rank that gave up.
-bool all_ranks_ok(const gradsync::Comm& world, bool ok) {
-  int flag = ok ? 1 : 0;
-  gradsync::check_mpi(MPI_Allreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_LAND, world.native()), "MPI_Allreduce",
-                      world.rank());
-  return flag == 1;
-}
-
 int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
   using namespace gradsync;
   const Comm world = Comm::world();
@@ -37,6 +28,10 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
     if (lead) fmt::print(stderr, "train: error: {}\n", problem);
     return kUsageError;
   }
+  // A straggler that sleeps past the watchdog's limit is how tests stage a hung rank; anyone else gets warned.
+  if (lead && config.straggler_rank != -1 && config.timeout_s > 0 && config.straggler_ms >= config.timeout_s * 1000)
+    fmt::print(stderr, "train: note: --straggler sleeps {} ms per step, at least the --timeout of {} s: the watchdog "
+               "will stop the job (raise --timeout, or 0 to turn it off)\n", config.straggler_ms, config.timeout_s);
   start_watchdog(config.timeout_s, world.rank());
   TrainTest data;
   std::string load_error;
@@ -45,7 +40,7 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
   } catch (const std::exception& e) {
     load_error = e.what();
   }
-  if (!all_ranks_ok(world, load_error.empty())) {
+  if (!world.all_ok(load_error.empty())) {
     if (!load_error.empty()) fmt::print(stderr, "train: error (rank {}): {}\n", world.rank(), load_error);
     return kUsageError;
   }
