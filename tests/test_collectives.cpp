@@ -218,6 +218,16 @@ TEST_CASE("Comm::min_max gives every rank the smallest and largest value passed"
   CHECK(same_lo == same_hi);
 }
 
+TEST_CASE("Comm::all_ok is true on every rank exactly when every rank passed true") {
+  const Comm world = Comm::world();
+  CHECK(world.all_ok(true));
+  for (int failing = 0; failing < world.size(); ++failing) {
+    CAPTURE(failing);
+    CHECK_FALSE(world.all_ok(world.rank() != failing));  // one rank's problem reaches all of them
+  }
+  CHECK_FALSE(world.all_ok(false));
+}
+
 TEST_CASE("unknown methods and impossible server counts are rejected up front") {
   const Comm world = Comm::world();
   CHECK_THROWS_WITH_AS(make_allreduce("tree", world), doctest::Contains("unknown allreduce method 'tree'"),
