@@ -29,6 +29,8 @@ struct CallFingerprint {
 // `what` names the collective (e.g. "ring") and is only formatted on a mismatch: a call allocates nothing.
 void check_agreement(const Comm& comm, std::string_view what, const CallFingerprint& mine);
 
+// A stable 64-bit hash of a method name (FNV-1a), the same on every rank and build: the `method` field of a
+// CallFingerprint.
 std::uint64_t fingerprint_of_name(std::string_view name);
 
 }  // namespace gradsync

@@ -40,6 +40,7 @@ struct ElementRange {
 };
 
 // The i-th of `parts` contiguous, nearly equal pieces of [0, count): sizes differ by at most one element.
+// Requires parts >= 1 and i < parts (callers pass a communicator size and a rank).
 constexpr ElementRange partition(std::size_t count, std::size_t parts, std::size_t i) {
   const std::size_t base = count / parts, extra = count % parts;
   const std::size_t begin = i * base + (i < extra ? i : extra);
@@ -90,6 +91,7 @@ class Allreduce {
 // this communicator (e.g. servers >= size).
 std::unique_ptr<Allreduce> make_allreduce(std::string_view method, const Comm& comm,
                                           const AllreduceOptions& options = {});
+// The method names make_allreduce accepts, in the order the benchmarks list them.
 const std::vector<std::string>& allreduce_methods();
 
 }  // namespace gradsync

@@ -17,6 +17,7 @@ template <> constexpr Dtype dtype_of<double>() { return Dtype::f64; }
 template <> constexpr Dtype dtype_of<std::int32_t>() { return Dtype::i32; }
 template <> constexpr Dtype dtype_of<std::int64_t>() { return Dtype::i64; }
 
+// Bytes per element, the matching MPI datatype, and the name used in messages ("float", "int64", ...).
 std::size_t dtype_size(Dtype t);
 MPI_Datatype mpi_type(Dtype t);
 std::string_view dtype_name(Dtype t);

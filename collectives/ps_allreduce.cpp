@@ -122,8 +122,11 @@ void PsAllreduce::start_transfers(std::byte* data, std::size_t count, Dtype type
 }
 
 void PsAllreduce::finish_transfers(const char* what) {
-  const WaitScope wait("MPI_Waitall (ps worker push/pull)", -1, 0);
-  check_mpi(MPI_Waitall(options_.servers, server_requests_.data(), MPI_STATUSES_IGNORE), what, comm_.rank());
+  // One server at a time, so that a watchdog report names the server that never answered.
+  for (int server = 0; server < options_.servers; ++server) {
+    const WaitScope wait("MPI_Wait (ps worker push/pull)", -1, server);
+    check_mpi(MPI_Wait(&server_requests_[static_cast<std::size_t>(server)], MPI_STATUS_IGNORE), what, comm_.rank());
+  }
 }
 
 }  // namespace gradsync

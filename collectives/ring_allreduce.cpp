@@ -51,7 +51,8 @@ void RingAllreduce::reduce_scatter(std::byte* data, std::size_t count, Dtype typ
       const std::size_t send_n = std::min(chunk, send.end - send_from);
       const std::size_t recv_from = std::min(recv.begin + c * chunk, recv.end);
       const std::size_t recv_n = std::min(chunk, recv.end - recv_from);
-      const WaitScope wait("MPI_Sendrecv (ring reduce-scatter)", -1, left_);
+      const WaitScope wait("MPI_Sendrecv (ring reduce-scatter; sending to the right, receiving from the left neighbour)",
+                           -1, left_);
       comm_.sendrecv(data + send_from * elem, send_n, right_, scratch_.data(), recv_n, left_, mpi_type(type),
                      kTagReduceScatter);
       add_into(data + recv_from * elem, scratch_.data(), recv_n, type);
@@ -71,7 +72,8 @@ void RingAllreduce::all_gather(std::byte* data, std::size_t count, Dtype type) {
     for (std::size_t c = 0; c < chunks; ++c) {
       const std::size_t send_from = std::min(send.begin + c * chunk, send.end);
       const std::size_t recv_from = std::min(recv.begin + c * chunk, recv.end);
-      const WaitScope wait("MPI_Sendrecv (ring all-gather)", -1, left_);
+      const WaitScope wait("MPI_Sendrecv (ring all-gather; sending to the right, receiving from the left neighbour)", -1,
+                           left_);
       comm_.sendrecv(data + send_from * elem, std::min(chunk, send.end - send_from), right_, data + recv_from * elem,
                      std::min(chunk, recv.end - recv_from), left_, mpi_type(type), kTagAllGather);
     }

@@ -20,7 +20,7 @@ std::atomic<int> g_peer{-1};
 std::atomic<std::int64_t> g_since_ns{kIdle};
 std::atomic<std::int64_t> g_timeout_ns{0};
 std::atomic<bool> g_started{false};
-int g_rank = 0;
+std::atomic<int> g_rank{0};
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -43,7 +43,7 @@ void watch() {
     std::fprintf(stderr,
                  "gradsync watchdog (rank %d): waited %.1f s in %s at step %lld for %s; aborting the job "
                  "(--timeout %.0f s)\n",
-                 g_rank, static_cast<double>(waited) * 1e-9, what ? what : "?", static_cast<long long>(step), peer_text,
+                 g_rank.load(std::memory_order_relaxed), static_cast<double>(waited) * 1e-9, what ? what : "?", static_cast<long long>(step), peer_text,
                  static_cast<double>(timeout) * 1e-9);
     std::fflush(stderr);
     _exit(kWatchdogExitCode);  // mpirun sees a rank die and ends the others
@@ -53,7 +53,7 @@ void watch() {
 }  // namespace
 
 void start_watchdog(double timeout_s, int rank) {
-  g_rank = rank;
+  g_rank.store(rank, std::memory_order_relaxed);
   g_timeout_ns.store(timeout_s > 0 ? static_cast<std::int64_t>(timeout_s * 1e9) : 0, std::memory_order_relaxed);
   if (!g_started.exchange(true)) std::thread(watch).detach();
 }

@@ -60,6 +60,10 @@ Dataset make_dataset(const std::vector<std::uint32_t>& image_dims, const std::ve
     throw DataError(fmt::format("{}: images need 3 dimensions and labels 1", source));
   if (image_dims[0] != label_dims[0])
     throw DataError(fmt::format("{}: {} images but {} labels", source, image_dims[0], label_dims[0]));
+  const std::size_t image_bytes = std::size_t{image_dims[0]} * image_dims[1] * image_dims[2];
+  if (pixels.size() != image_bytes || labels.size() != label_dims[0])
+    throw DataError(fmt::format("{}: {} pixel bytes and {} labels for {} images of {} x {}", source, pixels.size(),
+                                labels.size(), image_dims[0], image_dims[1], image_dims[2]));
   Dataset d;
   d.rows = image_dims[0];
   d.features = std::size_t{image_dims[1]} * image_dims[2];

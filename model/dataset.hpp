@@ -39,7 +39,8 @@ struct Batch {
 void gather_batch(const Dataset& data, std::span<const std::uint32_t> indices, Batch& out);
 
 // Asks the CPU to start loading these examples into cache: call it one step ahead, so that the random-row
-// reads of the next gather overlap the current step's compute instead of stalling on memory.
+// reads of the next gather overlap the current step's compute instead of stalling on memory. Every index must be
+// < data.rows (as for gather_batch).
 void prefetch_examples(const Dataset& data, std::span<const std::uint32_t> indices);
 
 struct TrainTest {
@@ -52,7 +53,8 @@ struct TrainTest {
 // test images have the same shape, and that every label is < 10. Throws DataError naming the file.
 TrainTest load_idx_dataset(const std::string& dir);
 
-// Builds a Dataset from already-parsed IDX arrays; `source` names them in errors.
+// Builds a Dataset from already-parsed IDX arrays; `source` names them in errors. Throws DataError unless
+// pixels.size() == dims product and labels.size() == label count (read_idx guarantees both).
 Dataset make_dataset(const std::vector<std::uint32_t>& image_dims, const std::vector<std::uint8_t>& pixels,
                      const std::vector<std::uint32_t>& label_dims, const std::vector<std::uint8_t>& labels,
                      const std::string& source);

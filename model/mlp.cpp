@@ -55,9 +55,11 @@ Workspace::Workspace(const std::vector<std::size_t>& sizes, std::size_t max_batc
 }
 
 Mlp::Mlp(std::vector<std::size_t> sizes) : sizes_(std::move(sizes)) {
-  if (sizes_.size() < 2) throw std::invalid_argument("Mlp needs at least an input and an output size");
+  if (sizes_.size() < 2)
+    throw std::invalid_argument(fmt::format("Mlp: sizes [{}] need at least an input and an output", fmt::join(sizes_, ", ")));
   for (std::size_t l = 0; l + 1 < sizes_.size(); ++l) {
-    if (sizes_[l] == 0 || sizes_[l + 1] == 0) throw std::invalid_argument("Mlp layer sizes must be positive");
+    if (sizes_[l] == 0 || sizes_[l + 1] == 0)
+      throw std::invalid_argument(fmt::format("Mlp: sizes {} must all be positive", fmt::join(sizes_, "-")));
     offsets_.push_back(parameter_count_);
     parameter_count_ += sizes_[l] * sizes_[l + 1] + sizes_[l + 1];
   }
@@ -66,7 +68,9 @@ Mlp::Mlp(std::vector<std::size_t> sizes) : sizes_(std::move(sizes)) {
 std::string Mlp::describe() const { return fmt::format("{}", fmt::join(sizes_, "-")); }
 
 void Mlp::init(std::span<float> params, std::uint64_t seed) const {
-  if (params.size() != parameter_count_) throw std::invalid_argument("Mlp::init: wrong parameter buffer size");
+  if (params.size() != parameter_count_)
+    throw std::invalid_argument(fmt::format("Mlp::init: {} params for a {} model ({} parameters)", params.size(),
+                                            describe(), parameter_count_));
   Rng rng(seed, 1);
   const std::size_t layers = sizes_.size() - 1;
   for (std::size_t l = 0; l < layers; ++l) {
@@ -98,7 +102,13 @@ double Mlp::forward(std::span<const float> params, const Batch& batch, Workspace
 float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, std::span<float> grads,
                              Workspace& ws) const {
   const std::size_t n = batch.size;
-  if (n == 0 || n > ws.max_batch_) throw std::invalid_argument("Mlp::loss_and_gradient: batch exceeds workspace");
+  if (n == 0 || n > ws.max_batch_)
+    throw std::invalid_argument(fmt::format("Mlp::loss_and_gradient: batch of {} rows, the workspace holds 1..{}", n,
+                                            ws.max_batch_));
+  if (params.size() != parameter_count_ || grads.size() != parameter_count_ || batch.features != sizes_.front())
+    throw std::invalid_argument(fmt::format(
+        "Mlp::loss_and_gradient: {} params, {} grads and {} features for a {} model ({} parameters)", params.size(),
+        grads.size(), batch.features, describe(), parameter_count_));
   const double loss = forward(params, batch, ws);
   const std::size_t layers = sizes_.size() - 1;
   const std::size_t classes = sizes_.back();
@@ -137,6 +147,9 @@ float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, 
 }
 
 Evaluation Mlp::evaluate(std::span<const float> params, const Dataset& data, Workspace& ws) const {
+  if (params.size() != parameter_count_ || data.features != sizes_.front())
+    throw std::invalid_argument(fmt::format("Mlp::evaluate: {} params and {} features for a {} model ({} parameters)",
+                                            params.size(), data.features, describe(), parameter_count_));
   const std::size_t batch_max = ws.eval_batch_.max_size();
   const std::size_t classes = sizes_.back();
   double loss = 0;

@@ -61,13 +61,15 @@ class Mlp {
   // zero biases. `params` has parameter_count() elements.
   void init(std::span<float> params, std::uint64_t seed) const;
 
-  // One forward and backward pass over `batch` (1 <= batch.size <= ws.max_batch()). Writes the gradient of the
-  // mean cross-entropy into `grads` (parameter_count() elements, overwritten) and returns the mean loss.
-  // Allocates nothing.
+  // One forward and backward pass over `batch` (1 <= batch.size <= ws.max_batch(), batch.features ==
+  // sizes()[0]). `params` has parameter_count() elements; the gradient of the mean cross-entropy is written into
+  // `grads` (parameter_count() elements, overwritten). Returns the mean loss. Allocates nothing; throws
+  // std::invalid_argument on a size mismatch.
   float loss_and_gradient(std::span<const float> params, const Batch& batch, std::span<float> grads,
                           Workspace& ws) const;
 
-  // Mean loss and accuracy over the whole dataset, in batches of ws.max_batch() (at most 1000).
+  // Mean loss and accuracy over the whole dataset, in batches of ws.max_batch() (at most 1000). `params` has
+  // parameter_count() elements and data.features == sizes()[0].
   Evaluation evaluate(std::span<const float> params, const Dataset& data, Workspace& ws) const;
 
   // The GEMMs loss_and_gradient performs for one batch, in order (benchmarks time exactly these), and the

@@ -46,7 +46,7 @@ class Rng {
   std::uint64_t s_[4];
 };
 
-// Fills `perm` with a permutation of 0..perm.size()-1 that depends only on (seed, epoch).
+// Fills `perm` with a permutation of 0..perm.size()-1 that depends only on (seed, epoch). perm.size() <= 2^32.
 inline void shuffled_indices(std::span<std::uint32_t> perm, std::uint64_t seed, std::uint64_t epoch) {
   for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<std::uint32_t>(i);
   Rng rng(seed, 0x1000 + epoch);

@@ -33,6 +33,7 @@ class Sgd {
 
  private:
   SgdOptions options_;
+  std::size_t parameter_count_;
   std::vector<float> velocity_;
 };
 

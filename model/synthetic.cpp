@@ -1,7 +1,10 @@
 #include "model/synthetic.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 
 #include "model/rng.hpp"
@@ -10,6 +13,8 @@ namespace gradsync {
 
 Dataset make_blobs(std::size_t rows, std::size_t features, int classes, float noise, std::uint64_t seed,
                    std::uint64_t sample_stream) {
+  if (classes < 1 || classes > 256)
+    throw std::invalid_argument(fmt::format("make_blobs: {} classes; labels are bytes, so 1..256", classes));
   Rng prototype_rng(seed, 7);
   std::vector<float> prototypes(static_cast<std::size_t>(classes) * features);
   for (float& p : prototypes) p = prototype_rng.uniform();

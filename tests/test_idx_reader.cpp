@@ -100,6 +100,10 @@ TEST_CASE("dataset loader checks labels and counts") {
                        doctest::Contains("label 10 at index 1 is out of range"), DataError);
   CHECK_THROWS_WITH_AS(make_dataset({2, 2, 2}, pixels, {3}, {1, 2, 3}, "src"), doctest::Contains("2 images but 3 labels"),
                        DataError);
+  CHECK_THROWS_WITH_AS(make_dataset({2, 2, 3}, pixels, {2}, {3, 9}, "src"),
+                       doctest::Contains("8 pixel bytes and 2 labels for 2 images of 2 x 3"), DataError);
+  CHECK_THROWS_WITH_AS(make_dataset({2, 2, 2}, pixels, {2}, {3}, "src"), doctest::Contains("1 labels for 2 images"),
+                       DataError);
   const auto dir = test::temp_dir("idx-missing", world_rank());
   CHECK_THROWS_WITH_AS(load_idx_dataset(dir.string()), doctest::Contains("missing train-images-idx3-ubyte"), DataError);
   std::filesystem::remove_all(dir);

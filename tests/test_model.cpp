@@ -1,7 +1,10 @@
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <span>
 #include <vector>
 
 #include "model/mlp.hpp"
@@ -144,4 +147,35 @@ TEST_CASE("shuffles depend only on seed and epoch") {
   CHECK(a != b);
   std::sort(b.begin(), b.end());
   for (std::uint32_t i = 0; i < b.size(); ++i) REQUIRE(b[i] == i);  // a permutation
+}
+
+TEST_CASE("buffers of the wrong size are refused with both sizes in the message") {
+  const Mlp model({13, 9, 4});
+  const Dataset data = make_blobs(8, 13, 4, 0.3f, 1);
+  std::vector<float> params(model.parameter_count()), grads(model.parameter_count());
+  model.init(params, 1);
+  Workspace ws(model.sizes(), 8);
+  Batch batch(8, 13);
+  std::vector<std::uint32_t> indices(8);
+  for (std::uint32_t i = 0; i < 8; ++i) indices[i] = i;
+  gather_batch(data, indices, batch);
+  CHECK_NOTHROW(model.loss_and_gradient(params, batch, grads, ws));
+  std::vector<float> short_grads(model.parameter_count() - 1);
+  CHECK_THROWS_WITH_AS(model.loss_and_gradient(params, batch, short_grads, ws),
+                       doctest::Contains(fmt::format("{} grads", short_grads.size()).c_str()), std::invalid_argument);
+  Batch wide(8, 14);
+  wide.size = 8;
+  CHECK_THROWS_WITH_AS(model.loss_and_gradient(params, wide, grads, ws), doctest::Contains("14 features"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(model.evaluate(std::span<const float>(params).first(10), data, ws), doctest::Contains("10 params"),
+                       std::invalid_argument);
+
+  Sgd sgd(SgdOptions{}, model.parameter_count());
+  CHECK_THROWS_WITH_AS(sgd.step(std::span<float>(params).first(10), std::span<const float>(grads).first(10)),
+                       doctest::Contains("10 params for a model of"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(sgd.step_range(std::span<float>(params).first(10), std::span<const float>(grads).first(10),
+                                      model.parameter_count() - 5, 1.0f),
+                       doctest::Contains("is outside the model"), std::invalid_argument);
+  CHECK_THROWS_AS(make_blobs(4, 3, 0, 0.1f, 1), std::invalid_argument);
+  CHECK_THROWS_AS(make_blobs(4, 3, 257, 0.1f, 1), std::invalid_argument);
 }

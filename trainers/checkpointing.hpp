@@ -20,9 +20,11 @@ struct ResumePoint {
 };
 
 // What must match between the run that wrote a checkpoint and the run that resumes it: model shape, method
-// (and its options), data, per-worker batch, ranks and seed. Epochs and learning rate may change.
+// (and its ring chunk size), dataset, per-worker batch, ranks, seed and momentum (it shapes the saved optimizer
+// state). Epochs, learning rate, weight decay and steps per epoch may change between the two.
 std::string run_fingerprint(const TrainConfig& config, const std::vector<std::size_t>& layer_sizes, int ranks);
 
+// The checkpoint's path inside `dir` (the file save_checkpoint replaces atomically).
 std::string checkpoint_file(const std::string& dir);
 
 // Collective over `world`. Rank 0 reads and validates the checkpoint in config.checkpoint_dir; every rank

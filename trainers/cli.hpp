@@ -13,6 +13,8 @@ struct CliOutcome {
   std::string message;                // help text or the one-line error
 };
 
+// Parses train's flags (no MPI calls: it runs before MPI_Init, where BLIS is configured); checks that need the
+// rank count come later, in validate().
 CliOutcome parse_train_cli(int argc, char** argv);
 
 }  // namespace gradsync

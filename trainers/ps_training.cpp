@@ -35,9 +35,12 @@ class PsWorker final : public Synchronizer {
                           &requests_[2 * s + 1]),
                 "MPI_Isend (ps push)", me);
     }
-    const WaitScope wait("MPI_Waitall (ps worker: push gradient, pull parameters)", -1, 0);
-    check_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
-              "MPI_Waitall (ps push/pull)", me);
+    // One server at a time, so that a watchdog report names the server that never answered.
+    for (int s = 0; s < layout_.servers; ++s) {
+      const WaitScope wait("MPI_Waitall (ps worker: push gradient, pull parameters)", -1, s);
+      check_mpi(MPI_Waitall(2, &requests_[2 * static_cast<std::size_t>(s)], MPI_STATUSES_IGNORE),
+                "MPI_Waitall (ps push/pull)", me);
+    }
   }
 
  private:

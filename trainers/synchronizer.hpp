@@ -20,9 +20,10 @@ class Synchronizer {
   virtual void finish(std::span<float> /*params*/) {}
 };
 
-// serial, ring and mpi (with or without model averaging). Collective over `workers`, the communicator of the
-// worker ranks (all ranks for these methods): the ring asks it whether all ranks share a node. `sgd` must
-// outlive the returned object. The PS worker lives in ps_training.hpp.
+// serial, ring and mpi (with or without model averaging). For ring with the automatic chunk size this is
+// collective over `workers`, the communicator of the worker ranks (it asks whether all ranks share a node); for
+// serial, mpi and a ring with a given chunk size it is local. `sgd` must outlive the returned object. The PS
+// worker lives in ps_training.hpp.
 std::unique_ptr<Synchronizer> make_allreduce_synchronizer(const TrainConfig& config, const Comm& workers, Sgd& sgd);
 
 }  // namespace gradsync
