@@ -50,18 +50,23 @@ std::string mpi_label() {
   return algorithm && std::string(algorithm) == "4" ? "mpi-ring" : "mpi";
 }
 
-// Integer-valued floats: exact sums, so any difference is a bug.
-float value(int rank, std::size_t i) { return static_cast<float>((rank + 1) * static_cast<int>(i % 7 + 1)); }
+// Integer-valued floats: exact sums, so any difference is a bug. A bf16 wire carries integers exactly up to 256,
+// so its values stay below 4 (sums below 256 up to 85 ranks).
+float value(int rank, std::size_t i, bool small) {
+  return static_cast<float>(small ? (rank + static_cast<int>(i % 5)) % 4
+                                  : (rank + 1) * static_cast<int>(i % 7 + 1));
+}
 
 long count_wrong(Allreduce& allreduce, std::span<float> data, const Comm& world) {
-  for (std::size_t i = 0; i < data.size(); ++i) data[i] = value(world.rank(), i);
+  const bool small = allreduce.options().bf16_wire;
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = value(world.rank(), i, small);
   allreduce.run(data);
   long wrong = 0;
   const ElementRange range = allreduce.result_range(world.rank(), data.size());
   for (std::size_t i = range.begin; i < range.end; ++i) {
     float expected = 0;
     for (int r = 0; r < world.size(); ++r)
-      if (allreduce.contributes(r)) expected += value(r, i);
+      if (allreduce.contributes(r)) expected += value(r, i, small);
     wrong += data[i] != expected;
   }
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG, MPI_SUM, world.native()), "MPI_Allreduce", world.rank());
@@ -127,7 +132,8 @@ int main(int argc, char** argv) {
   int iters = 0, warmup = 3, servers = 0, reps = 5;
   bool no_check = false;
   app.add_option("--methods", methods,
-                 "comma-separated: ring, ps, ps-sharded, mpi; a '+nocheck' suffix skips the agreement check; membound "
+                 "comma-separated: ring, ps, ps-sharded, mpi, ring-bf16 (bfloat16 on the wire); a '+nocheck' suffix "
+                 "skips the agreement check; membound "
                  "times the DRAM traffic a ring allreduce cannot avoid (bench/memory_bound.hpp), xcore the ring's schedule "
                  "with plain loads and stores through a shared window (bench/cross_core_bound.hpp), at the same moments")
       ->capture_default_str();
@@ -168,10 +174,10 @@ int main(int argc, char** argv) {
         o.check_agreement = false;
         suffix = "+nocheck";
       }
-      if (m == "ring") {
+      if (m == "ring" || m == "ring-bf16") {
         for (std::size_t c : chunk_list) {
           o.chunk_bytes = c;
-          specs.push_back({"ring" + suffix, m, o, true});
+          specs.push_back({m + suffix, m, o, true});
         }
       } else if (m == "ps-sharded") {
         o.servers = servers > 0 ? servers : std::max(1, world.size() / 2);

@@ -89,8 +89,8 @@ int run(int argc, char** argv, const Comm& world) {
   std::size_t batch = 32, hidden = 128;
   long steps = 6000, block = 32, settle = 4;
   app.add_option("--methods", methods,
-                 "comma-separated: ring, mpi, xcore (the ring's schedule through a shared window, one node only), "
-                 "serial (rank 0 alone: the baseline for the speedup column)")
+                 "comma-separated: ring, mpi, ring-bf16 (bfloat16 on the wire), xcore (the ring's schedule through a "
+                 "shared window, one node only), serial (rank 0 alone: the baseline for the speedup column)")
       ->capture_default_str();
   app.add_option("--batch", batch, "batch per worker")->capture_default_str()->check(CLI::Range(1, 60000));
   app.add_option("--hidden", hidden, "MLP hidden width")->capture_default_str()->check(CLI::Range(1, 65536));
@@ -122,8 +122,8 @@ int run(int argc, char** argv, const Comm& world) {
   std::vector<std::string> names;
   std::stringstream list(methods);
   for (std::string m; std::getline(list, m, ',');) {
-    if (m != "ring" && m != "mpi" && m != "xcore" && m != "serial")
-      return usage_error(fmt::format("--methods: '{}' is not ring, mpi, xcore or serial", m));
+    if (m != "ring" && m != "mpi" && m != "xcore" && m != "serial" && m != "ring-bf16")
+      return usage_error(fmt::format("--methods: '{}' is not ring, mpi, xcore, serial or ring-bf16", m));
     names.push_back(m);
   }
   if (names.empty()) return usage_error("--methods: name at least one method");

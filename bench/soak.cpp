@@ -229,6 +229,8 @@ int main(int argc, char** argv) {
       if (std::find(allreduce_methods().begin(), allreduce_methods().end(), m) == allreduce_methods().end())
         throw std::invalid_argument(fmt::format("--methods: unknown method '{}' (choose from {})", m,
                                                 fmt::join(allreduce_methods(), ", ")));
+      if (m == "ring-bf16")
+        throw std::invalid_argument("--methods: ring-bf16 rounds to bfloat16; soak checks exact sums of every type");
       methods.push_back(m);
     }
     if (methods.empty()) throw std::invalid_argument("--methods: name at least one method");

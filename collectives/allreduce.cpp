@@ -30,13 +30,14 @@ bool Allreduce::contributes(int) const { return true; }
 ElementRange Allreduce::result_range(int, std::size_t count) const { return {0, count}; }
 
 const std::vector<std::string>& allreduce_methods() {
-  static const std::vector<std::string> names = {"ring", "ps", "ps-sharded", "mpi"};
+  static const std::vector<std::string> names = {"ring", "ps", "ps-sharded", "mpi", "ring-bf16"};
   return names;
 }
 
 std::unique_ptr<Allreduce> make_allreduce(std::string_view method, const Comm& comm, const AllreduceOptions& options) {
-  if (method == "ring") {
+  if (method == "ring" || method == "ring-bf16") {
     AllreduceOptions o = options;
+    o.bf16_wire = method == "ring-bf16";
     if (o.chunk_bytes == kAutoChunkBytes) o.chunk_bytes = comm.on_one_node() ? kSharedMemoryChunkBytes : kNetworkChunkBytes;
     return std::make_unique<RingAllreduce>(comm, o);
   }

@@ -4,6 +4,8 @@
 //   "ps"          central parameter server: workers push to one server rank, which sums and sends back
 //   "ps-sharded"  the same with `servers` server ranks, each owning a contiguous key range
 //   "mpi"         MPI_Allreduce(MPI_IN_PLACE), the vendor baseline
+//   "ring-bf16"   the ring with float32 values sent as bfloat16 (half the bytes; float32 only, not exact: each
+//                 value is rounded to bf16 once per hop, relative error <= 2^-8 per rounding)
 // An algorithm is planned once for a communicator (neighbours, scratch) and run many times.
 #include <cstddef>
 #include <memory>
@@ -31,6 +33,7 @@ struct AllreduceOptions {
   bool check_agreement = true;                   // verify count/type agree on all ranks before moving data
   int servers = 1;                               // ps-sharded: number of server ranks, 1..P-1
   bool server_contributes = false;               // ps: server ranks also add their own buffer
+  bool bf16_wire = false;                        // ring: send float32 as bfloat16 (make_allreduce("ring-bf16"))
 };
 
 struct ElementRange {
@@ -91,7 +94,8 @@ class Allreduce {
 // this communicator (e.g. servers >= size).
 std::unique_ptr<Allreduce> make_allreduce(std::string_view method, const Comm& comm,
                                           const AllreduceOptions& options = {});
-// The method names make_allreduce accepts, in the order the benchmarks list them.
+// The method names make_allreduce accepts, in the order the benchmarks list them. All but the last,
+// "ring-bf16", sum exactly.
 const std::vector<std::string>& allreduce_methods();
 
 }  // namespace gradsync

@@ -1,8 +1,11 @@
 #include "collectives/ring_allreduce.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <stdexcept>
 
+#include "collectives/bf16.hpp"
 #include "collectives/watchdog.hpp"
 
 namespace gradsync {
@@ -27,11 +30,20 @@ RingAllreduce::RingAllreduce(Comm comm, AllreduceOptions options)
       scratch_(std::max(options.chunk_bytes, kMaxElementBytes)) {
   if (options.chunk_bytes == kAutoChunkBytes)
     throw std::invalid_argument("RingAllreduce: chunk_bytes is 0 (automatic); build the ring with make_allreduce");
+  if (options.bf16_wire) outgoing_.resize(chunk_elements(2));
 }
 
 void RingAllreduce::reduce(void* data, std::size_t count, Dtype type) {
+  // Every rank passed the same type (the agreement check), so every rank throws here together.
+  if (options_.bf16_wire && type != Dtype::f32)
+    throw std::invalid_argument(fmt::format("ring-bf16 reduces float32 only, not {}", dtype_name(type)));
   auto* bytes = static_cast<std::byte*>(data);
   reduce_scatter(bytes, count, type);
+  if (options_.bf16_wire) {
+    // The owner of each finished segment keeps the value its neighbours will receive: bit-identical replicas.
+    const ElementRange mine = partition(count, comm_.size(), wrap(comm_.rank() + 1, comm_.size()));
+    round_to_bf16(reinterpret_cast<float*>(bytes) + mine.begin, mine.size());
+  }
   all_gather(bytes, count, type);
 }
 
@@ -41,7 +53,7 @@ void RingAllreduce::reduce(void* data, std::size_t count, Dtype type) {
 void RingAllreduce::reduce_scatter(std::byte* data, std::size_t count, Dtype type) {
   const int p = comm_.size(), r = comm_.rank();
   const std::size_t elem = dtype_size(type);
-  const std::size_t chunk = chunk_elements(elem);
+  const std::size_t chunk = chunk_elements(wire_bytes(type));
   const std::size_t chunks = (partition(count, p, 0).size() + chunk - 1) / chunk;
   for (int step = 0; step < p - 1; ++step) {
     const ElementRange send = partition(count, p, wrap(r - step, p));
@@ -53,6 +65,14 @@ void RingAllreduce::reduce_scatter(std::byte* data, std::size_t count, Dtype typ
       const std::size_t recv_n = std::min(chunk, recv.end - recv_from);
       const WaitScope wait("MPI_Sendrecv (ring reduce-scatter; sending to the right, receiving from the left neighbour)",
                            -1, left_);
+      if (options_.bf16_wire) {
+        auto* values = reinterpret_cast<float*>(data);
+        auto* incoming = reinterpret_cast<std::uint16_t*>(scratch_.data());
+        to_bf16(values + send_from, outgoing_.data(), send_n);
+        comm_.sendrecv(outgoing_.data(), send_n, right_, incoming, recv_n, left_, MPI_UINT16_T, kTagReduceScatter);
+        add_bf16_into(values + recv_from, incoming, recv_n);
+        continue;
+      }
       comm_.sendrecv(data + send_from * elem, send_n, right_, scratch_.data(), recv_n, left_, mpi_type(type),
                      kTagReduceScatter);
       add_into(data + recv_from * elem, scratch_.data(), recv_n, type);
@@ -60,11 +80,13 @@ void RingAllreduce::reduce_scatter(std::byte* data, std::size_t count, Dtype typ
   }
 }
 
-// No scratch needed: a finished segment is received straight into its place in the buffer.
+// No scratch needed: a finished segment is received straight into its place in the buffer (on a bf16 wire, into
+// the scratch, then widened into place). Finished segments are bf16 values already, so converting them again for
+// the next hop is exact.
 void RingAllreduce::all_gather(std::byte* data, std::size_t count, Dtype type) {
   const int p = comm_.size(), r = comm_.rank();
   const std::size_t elem = dtype_size(type);
-  const std::size_t chunk = chunk_elements(elem);
+  const std::size_t chunk = chunk_elements(wire_bytes(type));
   const std::size_t chunks = (partition(count, p, 0).size() + chunk - 1) / chunk;
   for (int step = 0; step < p - 1; ++step) {
     const ElementRange send = partition(count, p, wrap(r + 1 - step, p));
@@ -74,6 +96,15 @@ void RingAllreduce::all_gather(std::byte* data, std::size_t count, Dtype type) {
       const std::size_t recv_from = std::min(recv.begin + c * chunk, recv.end);
       const WaitScope wait("MPI_Sendrecv (ring all-gather; sending to the right, receiving from the left neighbour)", -1,
                            left_);
+      if (options_.bf16_wire) {
+        auto* values = reinterpret_cast<float*>(data);
+        auto* incoming = reinterpret_cast<std::uint16_t*>(scratch_.data());
+        const std::size_t send_n = std::min(chunk, send.end - send_from), recv_n = std::min(chunk, recv.end - recv_from);
+        to_bf16(values + send_from, outgoing_.data(), send_n);
+        comm_.sendrecv(outgoing_.data(), send_n, right_, incoming, recv_n, left_, MPI_UINT16_T, kTagAllGather);
+        from_bf16(incoming, values + recv_from, recv_n);
+        continue;
+      }
       comm_.sendrecv(data + send_from * elem, std::min(chunk, send.end - send_from), right_, data + recv_from * elem,
                      std::min(chunk, recv.end - recv_from), left_, mpi_type(type), kTagAllGather);
     }

@@ -36,7 +36,9 @@ CliOutcome parse_train_cli(int argc, char** argv) {
   std::string hidden = "128", iterations = "full", straggler;
   long batch = static_cast<long>(c.batch), chunk = static_cast<long>(c.chunk_bytes);
   std::uint64_t seed = c.seed;
-  app.add_option("--sync", c.sync, "serial | ring | mpi | ps")->capture_default_str();
+  app.add_option("--sync", c.sync,
+                 "serial | ring | mpi | ps | ring-bf16 (the ring sending bfloat16: half the bytes, gradients rounded)")
+      ->capture_default_str();
   app.add_option("--model", c.model, "softmax | mlp")->capture_default_str();
   app.add_option("--hidden", hidden, "mlp hidden widths, comma-separated (e.g. 256,128)")->capture_default_str();
   app.add_option("--epochs", c.epochs, "passes over the training set")->capture_default_str();

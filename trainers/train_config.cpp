@@ -27,8 +27,8 @@ std::string TrainConfig::sync_name() const {
 }
 
 std::string validate(const TrainConfig& c, int ranks) {
-  if (c.sync != "serial" && c.sync != "ring" && c.sync != "mpi" && c.sync != "ps")
-    return fmt::format("--sync: unknown method '{}' (choose serial, ring, mpi or ps)", c.sync);
+  if (c.sync != "serial" && c.sync != "ring" && c.sync != "mpi" && c.sync != "ps" && c.sync != "ring-bf16")
+    return fmt::format("--sync: unknown method '{}' (choose serial, ring, mpi, ps or ring-bf16)", c.sync);
   if (c.model != "softmax" && c.model != "mlp")
     return fmt::format("--model: unknown model '{}' (choose softmax or mlp)", c.model);
   if (c.model == "mlp" && c.hidden.empty()) return "--hidden: an mlp needs at least one hidden layer";

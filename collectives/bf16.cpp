@@ -1,0 +1,38 @@
+#include "collectives/bf16.hpp"
+
+#include <bit>
+
+namespace gradsync {
+namespace {
+
+inline std::uint16_t bf16_bits(float f) {
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
+  // Round to nearest even: add 0x7fff plus the lowest kept bit, then truncate. A carry into the exponent is the
+  // correct rounding up (to the next binade, or to Inf past the largest bf16).
+  const std::uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+  // NaN payloads can sit in the low bits only, where rounding would turn them into Inf: keep them NaN (quiet).
+  const bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
+  return static_cast<std::uint16_t>(nan ? (bits >> 16) | 0x40u : rounded);
+}
+
+inline float bf16_value(std::uint16_t h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16); }
+
+}  // namespace
+
+void to_bf16(const float* __restrict src, std::uint16_t* __restrict dst, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) dst[i] = bf16_bits(src[i]);
+}
+
+void from_bf16(const std::uint16_t* __restrict src, float* __restrict dst, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) dst[i] = bf16_value(src[i]);
+}
+
+void add_bf16_into(float* __restrict dst, const std::uint16_t* __restrict src, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) dst[i] += bf16_value(src[i]);
+}
+
+void round_to_bf16(float* data, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) data[i] = bf16_value(bf16_bits(data[i]));
+}
+
+}  // namespace gradsync
