@@ -132,8 +132,8 @@ int main(int argc, char** argv) {
   int iters = 0, warmup = 3, servers = 0, reps = 5;
   bool no_check = false;
   app.add_option("--methods", methods,
-                 "comma-separated: ring, ps, ps-sharded, mpi, ring-bf16 (bfloat16 on the wire); a '+nocheck' suffix "
-                 "skips the agreement check; membound "
+                 "comma-separated: ring, ps, ps-sharded, mpi, ring-bf16 (bfloat16 on the wire; its algbw and busbw "
+                 "count float32 bytes, twice what it sends); a '+nocheck' suffix skips the agreement check; membound "
                  "times the DRAM traffic a ring allreduce cannot avoid (bench/memory_bound.hpp), xcore the ring's schedule "
                  "with plain loads and stores through a shared window (bench/cross_core_bound.hpp), at the same moments")
       ->capture_default_str();

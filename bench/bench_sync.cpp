@@ -245,13 +245,13 @@ int run(int argc, char** argv, const Comm& world) {
     }
     fmt::print("bench_sync: {} ranks, MLP {}, batch {} per worker, {} steps in blocks of {} (first {} untimed), "
                "methods alternated\n", world.size(), model.describe(), batch, steps, block, settle);
-    fmt::print("{:>8} {:>7} {:>12} {:>12} {:>12} {:>14}{}\n", "method", "timed", "compute us", "sync us", "step us",
+    fmt::print("{:>9} {:>7} {:>12} {:>12} {:>12} {:>14}{}\n", "method", "timed", "compute us", "sync us", "step us",
                "step / first", serial_s > 0 ? "  speedup vs serial" : "");
     for (std::size_t i = 0; i < timed.size(); ++i) {
       const double ranks = timed[i].serial ? 1.0 : static_cast<double>(world.size());
       const std::string speedup =
           serial_s > 0 ? fmt::format("{:>20.3f}", timed[i].serial ? 1.0 : world.size() * serial_s / step_s[i]) : "";
-      fmt::print("{:>8} {:>7} {:>12.1f} {:>12.1f} {:>12.1f} {:>14.3f}{}\n", timed[i].name, timed[i].steps,
+      fmt::print("{:>9} {:>7} {:>12.1f} {:>12.1f} {:>12.1f} {:>14.3f}{}\n", timed[i].name, timed[i].steps,
                  sums[2 * i] / ranks * 1e6, sums[2 * i + 1] / ranks * 1e6, step_s[i] * 1e6, step_s[i] / step_s[0],
                  speedup);
     }

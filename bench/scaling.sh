@@ -4,7 +4,7 @@
 # one median row per point. The serial run is always measured first: it is the baseline of every speedup.
 # Usage: bench/scaling.sh [--np-list "1 2 3 4"] [--methods "ring mpi ps-bsp ps-ssp ring-avg"] [--epochs E]
 #                         [--batch B] [--reps R] [--hostfile F] [--out DIR]
-# Methods: ring, mpi, ps-bsp, ps-asp, ps-ssp[S], ring-avg[H], mpi-avg[H], ps-...-kK (see scripts/common.sh).
+# Methods: ring, mpi, ring-bf16, ps-bsp, ps-asp, ps-ssp[S], ring-avg[H], mpi-avg[H], ps-...-kK (see scripts/common.sh).
 # Writes into DIR (default results/scaling-DATE): train.csv (a row per run), epochs.csv (a row per epoch),
 # scaling.csv (a row per point: method,np,workers,oversubscribed,wall_s,speedup,efficiency,compute_s,sync_s,
 # steps,test_accuracy), train_median.csv and epochs_median.csv (the median run of each point: what the charts
@@ -43,7 +43,7 @@ read_np_list "$np_list" 1
 read -ra toks <<<"$methods"
 for m in "${toks[@]}"; do
   [ "$m" != serial ] || die "--methods: serial is always measured; list only the parallel methods"
-  method_flags "$m" || die "--methods: unknown method '$m' (ring, mpi, ps-bsp, ps-asp, ps-ssp[S], ring-avg[H], mpi-avg[H], ps-...-kK)"
+  method_flags "$m" || die "--methods: unknown method '$m' (ring, mpi, ring-bf16, ps-bsp, ps-asp, ps-ssp[S], ring-avg[H], mpi-avg[H], ps-...-kK)"
 done
 mpi_extra=()
 if [ -n "$hostfile" ]; then

@@ -43,7 +43,7 @@ read -ra toks <<<"$methods"
 [ "${#toks[@]}" -gt 0 ] || die "--methods is empty"
 for m in "${toks[@]}"; do
   [ "$m" != serial ] || die "--methods: serial has no other worker to wait for"
-  method_flags "$m" || die "--methods: unknown method '$m' (ring, mpi, ps-bsp, ps-asp, ps-ssp[S], ring-avg[H], mpi-avg[H], ps-...-kK)"
+  method_flags "$m" || die "--methods: unknown method '$m' (ring, mpi, ring-bf16, ps-bsp, ps-asp, ps-ssp[S], ring-avg[H], mpi-avg[H], ps-...-kK)"
   [ "$np" -gt "$mmin_np" ] || die "--methods: $m needs more than $mmin_np ranks for a straggler to have a peer (--np is $np)"
 done
 [ -x "$BIN/train" ] || die "$BIN/train is missing: build first (scripts/setup.sh)"

@@ -1,7 +1,8 @@
 #pragma once
 // bfloat16 on the wire: the top 16 bits of a float32 (its 8-bit exponent, 7 of its 23 mantissa bits), rounded to
-// nearest, ties to even. Halves the bytes a float allreduce moves; keeps float32's range, so gradients neither
-// overflow nor flush to zero as they can in IEEE half, at a relative rounding error of at most 2^-8 (8 significant bits).
+// nearest, ties to even. Halves the bytes a float allreduce moves; keeps float32's exponent range, so small
+// gradients do not flush to zero as they do in IEEE half (below 6e-8). The relative rounding error is at most 2^-8
+// (8 significant bits) for normal floats; float32 subnormals (below 2^-126) keep fewer bits.
 // All loops are branch-free and vectorize; src and dst never overlap.
 #include <cstddef>
 #include <cstdint>

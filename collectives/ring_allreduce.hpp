@@ -10,7 +10,7 @@ namespace gradsync {
 // Ring allreduce (Patarasuk & Yuan; the baidu-allreduce / Horovod / Gloo ring). The buffer is cut into P
 // segments; P-1 reduce-scatter steps leave each rank with one fully summed segment, P-1 all-gather steps
 // circulate the summed segments. Each rank sends 2(P-1)/P of the buffer, whatever P is. Messages are at most
-// options.chunk_bytes, and the only scratch memory is one chunk, allocated here, once.
+// options.chunk_bytes, and the only scratch memory is one chunk (two on a bf16 wire), allocated here, once.
 // With options.bf16_wire ("ring-bf16", float32 only) every message carries bfloat16: partial sums are rounded
 // once per reduce-scatter hop and added in float32; each finished segment is rounded once by its owner, which keeps
 // the rounded value too, so every rank ends with the same bits.

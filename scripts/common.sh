@@ -107,7 +107,7 @@ method_flags() {
   local m="$1"
   mflags=(); mmin_np=1
   if [ "$m" = serial ]; then mflags=(--sync serial)
-  elif [ "$m" = ring ] || [ "$m" = mpi ]; then mflags=(--sync "$m")
+  elif [ "$m" = ring ] || [ "$m" = mpi ] || [ "$m" = ring-bf16 ]; then mflags=(--sync "$m")
   elif [[ $m =~ ^(ring|mpi)-avg([0-9]*)$ ]]; then
     mflags=(--sync "${BASH_REMATCH[1]}" --average-every "${BASH_REMATCH[2]:-4}")
   elif [[ $m =~ ^ps-(bsp|asp|ssp([0-9]*))(-k([0-9]+))?$ ]]; then

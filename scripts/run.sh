@@ -11,7 +11,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 start=$SECONDS
 
 # Every sync method the trainer has; a sharded server (ps-bsp-k2) needs 3 ranks and is skipped below that.
-METHODS="ring mpi ps-bsp ps-ssp2 ps-asp ring-avg4 ps-bsp-k2"
+METHODS="ring mpi ring-bf16 ps-bsp ps-ssp2 ps-asp ring-avg4 ps-bsp-k2"
 
 np=$(( $(cores) < 2 ? 2 : $(cores) ))
 epochs=5
@@ -54,11 +54,11 @@ say "3/5 straggler: np=$straggler_np, one random worker 5 ms slow per step, one 
 
 # Separate runs land in different states of a noisy host; alternating the methods and the serial baseline inside
 # one run does not.
-say "4/5 ring, mpi and serial steps alternated inside one training run (bench_sync, np=$np)"
+say "4/5 ring, mpi, ring-bf16 and serial steps alternated inside one training run (bench_sync, np=$np)"
 mpirun_flags "$np"
 [ "$np" -gt "$ncores" ] || MPIRUN_FLAGS+=("${TRAINING_SHM_FLAGS[@]}")  # as bench/scaling.sh launches training
 mkdir -p "$out/logs"
-run_limited 300 "$out/logs/bench_sync.log" mpirun -n "$np" "${MPIRUN_FLAGS[@]}" "$BIN/bench_sync" --methods ring,mpi,serial \
+run_limited 300 "$out/logs/bench_sync.log" mpirun -n "$np" "${MPIRUN_FLAGS[@]}" "$BIN/bench_sync" --methods ring,mpi,ring-bf16,serial \
   --batch "$batch" --steps 6000 --block 32 && cp "$out/logs/bench_sync.log" "$out/sync_ab.txt" || failed+=("in-run comparison (bench_sync)")
 
 say "5/5 charts"
@@ -70,8 +70,8 @@ echo "every sync method at np=$np on $ncores cores, against the serial run:"
 "$GRADSYNC_ROOT/bench/compare_table.sh" "$out/scaling.csv" "$np"
 if [ -s "$out/sync_ab.txt" ]; then
   echo
-  echo "ring, mpi and serial (rank 0 alone) alternated every 32 steps inside one run (per-step times, mean over ranks):"
-  grep -E '^ +(method|ring|mpi|serial) ' "$out/sync_ab.txt"
+  echo "ring, mpi, ring-bf16 and serial (rank 0 alone) alternated every 32 steps inside one run (per-step times, mean over ranks):"
+  grep -E '^ *(method|ring|mpi|ring-bf16|serial) ' "$out/sync_ab.txt"
 fi
 echo
 [ "$straggler_np" -le "$ncores" ] || \

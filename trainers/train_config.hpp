@@ -11,7 +11,7 @@
 namespace gradsync {
 
 struct TrainConfig {
-  std::string sync = "serial";       // serial | ring | mpi | ps
+  std::string sync = "serial";       // serial | ring | mpi | ps | ring-bf16
   std::string model = "softmax";     // softmax | mlp
   std::vector<std::size_t> hidden = {128};  // mlp hidden layer widths
   int epochs = 5;
