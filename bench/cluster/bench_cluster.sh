@@ -14,9 +14,9 @@
 # progress_thread (btl_tcp_progress_thread 1), eager4M_progress (both). --ring-chunks: the ring's chunk sizes
 # (bench_allreduce --chunk-bytes); 16M is gradsync's default across hosts and sends each ring step as one message up to 64 MiB
 # on 4 hosts, as Open MPI's ring does; 1M is its default on one node.
-# --train-epochs E: constant-work training (MLP-128, batch 32, --iterations-per-epoch auto) with ring, mpi and ps
-# across the hosts, E epochs each (0 skips), on MNIST from --data (default data/mnist); the model then compares
-# each run's sync time per step with its allreduce prediction.
+# --train-epochs E: constant-work training (MLP-128, batch 32, --iterations-per-epoch auto) with ring, mpi, ps
+# and ring-bf16 across the hosts, E epochs each (0 skips), on MNIST from --data (default data/mnist); the model
+# then compares each run's sync time per step with its allreduce prediction (ring-bf16's is not modelled).
 # Writes to DIR (default results/cluster-DATE): pingpong.csv, membw.txt, train.csv, allreduce_SETTING.csv (columns of
 # bench_allreduce --csv), tcp_settings.csv (with --tcp-settings: a setting column, then the same columns), and per
 # setting model_SETTING/ (params.csv, model_vs_measured.csv, extrapolation.csv, train_vs_model.csv, report.txt),
@@ -154,7 +154,7 @@ fi
 
 # Constant-work training per method across the hosts: the allreduce of a real gradient between real steps.
 if [ "$train_epochs" -gt 0 ]; then
-  for sync in ring mpi ps; do
+  for sync in ring mpi ps ring-bf16; do
     # An epoch takes 3-12 s here; the limit only bounds a launch that hangs (see cluster_test.sh).
     run "train_$sync" $((120 + 60 * train_epochs)) -- "$BIN/train" --sync "$sync" --model mlp --hidden 128 --lr 0.1 --batch 32 \
       --epochs "$train_epochs" --iterations-per-epoch auto --data "$data_dir" --csv "$out/train.csv"
