@@ -138,17 +138,9 @@ int run(int argc, char** argv, const Comm& world) {
   config.hidden = {hidden};
   config.batch = batch;
   config.data_dir = data_dir;
-  TrainTest data;
-  std::string load_error;
-  try {
-    data = load_training_data(config);
-  } catch (const std::exception& e) {
-    load_error = e.what();
-  }
-  if (!world.all_ok(load_error.empty())) {
-    if (!load_error.empty()) fmt::print(stderr, "bench_sync: error (rank {}): {}\n", world.rank(), load_error);
-    return 2;
-  }
+  const std::optional<TrainTest> loaded = load_training_data_on_every_rank(config, world, "bench_sync");
+  if (!loaded) return 2;
+  const TrainTest& data = *loaded;
   if (batch * static_cast<std::size_t>(world.size()) > data.train.rows)
     return usage_error(fmt::format("--batch {} on {} ranks is more than the {} training images", batch, world.size(),
                                    data.train.rows));

@@ -21,9 +21,7 @@ void Allreduce::run(void* data, std::size_t count, Dtype type) {
     check_agreement(comm_, name(), {plan_fingerprint_, count, static_cast<std::uint64_t>(type), calls_});
   }
   ++calls_;
-  // Checked before the shortcuts below, so that a wrong type fails the same way on any communicator.
-  if (options_.bf16_wire && type != Dtype::f32)
-    throw std::invalid_argument(fmt::format("{} reduces float32 only, not {}", name(), dtype_name(type)));
+  require_supported(type);  // before the shortcuts below: a wrong type fails the same way on any communicator
   if (count == 0 || comm_.size() == 1) return;
   reduce(data, count, type);
 }

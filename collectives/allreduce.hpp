@@ -78,6 +78,8 @@ class Allreduce {
  protected:
   Allreduce(Comm comm, AllreduceOptions options) : comm_(std::move(comm)), options_(options) {}
   virtual void reduce(void* data, std::size_t count, Dtype type) = 0;
+  // Throws std::invalid_argument if this method cannot sum `type` (every type works unless overridden).
+  virtual void require_supported(Dtype /*type*/) const {}
 
   Comm comm_;
   AllreduceOptions options_;

@@ -1,5 +1,7 @@
 #include "collectives/ring_allreduce.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -29,6 +31,11 @@ RingAllreduce::RingAllreduce(Comm comm, AllreduceOptions options)
   if (options.chunk_bytes == kAutoChunkBytes)
     throw std::invalid_argument("RingAllreduce: chunk_bytes is 0 (automatic); build the ring with make_allreduce");
   if (options.bf16_wire) outgoing_.resize(chunk_elements(2));
+}
+
+void RingAllreduce::require_supported(Dtype type) const {
+  if (options_.bf16_wire && type != Dtype::f32)
+    throw std::invalid_argument(fmt::format("{} reduces float32 only, not {}", name(), dtype_name(type)));
 }
 
 void RingAllreduce::reduce(void* data, std::size_t count, Dtype type) {

@@ -23,6 +23,7 @@ class RingAllreduce final : public Allreduce {
 
  private:
   void reduce(void* data, std::size_t count, Dtype type) override;
+  void require_supported(Dtype type) const override;  // a bf16 wire carries float32 only
   void reduce_scatter(std::byte* data, std::size_t count, Dtype type);
   void all_gather(std::byte* data, std::size_t count, Dtype type);
   // Elements per message: options.chunk_bytes worth, but at least one element (the scratch holds one).

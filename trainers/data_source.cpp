@@ -24,4 +24,18 @@ TrainTest load_training_data(const TrainConfig& config) {
   return load_idx_dataset(dir);
 }
 
+std::optional<TrainTest> load_training_data_on_every_rank(const TrainConfig& config, const Comm& world,
+                                                          std::string_view program) {
+  std::optional<TrainTest> data;
+  std::string error;
+  try {
+    data = load_training_data(config);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (world.all_ok(error.empty())) return data;
+  if (!error.empty()) fmt::print(stderr, "{}: error (rank {}): {}\n", program, world.rank(), error);
+  return std::nullopt;
+}
+
 }  // namespace gradsync

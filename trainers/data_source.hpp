@@ -1,5 +1,9 @@
 #pragma once
+#include <optional>
 #include <string>
+#include <string_view>
+
+#include "collectives/comm.hpp"
 
 #include "model/dataset.hpp"
 #include "trainers/train_config.hpp"
@@ -11,7 +15,13 @@ namespace gradsync {
 std::string default_data_dir(const std::string& dataset);
 
 // Loads the configured dataset on this rank alone (no communication); throws DataError naming the file and the
-// fix. Under MPI the callers settle failures with Comm::all_ok, so that every rank stops together.
+// fix.
 TrainTest load_training_data(const TrainConfig& config);
+
+// Collective over `world`: every rank loads the dataset, and all learn whether every rank could (Comm::all_ok),
+// so that they stop together. A rank that failed prints "<program>: error (rank R): <why>" to stderr; then every
+// rank gets nullopt.
+std::optional<TrainTest> load_training_data_on_every_rank(const TrainConfig& config, const Comm& world,
+                                                          std::string_view program);
 
 }  // namespace gradsync

@@ -33,17 +33,9 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
     fmt::print(stderr, "train: note: --straggler sleeps {} ms per step, at least the --timeout of {} s: the watchdog "
                "will stop the job (raise --timeout, or 0 to turn it off)\n", config.straggler_ms, config.timeout_s);
   start_watchdog(config.timeout_s, world.rank());
-  TrainTest data;
-  std::string load_error;
-  try {
-    data = load_training_data(config);
-  } catch (const std::exception& e) {
-    load_error = e.what();
-  }
-  if (!world.all_ok(load_error.empty())) {
-    if (!load_error.empty()) fmt::print(stderr, "train: error (rank {}): {}\n", world.rank(), load_error);
-    return kUsageError;
-  }
+  const std::optional<TrainTest> loaded = load_training_data_on_every_rank(config, world, "train");
+  if (!loaded) return kUsageError;
+  const TrainTest& data = *loaded;
   if (lead) {
     fmt::print("gradsync train: {} {} on {} ({} train / {} test images), {} rank(s), batch {} per worker, lr {}, "
                "seed {}\n{}\n",
