@@ -145,6 +145,37 @@ TEST_CASE("bad training configurations are rejected with a message naming the fl
   c = TrainConfig{};
   CHECK(validate(c, 2).find("--sync serial runs on one rank") != std::string::npos);
   CHECK(validate(TrainConfig{}, 1).empty());
+  c = TrainConfig{};
+  c.sync = "ring";
+  c.average_every = 4;
+  c.checkpoint_dir = "/tmp/x";
+  CHECK(validate(c, 2).find("--checkpoint: not supported with --average-every") != std::string::npos);
+}
+
+TEST_CASE("a per-worker batch larger than a worker's share of the training set is refused, naming value and limit") {
+  TrainConfig c;
+  c.batch = 70000;
+  const std::string one = validate_against_data(c, 1, 60000);
+  CHECK(one.find("--batch 70000") != std::string::npos);
+  CHECK(one.find("60000 images / 1 worker = 60000") != std::string::npos);
+  c.batch = 60000;
+  CHECK(validate_against_data(c, 1, 60000).empty());  // one step of the whole set is allowed
+
+  c.sync = "ring";
+  c.batch = 15001;
+  const std::string four = validate_against_data(c, 4, 60000);
+  CHECK(four.find("--batch 15001") != std::string::npos);
+  CHECK(four.find("60000 images / 4 workers = 15000") != std::string::npos);
+  c.batch = 15000;
+  CHECK(validate_against_data(c, 4, 60000).empty());
+
+  // Servers hold no data: only the workers share the set.
+  c.sync = "ps";
+  c.servers = 1;
+  c.batch = 20001;
+  CHECK(validate_against_data(c, 4, 60000).find("60000 images / 3 workers = 20000") != std::string::npos);
+  c.batch = 20000;
+  CHECK(validate_against_data(c, 4, 60000).empty());
 }
 
 TEST_CASE("end to end: data-parallel softmax, one epoch of real MNIST, reaches 90% test accuracy") {

@@ -70,4 +70,15 @@ std::string validate(const TrainConfig& c, int ranks) {
   return {};
 }
 
+std::string validate_against_data(const TrainConfig& c, int ranks, std::size_t train_rows) {
+  const int workers = c.worker_count(ranks);
+  if (workers < 1) return {};  // validate() has already refused this
+  const std::size_t share = train_rows / static_cast<std::size_t>(workers);
+  if (c.batch > share)
+    return fmt::format("--batch {}: larger than each worker's share of the training set ({} images / {} worker{} = "
+                       "{}); use --batch {} or less",
+                       c.batch, train_rows, workers, workers == 1 ? "" : "s", share, share);
+  return {};
+}
+
 }  // namespace gradsync

@@ -36,6 +36,10 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
   const std::optional<TrainTest> loaded = load_training_data_on_every_rank(config, world, "train");
   if (!loaded) return kUsageError;
   const TrainTest& data = *loaded;
+  if (const std::string problem = validate_against_data(config, world.size(), data.train.rows); !problem.empty()) {
+    if (lead) fmt::print(stderr, "train: error: {}\n", problem);
+    return kUsageError;
+  }
   if (lead) {
     fmt::print("gradsync train: {} {} on {} ({} train / {} test images), {} rank(s), batch {} per worker, lr {}, "
                "seed {}\n{}\n",
