@@ -2,6 +2,8 @@
 #include <mpi.h>
 #include <zlib.h>
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <vector>
 
@@ -90,6 +92,37 @@ TEST_CASE("IDX reader rejects broken files and names the file and the problem") 
   CHECK(error_of(dir / "zero", 3).find("zero") != std::string::npos);
 
   CHECK(error_of(dir / "missing", 3).find("cannot open") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("IDX reader refuses a file shorter than its header and dimensions that overflow, before allocating") {
+  const auto dir = test::temp_dir("idx-header", world_rank());
+  // Too short to say what it is, and long enough to claim 3 dimensions but not to hold them.
+  write(dir / "tiny", {0, 0, 0x08});
+  CHECK(error_of(dir / "tiny", 3).find("truncated: 3 bytes, too short for an IDX header") != std::string::npos);
+  for (std::size_t cut : {std::size_t{4}, std::size_t{9}, std::size_t{15}}) {
+    std::vector<std::uint8_t> b = idx_bytes(0x08, {3, 2, 2}, 12);
+    b.resize(cut);
+    write(dir / "short", b);
+    const std::string e = error_of(dir / "short", 3);
+    CAPTURE(cut);
+    CHECK(e.find(fmt::format("truncated header: {} bytes, need 16", cut)) != std::string::npos);
+    CHECK(e.find((dir / "short").string()) != std::string::npos);
+  }
+
+  // Dimensions whose product passes 4 GiB, including ones whose 64-bit product would wrap around: refused from
+  // the header alone (the files hold no data), not reported as merely truncated.
+  for (const std::vector<std::uint32_t>& dims : std::vector<std::vector<std::uint32_t>>{
+           {65536, 65536, 2}, {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu}, {0x80000000u, 4, 0x80000000u}}) {
+    write(dir / "huge", idx_bytes(0x08, dims, 0));
+    const std::string e = error_of(dir / "huge", 3);
+    CAPTURE(e);
+    CHECK(e.find("dimensions multiply to more than 4 GiB") != std::string::npos);
+    CHECK(e.find((dir / "huge").string()) != std::string::npos);
+  }
+  // Exactly at the limit is not an overflow: the file is then refused for what it lacks.
+  write(dir / "limit", idx_bytes(0x08, {65536, 65536}, 0));
+  CHECK(error_of(dir / "limit", 2).find("header promises 4294967296 data bytes, file has 0") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
