@@ -1,0 +1,150 @@
+// Resume refuses a checkpoint from a different run, field by field, where it is enforced: train() with --resume
+// (load_resume_point, run_fingerprint). Each fingerprint field is changed alone and must be refused with both
+// values named; the settings a resumed run may change (checkpointing.hpp) are changed and must be accepted.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "collectives/comm.hpp"
+#include "model/checkpoint.hpp"
+#include "model/synthetic.hpp"
+#include "test_support.hpp"
+#include "trainers/checkpointing.hpp"
+#include "trainers/trainer.hpp"
+
+using namespace gradsync;
+
+namespace {
+
+TrainTest blobs() { return {make_blobs(512, 20, 4, 0.3f, 17, 0), make_blobs(128, 20, 4, 0.3f, 17, 1)}; }
+
+TrainConfig base(const std::string& sync, const std::string& dir) {
+  TrainConfig c;
+  c.sync = sync;
+  c.model = "mlp";
+  c.hidden = {16};
+  c.epochs = 1;
+  c.batch = 8;
+  c.sgd.lr = 0.2f;
+  c.seed = 3;
+  c.iterations_per_epoch = 8;
+  c.checkpoint_dir = dir;
+  c.quiet = true;
+  return c;
+}
+
+// The CheckpointError message train() throws on this rank, or a note saying it did not throw one.
+std::string resume_error(const TrainConfig& c, const TrainTest& data, const Comm& comm) {
+  TrainConfig r = c;
+  r.resume = true;
+  r.epochs = c.epochs + 1;
+  try {
+    train(r, data, comm);
+  } catch (const CheckpointError& e) {
+    return e.what();
+  }
+  return "(resumed without an error)";
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+struct Change {
+  std::string field;
+  std::function<void(TrainConfig&)> apply;
+  std::string written, resumed;  // the fingerprint's text for the field before and after
+};
+
+}  // namespace
+
+TEST_CASE("resume refuses a checkpoint differing in any one fingerprint field, naming both values") {
+  const Comm self(MPI_COMM_SELF);  // each rank on its own, in its own directory
+  const TrainTest data = blobs();
+  const auto dir = test::temp_dir("resume-fields", Comm::world().rank());
+  const TrainConfig written = base("serial", dir.string());
+  train(written, data, self);
+  const std::vector<Change> changes = {
+      {"model", [](TrainConfig& c) { c.model = "softmax"; }, "model=20-16-4", "model=20-4"},
+      {"hidden", [](TrainConfig& c) { c.hidden = {8}; }, "model=20-16-4", "model=20-8-4"},
+      {"sync", [](TrainConfig& c) { c.sync = "ring"; }, "sync=serial", "sync=ring"},
+      {"dataset", [](TrainConfig& c) { c.dataset = "fashion"; }, "dataset=mnist", "dataset=fashion"},
+      {"batch", [](TrainConfig& c) { c.batch = 4; }, "batch=8", "batch=4"},
+      {"seed", [](TrainConfig& c) { c.seed = 4; }, "seed=3", "seed=4"},
+      {"momentum", [](TrainConfig& c) { c.sgd.momentum = 0.5f; }, "momentum=0 ", "momentum=0.5 "},
+      {"chunk", [](TrainConfig& c) { c.chunk_bytes = 4096; }, "chunk=0", "chunk=4096"},
+  };
+  for (const Change& change : changes) {
+    CAPTURE(change.field);
+    TrainConfig c = written;
+    change.apply(c);
+    const std::string e = resume_error(c, data, self);
+    CHECK(contains(e, "different run"));
+    CHECK(contains(e, checkpoint_file(dir.string())));
+    CHECK(contains(e, change.written));
+    CHECK(contains(e, change.resumed));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("resume refuses a checkpoint written on a different number of ranks, on every rank") {
+  const Comm world = Comm::world();
+  if (world.size() < 2) return;
+  const TrainTest data = blobs();
+  const auto dir = test::temp_dir("resume-ranks", world.rank());
+  const TrainConfig c = base("ring", dir.string());
+  train(c, data, Comm(MPI_COMM_SELF));  // rank 0's directory now holds a one-rank ring checkpoint
+  const std::string e = resume_error(c, data, world);
+  CHECK(contains(e, "different run"));
+  CHECK(contains(e, "ranks=1"));
+  CHECK(contains(e, "ranks=" + std::to_string(world.size())));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("resume refuses a parameter-server checkpoint of another mode, staleness bound or server count") {
+  const Comm world = Comm::world();
+  if (world.size() < 3) return;
+  const TrainTest data = blobs();
+  const auto dir = test::temp_dir("resume-ps", world.rank());
+  TrainConfig written = base("ps", dir.string());
+  written.ps_mode = "ssp";
+  written.staleness = 1;
+  train(written, data, world);
+  const std::vector<Change> changes = {
+      {"ps-mode", [](TrainConfig& c) { c.ps_mode = "asp"; }, "sync=ps-ssp1 ", "sync=ps-asp "},
+      {"staleness", [](TrainConfig& c) { c.staleness = 2; }, "sync=ps-ssp1 ", "sync=ps-ssp2 "},
+      {"servers", [](TrainConfig& c) { c.servers = 2; }, "sync=ps-ssp1 ", "sync=ps-ssp1-k2 "},
+  };
+  for (const Change& change : changes) {
+    CAPTURE(change.field);
+    TrainConfig c = written;
+    change.apply(c);
+    const std::string e = resume_error(c, data, world);
+    CHECK(contains(e, "different run"));
+    CHECK(contains(e, change.written));
+    CHECK(contains(e, change.resumed));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("resume accepts a run that changes only epochs, learning rate, weight decay or steps per epoch") {
+  const Comm self(MPI_COMM_SELF);
+  const TrainTest data = blobs();
+  const auto dir = test::temp_dir("resume-allowed", Comm::world().rank());
+  const TrainConfig written = base("serial", dir.string());
+  for (const std::function<void(TrainConfig&)>& change :
+       std::vector<std::function<void(TrainConfig&)>>{[](TrainConfig& c) { c.epochs = 3; },
+                                                      [](TrainConfig& c) { c.sgd.lr = 0.05f; },
+                                                      [](TrainConfig& c) { c.sgd.weight_decay = 0.01f; },
+                                                      [](TrainConfig& c) { c.iterations_per_epoch = 5; }}) {
+    train(written, data, self);  // a fresh one-epoch checkpoint each time
+    TrainConfig c = written;
+    c.resume = true;
+    c.epochs = 2;
+    change(c);
+    const TrainResult r = train(c, data, self);
+    CHECK(r.epochs.size() == static_cast<std::size_t>(c.epochs - 1));  // it resumed after epoch 1
+    CHECK(r.epochs.front().epoch == 2);
+  }
+  std::filesystem::remove_all(dir);
+}
