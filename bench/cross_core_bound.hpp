@@ -78,7 +78,13 @@ class CrossCoreBound final : public Allreduce {
   }
 
   // The ring's schedule (collectives/ring_allreduce.cpp), reading the left neighbour's buffer in place.
-  void reduce(void*, std::size_t count, Dtype) override {
+  // A bound, not a schedule of messages: start() does the whole reduction at once.
+  void begin(std::byte* data, std::size_t count, Dtype type) override {
+    reduce(data, count, type);
+    stage_ = {};
+  }
+  bool advance() override { return true; }
+  void reduce(std::byte*, std::size_t count, Dtype) override {
     const int p = comm_.size(), r = comm_.rank();
     float* __restrict mine = mine_;
     const float* __restrict left = left_;
@@ -102,7 +108,7 @@ class CrossCoreBound final : public Allreduce {
   bool self_check(std::size_t count) {
     const int p = comm_.size();
     for (std::size_t i = 0; i < count; ++i) mine_[i] = static_cast<float>((comm_.rank() + 1) * static_cast<int>(i % 7 + 1));
-    if (count > 0 && p > 1) reduce(nullptr, count, Dtype::f32);
+    if (count > 0 && p > 1) reduce(static_cast<std::byte*>(nullptr), count, Dtype::f32);
     step_barrier();
     const float ranks_sum = static_cast<float>(p * (p + 1) / 2);
     for (std::size_t i = 0; i < count; ++i)

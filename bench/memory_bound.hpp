@@ -31,7 +31,13 @@ class MemoryTrafficBound final : public Allreduce {
   std::size_t share(std::size_t count) const {
     return count * static_cast<std::size_t>(comm_.size() - 1) / static_cast<std::size_t>(comm_.size());
   }
-  void reduce(void*, std::size_t count, Dtype) override {
+  // A bound, not a schedule of messages: start() does the whole reduction at once.
+  void begin(std::byte* data, std::size_t count, Dtype type) override {
+    reduce(data, count, type);
+    stage_ = {};
+  }
+  bool advance() override { return true; }
+  void reduce(std::byte*, std::size_t count, Dtype) override {
     const std::size_t n = std::min(share(count), sums_.size());
     float* __restrict sums = sums_.data();
     const float* __restrict addends = addends_.data();

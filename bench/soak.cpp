@@ -122,6 +122,11 @@ PlanSpec draw_spec(Draw& draw, const std::vector<std::string>& methods, std::siz
   return spec;
 }
 
+// How a call is driven: blocking run(), or the nonblocking form finished by wait() or by polling test(). Drawn per
+// call, so that every method's nonblocking stages see the same shapes as its blocking path.
+enum class Drive { run, start_wait, start_test };
+constexpr std::array kDriveNames = {"run", "start+wait", "start+test"};
+
 struct Tally {
   std::int64_t checked = 0;  // result elements plus guard elements examined
   std::int64_t wrong = 0;
@@ -130,8 +135,8 @@ struct Tally {
 
 // Fills, reduces and checks one call of type T in `storage` (room for max count + 2 guards of 8-byte elements).
 template <class T>
-void run_call(Allreduce& plan, std::byte* storage, std::size_t count, std::uint64_t call, const std::string& what,
-              const Comm& world, Tally& tally) {
+void run_call(Allreduce& plan, Drive drive, std::byte* storage, std::size_t count, std::uint64_t call,
+              const std::string& what, const Comm& world, Tally& tally) {
   // new std::byte[] storage implicitly holds objects of any type it is reinterpreted as (C++20 [intro.object]).
   T* const data = reinterpret_cast<T*>(storage) + kGuardElements;
   const int me = world.rank();
@@ -139,7 +144,15 @@ void run_call(Allreduce& plan, std::byte* storage, std::size_t count, std::uint6
   std::fill(data + count, data + count + kGuardElements, kGuardValue<T>);
   for (std::size_t i = 0; i < count; ++i) data[i] = value<T>(me, i, call);
 
-  plan.run(std::span<T>(data, count));
+  const std::span<T> span(data, count);
+  if (drive == Drive::run) {
+    plan.run(span);
+  } else {
+    plan.start(span);
+    if (drive == Drive::start_wait) plan.wait();
+    while (!plan.test()) {
+    }
+  }
 
   std::int64_t contributors = 0;  // sum of (r+1) over contributing ranks: the expected multiple of base()
   for (int r = 0; r < world.size(); ++r)
@@ -172,13 +185,13 @@ void run_call(Allreduce& plan, std::byte* storage, std::size_t count, std::uint6
                first_bad < 0 || first_bad >= n ? " (a guard outside the buffer)" : "", got, expected);
 }
 
-void run_call(Allreduce& plan, Dtype type, std::byte* storage, std::size_t count, std::uint64_t call,
+void run_call(Allreduce& plan, Drive drive, Dtype type, std::byte* storage, std::size_t count, std::uint64_t call,
               const std::string& what, const Comm& world, Tally& tally) {
   switch (type) {
-    case Dtype::f32: return run_call<float>(plan, storage, count, call, what, world, tally);
-    case Dtype::f64: return run_call<double>(plan, storage, count, call, what, world, tally);
-    case Dtype::i32: return run_call<std::int32_t>(plan, storage, count, call, what, world, tally);
-    case Dtype::i64: return run_call<std::int64_t>(plan, storage, count, call, what, world, tally);
+    case Dtype::f32: return run_call<float>(plan, drive, storage, count, call, what, world, tally);
+    case Dtype::f64: return run_call<double>(plan, drive, storage, count, call, what, world, tally);
+    case Dtype::i32: return run_call<std::int32_t>(plan, drive, storage, count, call, what, world, tally);
+    case Dtype::i64: return run_call<std::int64_t>(plan, drive, storage, count, call, what, world, tally);
   }
 }
 
@@ -262,12 +275,13 @@ int main(int argc, char** argv) {
         what = slot.spec.describe();
         slot.plan = make_allreduce(slot.spec.method, world, slot.spec.options);
       }
-      what = slot.spec.describe();
+      const auto drive = static_cast<Drive>(draw.uniform(0, static_cast<int>(kDriveNames.size()) - 1));
+      what = fmt::format("{}, {}", slot.spec.describe(), kDriveNames[static_cast<std::size_t>(drive)]);
       if (trace && lead) {
         fmt::print("call {}: {}, {} x {}\n", call, what, count, dtype_name(type));
         std::fflush(stdout);
       }
-      run_call(*slot.plan, type, storage.get(), count, call, what, world, tally);
+      run_call(*slot.plan, drive, type, storage.get(), count, call, what, world, tally);
       ++calls_per_method[slot.spec.method];
       ++calls_per_type[std::string(dtype_name(type))];
       if (progress_every > 0 && (call + 1) % progress_every == 0 && call + 1 < calls) {

@@ -8,22 +8,98 @@
 #include "collectives/mpi_allreduce.hpp"
 #include "collectives/ps_allreduce.hpp"
 #include "collectives/ring_allreduce.hpp"
+#include "collectives/watchdog.hpp"
 
 namespace gradsync {
 
 // The options that shape the message pattern are part of the fingerprint: ranks that disagree on the chunk
 // size or the server layout would exchange different numbers of messages and hang.
+CallFingerprint Allreduce::fingerprint(std::size_t count, Dtype type) {
+  if (plan_fingerprint_ == 0)
+    plan_fingerprint_ = fingerprint_of_name(
+        fmt::format("{}/{}/{}/{}", name(), options_.chunk_bytes, options_.servers, options_.server_contributes));
+  return {plan_fingerprint_, count, static_cast<std::uint64_t>(type), calls_};
+}
+
 void Allreduce::run(void* data, std::size_t count, Dtype type) {
-  if (options_.check_agreement) {
-    if (plan_fingerprint_ == 0)
-      plan_fingerprint_ = fingerprint_of_name(fmt::format("{}/{}/{}/{}", name(), options_.chunk_bytes, options_.servers,
-                                                          options_.server_contributes));
-    check_agreement(comm_, name(), {plan_fingerprint_, count, static_cast<std::uint64_t>(type), calls_});
-  }
+  if (in_flight()) throw std::logic_error(fmt::format("{}: run() while a started operation is in flight", name()));
+  if (options_.check_agreement) check_agreement(comm_, name(), fingerprint(count, type));
   ++calls_;
   require_supported(type);  // before the shortcuts below: a wrong type fails the same way on any communicator
   if (count == 0 || comm_.size() == 1) return;
-  reduce(data, count, type);
+  reduce(static_cast<std::byte*>(data), count, type);
+}
+
+void Allreduce::reduce(std::byte* data, std::size_t count, Dtype type) {
+  begin(data, count, type);
+  phase_ = Phase::moving;
+  drive_to_completion();
+  phase_ = Phase::idle;
+}
+
+void Allreduce::start(void* data, std::size_t count, Dtype type) {
+  if (in_flight()) throw std::logic_error(fmt::format("{}: start() while an operation is in flight", name()));
+  data_ = static_cast<std::byte*>(data);
+  count_ = count;
+  type_ = type;
+  if (options_.check_agreement && comm_.size() > 1) {
+    agreement_.start(comm_, fingerprint(count, type));
+    stage_ = {{agreement_.request(), 1}, "MPI_Iallreduce (agreement check before a collective)"};
+    phase_ = Phase::checking;
+    return;
+  }
+  begin_moving();
+}
+
+void Allreduce::begin_moving() {
+  ++calls_;
+  phase_ = Phase::idle;  // a type this method cannot sum leaves the object usable
+  require_supported(type_);
+  if (count_ == 0 || comm_.size() == 1) {
+    phase_ = Phase::done;
+    completed_at_ = MPI_Wtime();
+    return;
+  }
+  phase_ = Phase::moving;
+  begin(data_, count_, type_);
+}
+
+void Allreduce::step_forward() {
+  if (phase_ == Phase::checking) {
+    phase_ = Phase::idle;  // a mismatch leaves the object usable
+    agreement_.verify(comm_, name());
+    begin_moving();
+  } else if (advance()) {
+    phase_ = Phase::done;
+    completed_at_ = MPI_Wtime();
+  }
+}
+
+bool Allreduce::test() {
+  while (in_flight()) {
+    int done = 0;
+    check_mpi(MPI_Testall(static_cast<int>(stage_.requests.size()), stage_.requests.data(), &done, MPI_STATUSES_IGNORE),
+              "MPI_Testall", comm_.rank());
+    if (!done) return false;
+    step_forward();
+  }
+  return phase_ == Phase::done;
+}
+
+void Allreduce::wait() {
+  if (phase_ == Phase::idle) throw std::logic_error(fmt::format("{}: wait() with no operation started", name()));
+  drive_to_completion();
+}
+
+void Allreduce::drive_to_completion() {
+  while (in_flight()) {
+    {
+      const WaitScope wait(stage_.what, -1, stage_.peer);
+      check_mpi(MPI_Waitall(static_cast<int>(stage_.requests.size()), stage_.requests.data(), MPI_STATUSES_IGNORE),
+                "MPI_Waitall", comm_.rank());
+    }
+    step_forward();
+  }
 }
 
 bool Allreduce::contributes(int) const { return true; }

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collectives/agreement.hpp"
 #include "collectives/comm.hpp"
 #include "collectives/dtype.hpp"
 
@@ -59,12 +60,33 @@ class Allreduce {
   // sum on every rank (the whole buffer except on dedicated parameter-server ranks). `data` stays owned by the
   // caller. A count or type mismatch throws MismatchError on every rank (with options.check_agreement), before any
   // data moves, and the object stays usable. An MpiError (a failed MPI call) may leave transfers pending on
-  // `data`: treat it as fatal and end the job (train does, with MPI_Abort).
+  // `data`: treat it as fatal and end the job (train does, with MPI_Abort). Not while an operation started with
+  // start() is in flight (std::logic_error).
   void run(void* data, std::size_t count, Dtype type);
   template <class T>
   void run(std::span<T> data) {
     run(data.data(), data.size(), dtype_of<T>());
   }
+
+  // The same reduction, nonblocking: start() posts its first messages and returns; test() moves it on without
+  // blocking (call it between pieces of other work: Open MPI's TCP transport moves data only inside MPI calls)
+  // and returns true once `data` holds the result; wait() blocks until then. Every rank starts the same sequence
+  // of operations on this object, as for run(). One operation per object is in flight at a time; the caller must
+  // neither read nor write `data` (nor free it) until test() returned true or wait() returned. Several objects
+  // may be in flight on one communicator only when each rank completes them in the order it started them and
+  // starts the next one's data movement after the previous one's (BucketQueue does this); otherwise give each
+  // its own communicator. A mismatch throws MismatchError from the test() or wait() that finds it, on every
+  // rank, and leaves the object idle and usable; errors are otherwise as for run().
+  void start(void* data, std::size_t count, Dtype type);
+  template <class T>
+  void start(std::span<T> data) {
+    start(data.data(), data.size(), dtype_of<T>());
+  }
+  bool test();
+  void wait();
+  bool in_flight() const { return phase_ != Phase::idle && phase_ != Phase::done; }
+  // MPI_Wtime() when the last operation started with start() was found complete (by test() or wait()).
+  double completed_at() const { return completed_at_; }
 
   virtual std::string_view name() const = 0;
   // Whether `rank`'s input is part of the sum (false only for dedicated server ranks).
@@ -77,16 +99,44 @@ class Allreduce {
 
  protected:
   Allreduce(Comm comm, AllreduceOptions options) : comm_(std::move(comm)), options_(options) {}
-  virtual void reduce(void* data, std::size_t count, Dtype type) = 0;
+
+  // A method is a sequence of stages. begin() posts the first stage's messages for a reduction of count > 0
+  // elements on a communicator of two or more ranks and sets stage(); each time every request of the stage has
+  // completed, advance() does the local work that waited on them (adding what arrived, say), posts the next stage
+  // and returns false, or returns true when the reduction is complete. Neither blocks.
+  struct Stage {
+    std::span<MPI_Request> requests;  // may hold MPI_REQUEST_NULL; empty: nothing to wait for
+    const char* what = "";            // what the stage waits for, for the watchdog (a string literal)
+    int peer = -1;                    // whom, if one rank
+  };
+  virtual void begin(std::byte* data, std::size_t count, Dtype type) = 0;
+  virtual bool advance() = 0;
+  // The blocking reduction behind run(): by default begin() and its stages driven to the end. The vendor baseline
+  // overrides it with its blocking call.
+  virtual void reduce(std::byte* data, std::size_t count, Dtype type);
   // Throws std::invalid_argument if this method cannot sum `type` (every type works unless overridden).
   virtual void require_supported(Dtype /*type*/) const {}
 
   Comm comm_;
   AllreduceOptions options_;
+  Stage stage_;
 
  private:
+  enum class Phase : std::uint8_t { idle, checking, moving, done };
+  CallFingerprint fingerprint(std::size_t count, Dtype type);
+  void begin_moving();
+  // The current stage completed: go on to the next phase or stage.
+  void step_forward();
+  void drive_to_completion();
+
   std::uint64_t calls_ = 0;
   std::uint64_t plan_fingerprint_ = 0;  // computed on first use: name() is virtual
+  Phase phase_ = Phase::idle;
+  PendingAgreement agreement_;
+  std::byte* data_ = nullptr;
+  std::size_t count_ = 0;
+  Dtype type_ = Dtype::f32;
+  double completed_at_ = 0;
 };
 
 // Plans `method` (one of allreduce_methods()) on `comm`. Every rank of `comm` must call it with the same method

@@ -4,11 +4,18 @@
 
 namespace gradsync {
 
-void MpiAllreduce::reduce(void* data, std::size_t count, Dtype type) {
+void MpiAllreduce::reduce(std::byte* data, std::size_t count, Dtype type) {
   const WaitScope wait("MPI_Allreduce");
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, data, comm_.to_int_count(count, "MPI_Allreduce"), mpi_type(type), MPI_SUM,
                           comm_.native()),
             "MPI_Allreduce", comm_.rank());
+}
+
+void MpiAllreduce::begin(std::byte* data, std::size_t count, Dtype type) {
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data, comm_.to_int_count(count, "MPI_Iallreduce"), mpi_type(type), MPI_SUM,
+                           comm_.native(), &request_),
+            "MPI_Iallreduce", comm_.rank());
+  stage_ = {{&request_, 1}, "MPI_Iallreduce"};
 }
 
 }  // namespace gradsync

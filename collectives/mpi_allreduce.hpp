@@ -3,7 +3,9 @@
 
 namespace gradsync {
 
-// The vendor baseline: MPI_Allreduce with MPI_IN_PLACE and MPI_SUM; Open MPI picks the algorithm.
+// The vendor baseline: MPI_Allreduce with MPI_IN_PLACE and MPI_SUM; the MPI library picks the algorithm. Its
+// nonblocking form (start/test/wait) is MPI_Iallreduce, which Open MPI implements separately (libnbc), with its own
+// algorithms: run() stays the blocking call so that the baseline is what users of MPI_Allreduce get.
 class MpiAllreduce final : public Allreduce {
  public:
   // Local (no communication); run() is then collective over `comm`.
@@ -11,7 +13,11 @@ class MpiAllreduce final : public Allreduce {
   std::string_view name() const override { return "mpi"; }
 
  private:
-  void reduce(void* data, std::size_t count, Dtype type) override;
+  void begin(std::byte* data, std::size_t count, Dtype type) override;
+  bool advance() override { return true; }
+  void reduce(std::byte* data, std::size_t count, Dtype type) override;
+
+  MPI_Request request_ = MPI_REQUEST_NULL;
 };
 
 }  // namespace gradsync

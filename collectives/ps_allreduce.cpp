@@ -6,7 +6,6 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "collectives/watchdog.hpp"
 
 namespace gradsync {
 namespace {
@@ -35,97 +34,144 @@ ElementRange PsAllreduce::result_range(int rank, std::size_t count) const {
   return partition(count, options_.servers, static_cast<std::size_t>(rank));
 }
 
-// Ordering matters when servers also contribute. Each blocking wait below depends only on work that every
-// rank has already started: pushes are posted before serving (or two servers would wait for each other's
-// push), and a server completes its result sends only after pulling its own result (or two servers would
-// each wait, in a rendezvous send, for the other to post its pull).
-void PsAllreduce::reduce(void* data, std::size_t count, Dtype type) {
-  auto* bytes = static_cast<std::byte*>(data);
+void PsAllreduce::begin(std::byte* data, std::size_t count, Dtype type) {
+  data_ = data;
+  count_ = count;
+  type_ = type;
   const bool contributor = contributes(comm_.rank()), server = is_server(comm_.rank());
-  if (contributor) start_transfers(bytes, count, type, kTagPush);
-  if (server) serve(bytes, count, type);
-  if (contributor) {
-    finish_transfers("MPI_Waitall (ps push)");  // push buffers are about to be overwritten by the pull
-    start_transfers(bytes, count, type, kTagPull);
-    finish_transfers("MPI_Waitall (ps pull)");
-  }
+  if (contributor) post_transfers(kTagPush);
   if (server) {
-    const WaitScope wait("MPI_Waitall (ps server sending results)");
-    check_mpi(MPI_Waitall(comm_.size(), peer_requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall (ps results)",
-              comm_.rank());
+    post_gather();
+    phase_ = Phase::gather;
+    cursor_ = next_contributor(-1);
+  } else {
+    phase_ = Phase::push;
+    cursor_ = 0;
+  }
+  set_stage();
+}
+
+bool PsAllreduce::advance() {
+  const int me = comm_.rank(), k = options_.servers;
+  switch (phase_) {
+    case Phase::gather:
+      add_part(cursor_);
+      cursor_ = next_contributor(cursor_);
+      if (cursor_ < comm_.size()) break;
+      post_results();
+      phase_ = contributes(me) ? Phase::push : Phase::results;
+      cursor_ = 0;
+      break;
+    case Phase::push:
+      if (++cursor_ < k) break;
+      post_transfers(kTagPull);  // the push buffers are free now: the pull overwrites them
+      phase_ = Phase::pull;
+      cursor_ = 0;
+      break;
+    case Phase::pull:
+      if (++cursor_ < k) break;
+      if (!is_server(me)) return true;
+      phase_ = Phase::results;
+      break;
+    case Phase::results:
+      return true;
+  }
+  set_stage();
+  return false;
+}
+
+// One request per stage while gathering, pushing and pulling, so that a watchdog report names the peer that never
+// answered.
+void PsAllreduce::set_stage() {
+  const int me = comm_.rank();
+  switch (phase_) {
+    case Phase::gather:
+      stage_ = {cursor_ == me ? std::span<MPI_Request>{} : std::span<MPI_Request>{&peer_requests_[cursor_], 1},
+                "ps server: receiving a push", cursor_};
+      return;
+    case Phase::push:
+    case Phase::pull:
+      stage_ = {{&server_requests_[cursor_], 1}, phase_ == Phase::push ? "ps worker: push" : "ps worker: pull",
+                cursor_};
+      return;
+    case Phase::results:
+      stage_ = {peer_requests_, "ps server: sending results"};
+      return;
   }
 }
 
-// Receive the key range from every contributing peer at once (the network may deliver them concurrently),
-// then add them in rank order as each arrives, then start sending the summed range back to every contributor
-// (reduce() completes those sends).
-void PsAllreduce::serve(std::byte* data, std::size_t count, Dtype type) {
+int PsAllreduce::next_contributor(int after) const {
+  int peer = after + 1;
+  while (peer < comm_.size() && !contributes(peer)) ++peer;
+  return peer;
+}
+
+// Receives the key range from every contributing peer at once (the network may deliver them concurrently); the
+// stages then add them in rank order as each arrives. The sum accumulates in place in this rank's key range. Our
+// own range is the first term only if we are the lowest contributing rank; otherwise it waits in our inbox slot for
+// its turn.
+void PsAllreduce::post_gather() {
   const int p = comm_.size(), me = comm_.rank();
-  const std::size_t elem = dtype_size(type);
-  const ElementRange key = partition(count, options_.servers, static_cast<std::size_t>(me));
+  const std::size_t elem = dtype_size(type_);
+  const ElementRange key = partition(count_, options_.servers, static_cast<std::size_t>(me));
   const std::size_t range_bytes = key.size() * elem;
   const int n = comm_.to_int_count(key.size(), "MPI_Irecv");
   if (inbox_.size() < range_bytes * static_cast<std::size_t>(p)) inbox_.resize(range_bytes * static_cast<std::size_t>(p));
-
   for (int peer = 0; peer < p; ++peer) {
     peer_requests_[peer] = MPI_REQUEST_NULL;
     if (peer != me && contributes(peer))
-      check_mpi(MPI_Irecv(inbox_.data() + range_bytes * peer, n, mpi_type(type), peer, kTagPush, comm_.native(),
+      check_mpi(MPI_Irecv(inbox_.data() + range_bytes * peer, n, mpi_type(type_), peer, kTagPush, comm_.native(),
                           &peer_requests_[peer]),
                 "MPI_Irecv (ps push)", me);
   }
-  // The sum accumulates in place, in rank order. Our own range is the first term only if we are the lowest
-  // contributing rank; otherwise it waits in our inbox slot for its turn.
-  std::byte* sum = data + key.begin * elem;
-  int first = 0;
-  while (!contributes(first)) ++first;
   // An empty key range (count < servers) still takes part in the exchange, but memcpy must not see the null
   // pointers of empty buffers.
-  if (contributes(me) && me != first && range_bytes > 0) std::memcpy(inbox_.data() + range_bytes * me, sum, range_bytes);
-  for (int peer = first; peer < p; ++peer) {
-    if (!contributes(peer)) continue;
-    if (peer != me) {
-      const WaitScope wait("MPI_Wait (ps server receiving a push)", -1, peer);
-      check_mpi(MPI_Wait(&peer_requests_[peer], MPI_STATUS_IGNORE), "MPI_Wait (ps push)", me);
-    }
-    const std::byte* part = inbox_.data() + range_bytes * peer;
-    if (peer == first) {
-      if (peer != me && range_bytes > 0) std::memcpy(sum, part, range_bytes);
-    } else {
-      add_into(sum, part, key.size(), type);
-    }
+  if (contributes(me) && me != next_contributor(-1) && range_bytes > 0)
+    std::memcpy(inbox_.data() + range_bytes * me, data_ + key.begin * elem, range_bytes);
+}
+
+void PsAllreduce::add_part(int peer) {
+  const int me = comm_.rank();
+  const std::size_t elem = dtype_size(type_);
+  const ElementRange key = partition(count_, options_.servers, static_cast<std::size_t>(me));
+  const std::size_t range_bytes = key.size() * elem;
+  std::byte* sum = data_ + key.begin * elem;
+  const std::byte* part = inbox_.data() + range_bytes * peer;
+  if (peer == next_contributor(-1)) {
+    if (peer != me && range_bytes > 0) std::memcpy(sum, part, range_bytes);
+  } else {
+    add_into(sum, part, key.size(), type_);
   }
+}
+
+void PsAllreduce::post_results() {
+  const int p = comm_.size(), me = comm_.rank();
+  const ElementRange key = partition(count_, options_.servers, static_cast<std::size_t>(me));
+  const int n = comm_.to_int_count(key.size(), "MPI_Isend");
+  std::byte* sum = data_ + key.begin * dtype_size(type_);
   for (int peer = 0; peer < p; ++peer) {
     peer_requests_[peer] = MPI_REQUEST_NULL;
     if (peer != me && contributes(peer))
-      check_mpi(MPI_Isend(sum, n, mpi_type(type), peer, kTagPull, comm_.native(), &peer_requests_[peer]),
+      check_mpi(MPI_Isend(sum, n, mpi_type(type_), peer, kTagPull, comm_.native(), &peer_requests_[peer]),
                 "MPI_Isend (ps pull)", me);
   }
 }
 
-void PsAllreduce::start_transfers(std::byte* data, std::size_t count, Dtype type, int tag) {
+void PsAllreduce::post_transfers(int tag) {
   const int me = comm_.rank(), k = options_.servers;
-  const std::size_t elem = dtype_size(type);
+  const std::size_t elem = dtype_size(type_);
   for (int server = 0; server < k; ++server) {
     server_requests_[server] = MPI_REQUEST_NULL;
     if (server == me) continue;
-    const ElementRange key = partition(count, k, static_cast<std::size_t>(server));
+    const ElementRange key = partition(count_, k, static_cast<std::size_t>(server));
     const int n = comm_.to_int_count(key.size(), "MPI_Isend");
-    std::byte* range = data + key.begin * elem;
+    std::byte* range = data_ + key.begin * elem;
     if (tag == kTagPush)
-      check_mpi(MPI_Isend(range, n, mpi_type(type), server, tag, comm_.native(), &server_requests_[server]),
+      check_mpi(MPI_Isend(range, n, mpi_type(type_), server, tag, comm_.native(), &server_requests_[server]),
                 "MPI_Isend (ps push)", me);
     else
-      check_mpi(MPI_Irecv(range, n, mpi_type(type), server, tag, comm_.native(), &server_requests_[server]),
+      check_mpi(MPI_Irecv(range, n, mpi_type(type_), server, tag, comm_.native(), &server_requests_[server]),
                 "MPI_Irecv (ps pull)", me);
-  }
-}
-
-void PsAllreduce::finish_transfers(const char* what) {
-  // One server at a time, so that a watchdog report names the server that never answered.
-  for (int server = 0; server < options_.servers; ++server) {
-    const WaitScope wait("MPI_Wait (ps worker push/pull)", -1, server);
-    check_mpi(MPI_Wait(&server_requests_[static_cast<std::size_t>(server)], MPI_STATUS_IGNORE), what, comm_.rank());
   }
 }
 

@@ -1,4 +1,5 @@
 #pragma once
+#include <cstdint>
 #include <vector>
 
 #include "collectives/allreduce.hpp"
@@ -25,17 +26,38 @@ class PsAllreduce final : public Allreduce {
   ElementRange result_range(int rank, std::size_t count) const override;
 
  private:
-  void reduce(void* data, std::size_t count, Dtype type) override;
-  void serve(std::byte* data, std::size_t count, Dtype type);  // server side of one reduction
-  // Worker side: starts a nonblocking push (tag push) or pull (tag pull) of every range another rank owns.
-  void start_transfers(std::byte* data, std::size_t count, Dtype type, int tag);
-  void finish_transfers(const char* what);
+  // The stages of one reduction, in order. Each blocking wait depends only on work that every rank has already
+  // started: pushes are posted before serving (or two contributing servers would wait for each other's push), and a
+  // server completes its result sends only after pulling its own result (or two servers would each wait, in a
+  // rendezvous send, for the other to post its pull).
+  enum class Phase : std::uint8_t {
+    gather,   // server: the push of contributor `cursor_` has arrived; it is added in rank order
+    push,     // contributor: the push to server `cursor_` has completed
+    pull,     // contributor: the pull from server `cursor_` has completed
+    results,  // server: every result send has completed
+  };
+  void begin(std::byte* data, std::size_t count, Dtype type) override;
+  bool advance() override;
+  // Sets stage_ for phase_ and cursor_.
+  void set_stage();
+  // Worker side: posts a nonblocking push (tag push) or pull (tag pull) of every range another rank owns.
+  void post_transfers(int tag);
+  void post_gather();         // server: receives for every contributor's key range
+  void add_part(int peer);    // server: folds contributor `peer`'s range into the sum
+  void post_results();        // server: the summed range back to every contributor
+  int next_contributor(int after) const;
   bool is_server(int rank) const { return rank < options_.servers; }
 
   std::string name_;
   std::vector<std::byte> inbox_;        // server: one key range per contributing peer; grows, never per call
   std::vector<MPI_Request> peer_requests_;    // server: one per peer, sized once
   std::vector<MPI_Request> server_requests_;  // worker: one per server, sized once
+  // The reduction in flight.
+  std::byte* data_ = nullptr;
+  std::size_t count_ = 0;
+  Dtype type_ = Dtype::f32;
+  Phase phase_ = Phase::gather;
+  int cursor_ = 0;
 };
 
 }  // namespace gradsync

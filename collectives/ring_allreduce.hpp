@@ -1,9 +1,11 @@
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/ring_wire.hpp"
 
 namespace gradsync {
 
@@ -11,9 +13,9 @@ namespace gradsync {
 // segments; P-1 reduce-scatter steps leave each rank with one fully summed segment, P-1 all-gather steps
 // circulate the summed segments. Each rank sends 2(P-1)/P of the buffer, whatever P is. Messages are at most
 // options.chunk_bytes, and the only scratch memory is one chunk (two on a bf16 wire), allocated here, once.
-// With options.bf16_wire ("ring-bf16", float32 only) every message carries bfloat16: partial sums are rounded
-// once per reduce-scatter hop and added in float32; each finished segment is rounded once by its owner, which keeps
-// the rounded value too, so every rank ends with the same bits.
+// With options.bf16_wire ("ring-bf16", float32 only) every message carries bfloat16 (ring_wire.hpp): partial sums
+// are rounded once per reduce-scatter hop and added in float32; each finished segment is rounded once by its owner,
+// which keeps the rounded value too, so every rank ends with the same bits.
 class RingAllreduce final : public Allreduce {
  public:
   // Collective only in make_allreduce, which resolves options.chunk_bytes; here it must already be > 0
@@ -22,21 +24,40 @@ class RingAllreduce final : public Allreduce {
   std::string_view name() const override { return options_.bf16_wire ? "ring-bf16" : "ring"; }
 
  private:
-  void reduce(void* data, std::size_t count, Dtype type) override;
-  void require_supported(Dtype type) const override;  // a bf16 wire carries float32 only
-  void reduce_scatter(std::byte* data, std::size_t count, Dtype type);
-  void all_gather(std::byte* data, std::size_t count, Dtype type);
-  // Elements per message: options.chunk_bytes worth, but at least one element (the scratch holds one).
-  std::size_t chunk_elements(std::size_t element_bytes) const {
-    return std::max<std::size_t>(1, options_.chunk_bytes / element_bytes);
-  }
-  // Bytes one element takes in a message: 2 on a bf16 wire.
-  std::size_t wire_bytes(Dtype type) const { return options_.bf16_wire ? 2 : dtype_size(type); }
+  // One step of the schedule: the segment this rank sends to the right, and the one it receives from the left
+  // and adds in (reduce-scatter) or takes as it is (all-gather). Each step moves its segments chunk by chunk.
+  struct Step {
+    ElementRange send, recv;
+    bool add = true;
+  };
 
+  void begin(std::byte* data, std::size_t count, Dtype type) override;
+  bool advance() override;
+  void require_supported(Dtype type) const override { wire_.require_supported(type); }
+  // The schedule of a reduction of `count` elements of `type`: planned on the first call with that shape, reused.
+  void plan(std::size_t count, Dtype type);
+  // Posts exchange `i` of the schedule: chunk i % chunks_ of step i / chunks_.
+  void post(std::size_t i);
+  ElementRange chunk_of(ElementRange segment, std::size_t c) const {
+    return {std::min(segment.begin + c * chunk_, segment.end), std::min(segment.begin + (c + 1) * chunk_, segment.end)};
+  }
+
+  const RingWire& wire_;
   int left_;
   int right_;
-  std::vector<std::byte> scratch_;  // one chunk: where a neighbour's partial sums land before being added
-  std::vector<std::uint16_t> outgoing_;  // bf16 wire: one chunk of this rank's values, converted for sending
+  std::vector<std::byte> scratch_;   // one chunk: where a neighbour's message lands when it is not taken in place
+  std::vector<std::byte> outgoing_;  // one chunk of this rank's values in wire format, when the wire converts them
+  // The plan for one shape.
+  std::size_t planned_count_ = 0;
+  Dtype planned_type_ = Dtype::f32;
+  std::vector<Step> steps_;  // reduce-scatter steps, then all-gather steps
+  std::size_t chunk_ = 1;    // elements per message
+  std::size_t chunks_ = 0;   // messages per step
+  ElementRange finished_;    // the segment this rank holds complete after the reduce-scatter
+  // The reduction in flight.
+  std::byte* data_ = nullptr;
+  std::size_t next_ = 0;  // exchange in flight
+  std::array<MPI_Request, 2> requests_{MPI_REQUEST_NULL, MPI_REQUEST_NULL};
 };
 
 }  // namespace gradsync

@@ -33,9 +33,23 @@ std::vector<Case> all_methods(int ranks) {
   return cases;
 }
 
+// How a test drives a reduction: blocking run(), or the nonblocking form completed by wait() or by polling test().
+enum class Drive { run, start_wait, start_test };
+constexpr Drive kDrives[] = {Drive::run, Drive::start_wait, Drive::start_test};
+
+template <class T>
+void reduce_with(Allreduce& allreduce, std::span<T> data, Drive drive) {
+  if (drive == Drive::run) return allreduce.run(data);
+  allreduce.start(data);
+  if (drive == Drive::start_wait) return allreduce.wait();
+  while (!allreduce.test()) {
+  }
+}
+
 // Runs `method` twice on the same buffer and counts elements that differ from the exact sum on this rank.
 template <class T>
-std::size_t wrong_elements(const Comm& comm, const Case& c, std::size_t count, std::size_t chunk_bytes) {
+std::size_t wrong_elements(const Comm& comm, const Case& c, std::size_t count, std::size_t chunk_bytes,
+                           Drive drive = Drive::run) {
   AllreduceOptions options;
   options.chunk_bytes = chunk_bytes;
   options.servers = c.servers;
@@ -45,7 +59,7 @@ std::size_t wrong_elements(const Comm& comm, const Case& c, std::size_t count, s
   std::size_t wrong = 0;
   for (int call = 0; call < 2; ++call) {
     for (std::size_t i = 0; i < count; ++i) data[i] = value<T>(comm.rank(), i, call);
-    allreduce->run(std::span<T>(data));
+    reduce_with(*allreduce, std::span<T>(data), drive);
     const ElementRange range = allreduce->result_range(comm.rank(), count);
     for (std::size_t i = range.begin; i < range.end; ++i) {
       T expected = 0;
@@ -75,18 +89,21 @@ TEST_CASE("partition cuts a range into pieces that differ by at most one") {
   }
 }
 
-TEST_CASE("every method sums exactly: counts, chunk sizes, repeated calls, on the world communicator") {
+TEST_CASE("every method sums exactly: counts, chunk sizes, repeated calls, blocking and nonblocking") {
   const Comm world = Comm::world();
   const std::size_t p = static_cast<std::size_t>(world.size());
   for (const Case& c : all_methods(world.size())) {
     for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{3}, p, p + 1, 64 * p - 1, 64 * p + 1, 1024 * p + 1}) {
       for (std::size_t chunk : {std::size_t{4}, std::size_t{1024}, kSharedMemoryChunkBytes}) {
-        CAPTURE(c.method);
-        CAPTURE(c.servers);
-        CAPTURE(c.server_contributes);
-        CAPTURE(count);
-        CAPTURE(chunk);
-        CHECK(wrong_elements<float>(world, c, count, chunk) == 0);
+        for (Drive drive : kDrives) {
+          CAPTURE(c.method);
+          CAPTURE(c.servers);
+          CAPTURE(c.server_contributes);
+          CAPTURE(count);
+          CAPTURE(chunk);
+          CAPTURE(static_cast<int>(drive));
+          CHECK(wrong_elements<float>(world, c, count, chunk, drive) == 0);
+        }
       }
     }
   }
@@ -100,7 +117,7 @@ TEST_CASE("every method sums exactly for large counts (2^20 + 7 floats)") {
       CAPTURE(c.servers);
         CAPTURE(c.server_contributes);
       CAPTURE(chunk);
-      CHECK(wrong_elements<float>(world, c, (std::size_t{1} << 20) + 7, chunk) == 0);
+      for (Drive drive : kDrives) CHECK(wrong_elements<float>(world, c, (std::size_t{1} << 20) + 7, chunk, drive) == 0);
     }
   }
 }
@@ -111,9 +128,11 @@ TEST_CASE("every method sums double, int32 and int64") {
     for (std::size_t count : {std::size_t{5}, std::size_t{1001}}) {
       CAPTURE(c.method);
       CAPTURE(count);
-      CHECK(wrong_elements<double>(world, c, count, 64) == 0);
-      CHECK(wrong_elements<std::int32_t>(world, c, count, 64) == 0);
-      CHECK(wrong_elements<std::int64_t>(world, c, count, 64) == 0);
+      for (Drive drive : kDrives) {
+        CHECK(wrong_elements<double>(world, c, count, 64, drive) == 0);
+        CHECK(wrong_elements<std::int32_t>(world, c, count, 64, drive) == 0);
+        CHECK(wrong_elements<std::int64_t>(world, c, count, 64, drive) == 0);
+      }
     }
   }
 }
@@ -131,7 +150,7 @@ TEST_CASE("every method works on split sub-communicators of 1, 2 and 3 ranks") {
           CAPTURE(c.servers);
         CAPTURE(c.server_contributes);
           CAPTURE(count);
-          CHECK(wrong_elements<float>(sub, c, count, chunk) == 0);
+          for (Drive drive : kDrives) CHECK(wrong_elements<float>(sub, c, count, chunk, drive) == 0);
         }
       }
     }
@@ -263,4 +282,33 @@ TEST_CASE("ranks planned with different chunk sizes or server layouts fail loudl
   AllreduceOptions layout;
   layout.servers = world.rank() == 1 ? 2 : 1;
   CHECK_THROWS_AS(make_allreduce("ps-sharded", world, layout)->run(std::span<float>(data)), MismatchError);
+}
+
+TEST_CASE("the nonblocking form reports a count mismatch from wait() on every rank and stays usable") {
+  const Comm world = Comm::world();
+  if (world.size() < 2) return;
+  for (const Case& c : all_methods(world.size())) {
+    auto allreduce = make_allreduce(c.method, world, {});
+    std::vector<float> data(world.rank() == 0 ? 7 : 8, 1.0f);
+    CAPTURE(c.method);
+    allreduce->start(std::span<float>(data));
+    CHECK_THROWS_WITH_AS(allreduce->wait(), doctest::Contains("rank 0: 7 x float"), MismatchError);
+    CHECK_FALSE(allreduce->in_flight());
+    std::vector<float> ok(10, 1.0f);
+    allreduce->start(std::span<float>(ok));
+    CHECK_NOTHROW(allreduce->wait());
+  }
+}
+
+TEST_CASE("one operation in flight per object: a second start() or a run() meanwhile is refused") {
+  const Comm world = Comm::world();
+  auto allreduce = make_allreduce("ring", world, {});
+  std::vector<float> data(1000, 1.0f);
+  allreduce->start(std::span<float>(data));
+  if (allreduce->in_flight()) {
+    CHECK_THROWS_AS(allreduce->start(std::span<float>(data)), std::logic_error);
+    CHECK_THROWS_AS(allreduce->run(std::span<float>(data)), std::logic_error);
+  }
+  allreduce->wait();
+  CHECK(data[0] == static_cast<float>(world.size()));
 }
