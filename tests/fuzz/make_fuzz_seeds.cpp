@@ -51,6 +51,20 @@ void write_idx_seeds(const std::string& dir) {
     write_file(fmt::format("{}/{}.idx", dir, name), bytes);
     write_gzip(fmt::format("{}/{}.idx.gz", dir, name), bytes);
   }
+  // Near-valid headers at the two refusals that come before any data is read, so the fuzzer mutates around
+  // them from the start: a header cut inside its dimensions, and dimensions whose product passes 4 GiB (one of
+  // them wrapping a 64-bit product) with no data behind them.
+  std::vector<std::uint8_t> short_header = idx_file({2, 4, 5});
+  short_header.resize(9);
+  write_file(fmt::format("{}/short-header.idx", dir), short_header);
+  const std::vector<std::pair<std::string, std::vector<std::uint32_t>>> huge = {
+      {"overflow-65536x65536x2", {65536, 65536, 2}}, {"overflow-wrap", {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu}}};
+  for (const auto& [name, dims] : huge) {
+    std::vector<std::uint8_t> header = {0, 0, 0x08, static_cast<std::uint8_t>(dims.size())};
+    for (std::uint32_t d : dims)
+      for (int shift = 24; shift >= 0; shift -= 8) header.push_back(static_cast<std::uint8_t>(d >> shift));
+    write_file(fmt::format("{}/{}.idx", dir, name), header);
+  }
 }
 
 void write_checkpoint_seeds(const std::string& dir) {
