@@ -255,7 +255,9 @@ int run(int argc, char** argv, const Comm& world) {
 
 int main(int argc, char** argv) {
   const BlisConfig blis = configure_blis(1);  // before MPI_Init, as in train
-  MPI_Init(&argc, &argv);
+  // Serialized: an overlap run's communication thread makes MPI calls while this thread makes none.
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   int code = 0;
   {
     const Comm world = Comm::world();

@@ -83,7 +83,7 @@ void Mlp::init(std::span<float> params, std::uint64_t seed) const {
   }
 }
 
-double Mlp::forward(std::span<const float> params, const Batch& batch, Workspace& ws) const {
+double Mlp::forward(std::span<const float> params, const Batch& batch, Workspace& ws, PassObserver* observer) const {
   const std::size_t layers = sizes_.size() - 1, n = batch.size;
   const float* input = batch.columns.data();  // in x n
   for (std::size_t l = 0; l < layers; ++l) {
@@ -93,6 +93,7 @@ double Mlp::forward(std::span<const float> params, const Batch& batch, Workspace
     for (std::size_t o = 0; o < out; ++o) std::fill_n(z + o * n, n, b[o]);  // bias, then Z += W A
     gemm(Op::N, Op::N, out, n, in, 1.0f, params.data() + weight_offset(l), in, input, n, 1.0f, z, n);
     if (l + 1 < layers) relu_inplace(z, out * n);
+    if (observer) observer->between_kernels();
     input = z;
   }
   return softmax_columns(ws.activations_.back().data(), sizes_.back(), n, batch.labels.data(), ws.column_max_.data(),
@@ -100,7 +101,7 @@ double Mlp::forward(std::span<const float> params, const Batch& batch, Workspace
 }
 
 float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, std::span<float> grads,
-                             Workspace& ws) const {
+                             Workspace& ws, PassObserver* observer) const {
   const std::size_t n = batch.size;
   if (n == 0 || n > ws.max_batch_)
     throw std::invalid_argument(fmt::format("Mlp::loss_and_gradient: batch of {} rows, the workspace holds 1..{}", n,
@@ -109,7 +110,7 @@ float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, 
     throw std::invalid_argument(fmt::format(
         "Mlp::loss_and_gradient: {} params, {} grads and {} features for a {} model ({} parameters)", params.size(),
         grads.size(), batch.features, describe(), parameter_count_));
-  const double loss = forward(params, batch, ws);
+  const double loss = forward(params, batch, ws, observer);
   const std::size_t layers = sizes_.size() - 1;
   const std::size_t classes = sizes_.back();
 
@@ -136,11 +137,13 @@ float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, 
       for (std::size_t j = 0; j < n; ++j) sum += row[j];
       db[o] = sum;
     }
+    if (observer) observer->gradient_ready(weight_offset(l), bias_offset(l) + out);
     if (l == 0) break;  // no gradient w.r.t. the input images
     // delta_in = (W^T delta) * relu'(Z_in); relu'(z) > 0 exactly where the stored activation is > 0.
     const float* a_in = ws.activations_[l - 1].data();
     gemm(Op::T, Op::N, in, n, out, 1.0f, params.data() + weight_offset(l), in, delta, n, 0.0f, next_delta, n);
     for (std::size_t i = 0; i < in * n; ++i) next_delta[i] = a_in[i] > 0.0f ? next_delta[i] : 0.0f;
+    if (observer) observer->between_kernels();
     std::swap(delta, next_delta);
   }
   return static_cast<float>(loss / static_cast<double>(n));

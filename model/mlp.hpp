@@ -43,6 +43,18 @@ struct GemmShape {
   double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
 };
 
+// Lets a caller act during a training pass without model/ knowing what it does (the trainer starts and moves
+// communication there). Called on the thread that runs loss_and_gradient.
+class PassObserver {
+ public:
+  virtual ~PassObserver() = default;
+  // Elements [begin, end) of the gradient buffer are final for this pass. Reported from the end of the buffer
+  // towards its start (the output layer's first), each element exactly once per pass.
+  virtual void gradient_ready(std::size_t begin, std::size_t end) = 0;
+  // Between two kernels of the forward or the backward pass: a moment to move communication on.
+  virtual void between_kernels() {}
+};
+
 struct Evaluation {
   double loss = 0;
   double accuracy = 0;
@@ -65,8 +77,9 @@ class Mlp {
   // sizes()[0]). `params` has parameter_count() elements; the gradient of the mean cross-entropy is written into
   // `grads` (parameter_count() elements, overwritten). Returns the mean loss. Allocates nothing; throws
   // std::invalid_argument on a size mismatch.
-  float loss_and_gradient(std::span<const float> params, const Batch& batch, std::span<float> grads,
-                          Workspace& ws) const;
+  // With an `observer`, it is told as each layer's gradient becomes final and at every point between kernels.
+  float loss_and_gradient(std::span<const float> params, const Batch& batch, std::span<float> grads, Workspace& ws,
+                          PassObserver* observer = nullptr) const;
 
   // Mean loss and accuracy over the whole dataset, in batches of ws.max_batch() (at most 1000). `params` has
   // parameter_count() elements and data.features == sizes()[0].
@@ -76,10 +89,12 @@ class Mlp {
   // floating-point operations they amount to per example (elementwise work is O(params / batch), not counted).
   std::vector<GemmShape> training_gemms(std::size_t batch) const;
   double train_flops_per_example() const;
+  // Where each layer's parameters (W then b) start in the flat buffer, input layer first.
+  const std::vector<std::size_t>& layer_offsets() const { return offsets_; }
 
  private:
   // Forward pass; leaves softmax probabilities in ws.activations_.back(). Returns the summed loss.
-  double forward(std::span<const float> params, const Batch& batch, Workspace& ws) const;
+  double forward(std::span<const float> params, const Batch& batch, Workspace& ws, PassObserver* observer = nullptr) const;
   std::size_t weight_offset(std::size_t layer) const { return offsets_[layer]; }
   std::size_t bias_offset(std::size_t layer) const { return offsets_[layer] + sizes_[layer] * sizes_[layer + 1]; }
 

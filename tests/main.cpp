@@ -40,7 +40,9 @@ REGISTER_LISTENER("gradsync_case_recorder", 1, CaseRecorder);
 
 int main(int argc, char** argv) {
   const gradsync::BlisConfig blis = gradsync::configure_blis(1);  // before MPI_Init: it forks
-  MPI_Init(&argc, &argv);
+  // Serialized: an overlap run's communication thread makes MPI calls while this thread makes none.
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

@@ -56,6 +56,19 @@ CliOutcome parse_train_cli(int argc, char** argv) {
   app.add_option("--average-every", c.average_every, "local SGD: average the models every H steps (ring/mpi)");
   app.add_option("--chunk-bytes", chunk,
                  "ring allreduce message size in bytes (default: 1 MiB when all ranks share a node, 16 MiB across hosts)");
+  long bucket_kib = static_cast<long>(c.bucket_bytes >> 10);
+  int pipeline = 0;
+  app.add_flag("--buckets", c.buckets,
+               "allreduce the gradient in buckets as the backward pass finishes its layers (ring, mpi, ring-bf16)");
+  app.add_option("--bucket-kib", bucket_kib, "bucket size in KiB with --buckets (whole layers, output layer first)")
+      ->capture_default_str();
+  app.add_option("--pipeline", pipeline,
+                 "1: pipelined SGD, step t's gradient synchronized while step t+1 is computed and applied one step "
+                 "late (ring, mpi, ps, ring-bf16)")
+      ->capture_default_str();
+  app.add_option("--progress", c.progress,
+                 "who moves overlapped communication on: calls (between kernels) | thread (a communication thread)")
+      ->capture_default_str();
   app.add_option("--ps-mode", c.ps_mode, "parameter server: bsp | asp | ssp")->capture_default_str();
   app.add_option("--staleness", c.staleness, "ssp: how many steps a worker may run ahead")->capture_default_str();
   app.add_option("--servers", c.servers, "parameter server shards (key ranges)")->capture_default_str();
@@ -80,6 +93,11 @@ CliOutcome parse_train_cli(int argc, char** argv) {
     if (batch <= 0) throw CLI::ValidationError("--batch", fmt::format("must be positive, got {}", batch));
     if (app.count("--chunk-bytes") > 0 && chunk <= 0)
       throw CLI::ValidationError("--chunk-bytes", fmt::format("must be positive, got {}", chunk));
+    if (bucket_kib <= 0) throw CLI::ValidationError("--bucket-kib", fmt::format("must be positive, got {}", bucket_kib));
+    if (pipeline != 0 && pipeline != 1)
+      throw CLI::ValidationError("--pipeline", fmt::format("is 0 or 1, got {}", pipeline));
+    c.bucket_bytes = static_cast<std::size_t>(bucket_kib) << 10;
+    c.pipeline = pipeline == 1;
     c.batch = static_cast<std::size_t>(batch);
     c.chunk_bytes = static_cast<std::size_t>(chunk);
     c.seed = seed;

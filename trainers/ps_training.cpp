@@ -6,9 +6,11 @@
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "collectives/watchdog.hpp"
 #include "trainers/clock.hpp"
+#include "trainers/comm_engine.hpp"
 
 namespace gradsync {
 namespace {
@@ -49,9 +51,79 @@ class PsWorker final : public Synchronizer {
   std::vector<MPI_Request> requests_;
 };
 
+// Pipelined: the worker pushes step t's gradient and, instead of waiting for the parameters, computes step t+1's
+// gradient on the ones it has; the pull lands in a buffer of its own (the pass is reading `params`) and is taken at
+// the next step. The servers see the same pushes as from a blocking worker, in every mode.
+class PipelinedPsWorker final : public Synchronizer, public PassObserver, public CommJob {
+ public:
+  PipelinedPsWorker(Comm world, PsLayout layout, Progress progress)
+      : world_(std::move(world)), layout_(layout), requests_(2 * static_cast<std::size_t>(layout.servers)),
+        pulled_(layout.parameter_count), engine_(progress, 1) {}
+
+  int gradient_buffers() const override { return 2; }
+  PassObserver* observer(std::span<float>) override { return this; }
+  void gradient_ready(std::size_t, std::size_t) override {}
+  void between_kernels() override { engine_.poll(); }
+
+  void step(std::span<float> params, std::span<float> grads) override {
+    take_pull(params);
+    pushing_ = grads;
+    engine_.enqueue(*this);
+    pending_ = true;
+  }
+  void drain(std::span<float> params) override { take_pull(params); }
+  double take_hidden_seconds() override { return std::exchange(hidden_s_, 0.0); }
+
+  // CommJob: one push and one pull per server.
+  void start() override {
+    const int me = world_.rank();
+    for (int s = 0; s < layout_.servers; ++s) {
+      const ElementRange key = layout_.key_range(s);
+      const int n = world_.to_int_count(key.size(), "MPI_Isend");
+      check_mpi(MPI_Irecv(pulled_.data() + key.begin, n, MPI_FLOAT, s, kTagPullParams, world_.native(), &requests_[2 * s]),
+                "MPI_Irecv (ps pull)", me);
+      check_mpi(MPI_Isend(pushing_.data() + key.begin, n, MPI_FLOAT, s, kTagPushGradient, world_.native(),
+                          &requests_[2 * s + 1]),
+                "MPI_Isend (ps push)", me);
+    }
+  }
+  bool test() override {
+    int done = 0;
+    check_mpi(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE),
+              "MPI_Testall (ps push/pull)", world_.rank());
+    return done != 0;
+  }
+  void wait() override {
+    for (int s = 0; s < layout_.servers; ++s) {
+      const WaitScope wait("MPI_Waitall (ps worker: push gradient, pull parameters)", -1, s);
+      check_mpi(MPI_Waitall(2, &requests_[2 * static_cast<std::size_t>(s)], MPI_STATUSES_IGNORE),
+                "MPI_Waitall (ps push/pull)", world_.rank());
+    }
+  }
+
+ private:
+  void take_pull(std::span<float> params) {
+    if (!pending_) return;
+    const double blocked = engine_.wait_all();
+    hidden_s_ += std::max(0.0, engine_.take_busy_seconds() - blocked);
+    std::copy(pulled_.begin(), pulled_.end(), params.begin());
+    pending_ = false;
+  }
+
+  Comm world_;
+  PsLayout layout_;
+  std::vector<MPI_Request> requests_;
+  std::vector<float> pulled_;  // the servers' parameters, taken at the next step
+  CommEngine engine_;
+  std::span<float> pushing_;   // the gradient in flight
+  bool pending_ = false;
+  double hidden_s_ = 0;
+};
+
 }  // namespace
 
-std::unique_ptr<Synchronizer> make_ps_worker(const Comm& world, const PsLayout& layout) {
+std::unique_ptr<Synchronizer> make_ps_worker(const Comm& world, const PsLayout& layout, const TrainConfig& config) {
+  if (config.pipeline) return std::make_unique<PipelinedPsWorker>(world, layout, parse_progress(config.progress));
   return std::make_unique<PsWorker>(world, layout);
 }
 

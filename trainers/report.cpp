@@ -16,6 +16,7 @@ std::string format_epoch(const EpochReport& r) {
                                  "elapsed {:.2f}s",
                                  r.epoch, r.epochs, r.train_loss, r.test_accuracy, r.images_per_s, r.compute_s, r.sync_s,
                                  r.elapsed_s);
+  if (r.hidden_s > 0) line += fmt::format("  hidden {:.2f}s", r.hidden_s);
   if (r.server_busy >= 0) line += fmt::format("  server busy {:.0f}%", 100 * r.server_busy);
   if (r.staleness_mean >= 0) line += fmt::format("  staleness mean {:.2f} max {:.0f}", r.staleness_mean, r.staleness_max);
   if (r.clock_gap_max >= 0) line += fmt::format("  clock gap max {:.0f}", r.clock_gap_max);
@@ -31,9 +32,9 @@ std::string format_summary(const TrainResult& r) {
 }
 
 std::string csv_row(const TrainConfig& c, const TrainResult& r) {
-  return fmt::format("{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.1f}", r.sync_name, r.model_name,
-                     c.dataset, r.ranks, r.workers, c.epochs, c.batch, c.sgd.lr, c.seed, r.wall_s, r.compute_s, r.sync_s,
-                     r.train_loss, r.test_accuracy, r.images_per_s);
+  return fmt::format("{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f}", r.sync_name,
+                     r.model_name, c.dataset, r.ranks, r.workers, c.epochs, c.batch, c.sgd.lr, c.seed, r.wall_s,
+                     r.compute_s, r.sync_s, r.train_loss, r.test_accuracy, r.images_per_s, r.hidden_s);
 }
 
 namespace {

@@ -1,5 +1,9 @@
 #include "trainers/synchronizer.hpp"
 
+#include <stdexcept>
+
+#include "trainers/overlapped_sync.hpp"
+
 namespace gradsync {
 namespace {
 
@@ -60,8 +64,14 @@ class ModelAveraging final : public Synchronizer {
 
 }  // namespace
 
-std::unique_ptr<Synchronizer> make_allreduce_synchronizer(const TrainConfig& config, const Comm& workers, Sgd& sgd) {
+std::unique_ptr<Synchronizer> make_allreduce_synchronizer(const TrainConfig& config, const Comm& workers, Sgd& sgd,
+                                                          const std::vector<std::size_t>& layer_offsets,
+                                                          std::size_t parameter_count) {
   if (config.sync == "serial") return std::make_unique<LocalSgd>(sgd);
+  if (config.pipeline) return make_pipelined_allreduce(config, workers, sgd);
+  if (config.buckets && (layer_offsets.empty() || parameter_count == 0))
+    throw std::invalid_argument("make_allreduce_synchronizer: buckets need the model's layer offsets and size");
+  if (config.buckets) return make_bucketed_allreduce(config, workers, sgd, layer_offsets, parameter_count);
   AllreduceOptions options;
   options.chunk_bytes = config.chunk_bytes;
   auto allreduce = make_allreduce(config.sync, workers, options);

@@ -3,8 +3,10 @@
 // the synchronous methods; afterwards `params` holds the parameters for the next step.
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "collectives/allreduce.hpp"
+#include "model/mlp.hpp"
 #include "model/sgd.hpp"
 #include "trainers/train_config.hpp"
 
@@ -15,15 +17,33 @@ class Synchronizer {
   virtual ~Synchronizer() = default;
   // `grads` is this worker's mean gradient over its slice of the global batch; it may be overwritten. Both spans
   // hold the whole model (parameter_count floats, the same count on every worker) and stay owned by the caller.
+  // With gradient_buffers() == 2 (pipelined SGD) the synchronizer still reads `grads` after step() returns, until
+  // the next step() returns: the worker computes the next gradient into its other buffer meanwhile.
   virtual void step(std::span<float> params, std::span<float> grads) = 0;
-  // Called by every worker once, after its last step; leaves the final model in `params`.
+  // How many gradient buffers the worker alternates between: 1, or 2 when step() returns before `grads` is used.
+  virtual int gradient_buffers() const { return 1; }
+  // The observer of the pass that is about to compute `grads` (the next step()'s), or nullptr: a synchronizer that
+  // overlaps communication with that pass starts or moves it on from there.
+  virtual PassObserver* observer(std::span<float> /*grads*/) { return nullptr; }
+  // Called by every worker at the end of each epoch: applies what is still in flight, so that `params` is the
+  // epoch's complete model (evaluation, checkpoints) and no communication crosses the epoch's end.
+  virtual void drain(std::span<float> /*params*/) {}
+  // Called by every worker once, after its last step and drain(); leaves the final model in `params`.
   virtual void finish(std::span<float> /*params*/) {}
+  // Seconds of communication that were in flight while the worker was not waiting for it (hidden behind compute)
+  // since the last call.
+  virtual double take_hidden_seconds() { return 0; }
 };
 
-// serial, ring and mpi (with or without model averaging). For ring with the automatic chunk size this is
+// serial, ring, mpi and the other allreduce methods: blocking, bucketed (config.buckets) or pipelined
+// (config.pipeline), or model averaging (config.average_every). For a ring with the automatic chunk size this is
 // collective over `workers`, the communicator of the worker ranks (it asks whether all ranks share a node); for
-// serial, mpi and a ring with a given chunk size it is local. `sgd` must outlive the returned object. The PS
-// worker lives in ps_training.hpp.
-std::unique_ptr<Synchronizer> make_allreduce_synchronizer(const TrainConfig& config, const Comm& workers, Sgd& sgd);
+// serial, mpi and a ring with a given chunk size it is local. `layer_offsets` are the model's layer starts in the
+// flat buffer (Mlp::layer_offsets), which bucket boundaries follow; `parameter_count` is the buffer's size (both
+// needed with config.buckets only, std::invalid_argument without them). `sgd`
+// must outlive the returned object. The PS worker lives in ps_training.hpp.
+std::unique_ptr<Synchronizer> make_allreduce_synchronizer(const TrainConfig& config, const Comm& workers, Sgd& sgd,
+                                                          const std::vector<std::size_t>& layer_offsets = {},
+                                                          std::size_t parameter_count = 0);
 
 }  // namespace gradsync

@@ -23,6 +23,9 @@ std::string TrainConfig::sync_name() const {
     if (servers > 1) name += fmt::format("-k{}", servers);
   }
   if (average_every > 0) name += fmt::format("-avg{}", average_every);
+  if (buckets) name += "-buckets";
+  if (pipeline) name += "-pipe";
+  if ((buckets || pipeline) && progress == "thread") name += "-thread";
   return name;
 }
 
@@ -56,6 +59,13 @@ std::string validate(const TrainConfig& c, int ranks) {
     if (c.servers < 1 || c.servers >= ranks)
       return fmt::format("--servers {}: needs 1 <= servers < ranks ({}), leaving at least one worker", c.servers, ranks);
   }
+  if (c.progress != "calls" && c.progress != "thread")
+    return fmt::format("--progress: unknown '{}' (choose calls or thread)", c.progress);
+  if (c.pipeline && (c.sync == "serial" || c.average_every > 0))
+    return "--pipeline 1: needs a synchronizing method (ring, mpi, ps, ring-bf16) without --average-every";
+  if (c.buckets && (c.sync == "serial" || c.is_ps() || c.average_every > 0 || c.pipeline))
+    return "--buckets: needs an allreduce method (ring, mpi, ring-bf16) without --average-every or --pipeline";
+  if (c.buckets && c.bucket_bytes == 0) return "--bucket-kib: must be positive";
   if (c.timeout_s < 0) return "--timeout: must be >= 0 seconds (0 turns the watchdog off)";
   if (c.checkpoint_every < 1) return "--checkpoint-every: must be >= 1 epoch";
   if (c.resume && c.checkpoint_dir.empty()) return "--resume needs --checkpoint DIR (where the checkpoint is)";

@@ -27,6 +27,12 @@ struct TrainConfig {
   long iterations_per_epoch = kFullPass;
   int average_every = 0;             // > 0: local SGD, average parameters every H steps (ring / mpi)
   std::size_t chunk_bytes = kAutoChunkBytes;  // ring: 0 picks per communicator (collectives/allreduce.hpp)
+  // Overlap of communication with computation (trainers/overlapped_sync.hpp, trainers/comm_engine.hpp).
+  static constexpr std::size_t kDefaultBucketBytes = std::size_t{1} << 20;  // docs/overlap.md: how it was chosen
+  bool buckets = false;              // allreduce the gradient in buckets during the backward pass
+  std::size_t bucket_bytes = kDefaultBucketBytes;
+  bool pipeline = false;             // pipelined SGD: step t's gradient is synchronized during step t+1
+  std::string progress = "calls";    // calls | thread: who moves nonblocking communication on
   // Parameter server.
   std::string ps_mode = "bsp";       // bsp | asp | ssp
   int staleness = 0;                 // ssp bound

@@ -79,7 +79,9 @@ int main(int argc, char** argv) {
     return cli.exit_code;
   }
   const gradsync::BlisConfig blis = gradsync::configure_blis(cli.config->threads);  // before MPI_Init: it forks
-  MPI_Init(&argc, &argv);
+  // Serialized: an overlap run's communication thread makes MPI calls while this thread makes none.
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   int code = 0;
   try {
     code = run(*cli.config, blis);

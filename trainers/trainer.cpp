@@ -28,7 +28,9 @@ class Worker {
          std::vector<float> params, Synchronizer& sync, std::int64_t steps_done)
       : config_(config), train_(train), model_(model), index_(index), workers_(workers), rank_(rank),
         steps_done_(steps_done),
-        params_(std::move(params)), grads_(params_.size()), perm_(train.rows), slice_(config.batch), next_slice_(config.batch),
+        params_(std::move(params)), grads_{std::vector<float>(params_.size()),
+                                            std::vector<float>(sync.gradient_buffers() > 1 ? params_.size() : 0)},
+        perm_(train.rows), slice_(config.batch), next_slice_(config.batch),
         batch_(config.batch, train.features), ws_(model.sizes(), config.batch), sync_(sync),
         straggler_(config.straggler_rank != -1 ? config.straggler_ms : 0) {}
 
@@ -50,18 +52,23 @@ class Worker {
         slice_of(s + 1, next_slice_);
         prefetch_examples(train_, next_slice_);
       }
-      const float loss = model_.loss_and_gradient(params_, batch_, grads_, ws_);
+      const float loss = model_.loss_and_gradient(params_, batch_, grads(), ws_, sync_.observer(grads()));
       check_finite(loss, epoch, s);
       set_watchdog_step(steps_done_++);
       work.loss_sum += loss;
       if (straggler_ > 0 && (straggles || slowed_this_step(epoch, s)))
         std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(straggler_));
       const double t1 = now_s();
-      sync_.step(params_, grads_);
+      sync_.step(params_, grads());
+      if (sync_.gradient_buffers() > 1) current_ ^= 1;  // the synchronizer still reads the one just passed
       const double t2 = now_s();
       work.compute_s += t1 - t0;
       work.sync_s += t2 - t1;
     }
+    const double t3 = now_s();
+    sync_.drain(params_);
+    work.sync_s += now_s() - t3;
+    work.hidden_s = sync_.take_hidden_seconds();
     work.steps = static_cast<double>(steps);
     work.examples = static_cast<double>(steps) * static_cast<double>(b);
     return work;
@@ -81,8 +88,8 @@ class Worker {
   void check_finite(float loss, int epoch, long step) {
     const int last_rank = static_cast<int>(workers_) + (config_.is_ps() ? config_.servers : 0) - 1;
     if (steps_done_ == config_.inject_nan_step && rank_ == last_rank)
-      grads_[0] = std::numeric_limits<float>::quiet_NaN();
-    const bool loss_ok = std::isfinite(loss), grads_ok = all_finite(grads_);
+      grads()[0] = std::numeric_limits<float>::quiet_NaN();
+    const bool loss_ok = std::isfinite(loss), grads_ok = all_finite(grads());
     if (loss_ok && grads_ok) return;
     throw DivergenceError(fmt::format("training diverged: {} at epoch {}, step {} (of the epoch; {} overall) on rank {}",
                                       loss_ok ? "NaN/Inf in the gradient" : "NaN/Inf loss", epoch + 1, step,
@@ -96,7 +103,12 @@ class Worker {
   std::size_t index_, workers_;
   int rank_;
   std::int64_t steps_done_;
-  std::vector<float> params_, grads_;
+  // The gradient buffer the next pass writes: the synchronizer may still read the other one (pipelined SGD).
+  std::span<float> grads() { return grads_[current_]; }
+
+  std::vector<float> params_;
+  std::vector<float> grads_[2];
+  int current_ = 0;
   std::vector<std::uint32_t> perm_, slice_, next_slice_;
   Batch batch_;
   Workspace ws_;
@@ -105,10 +117,10 @@ class Worker {
 };
 
 // Fields summed, and fields maxed, over all ranks at an epoch's end.
-constexpr int kSummed = 10;
+constexpr int kSummed = 11;
 std::array<double, kSummed> summed(const EpochWork& w) {
   return {w.loss_sum, w.steps, w.examples, w.compute_s, w.sync_s, w.server_busy_s, w.server_s, w.staleness_sum,
-          w.staleness_count, w.gradients_applied};
+          w.staleness_count, w.gradients_applied, w.hidden_s};
 }
 
 EpochWork reduce_to_root(const Comm& world, const EpochWork& mine) {
@@ -122,8 +134,8 @@ EpochWork reduce_to_root(const Comm& world, const EpochWork& mine) {
             "MPI_Reduce (epoch statistics)", me);
   EpochWork all;
   std::tie(all.loss_sum, all.steps, all.examples, all.compute_s, all.sync_s, all.server_busy_s, all.server_s,
-           all.staleness_sum, all.staleness_count, all.gradients_applied) =
-      std::tuple{sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6], sum[7], sum[8], sum[9]};
+           all.staleness_sum, all.staleness_count, all.gradients_applied, all.hidden_s) =
+      std::tuple{sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6], sum[7], sum[8], sum[9], sum[10]};
   all.staleness_max = max[0];
   all.clock_gap_max = max[1];
   return all;
@@ -167,7 +179,9 @@ TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& 
     server = std::make_unique<ParameterServer>(world, server_comm, layout, config, start.params, start.optimizer_state);
   } else {
     if (!start.optimizer_state.empty()) std::copy(start.optimizer_state.begin(), start.optimizer_state.end(), sgd.state().begin());
-    sync = config.is_ps() ? make_ps_worker(world, layout) : make_allreduce_synchronizer(config, worker_comm, sgd);
+    sync = config.is_ps() ? make_ps_worker(world, layout, config)
+                          : make_allreduce_synchronizer(config, worker_comm, sgd, model.layer_offsets(),
+                                                        model.parameter_count());
     worker = std::make_unique<Worker>(config, data.train, model, me - servers, workers, me, start.params, *sync,
                                       start.steps_done);
   }
@@ -207,6 +221,7 @@ TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& 
       r.elapsed_s = (result.epochs.empty() ? 0 : result.epochs.back().elapsed_s) + elapsed;
       r.compute_s = all.compute_s / workers;
       r.sync_s = all.sync_s / workers;
+      r.hidden_s = all.hidden_s / workers;
       if (servers > 0) {
         r.server_busy = all.server_busy_s / std::max(all.server_s, 1e-12);
         r.gradients_applied = all.gradients_applied / servers;
@@ -219,6 +234,7 @@ TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& 
       result.epochs.push_back(r);
       result.compute_s += r.compute_s;
       result.sync_s += r.sync_s;
+      result.hidden_s += r.hidden_s;
       if (on_epoch) on_epoch(r);
       if (last) result.params.assign(model_now.begin(), model_now.end());
       if (checkpoint_now) {

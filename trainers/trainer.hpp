@@ -19,7 +19,8 @@ struct EpochWork {
   double steps = 0;           // steps taken (workers)
   double examples = 0;        // training examples processed (workers)
   double compute_s = 0;       // batch gather, forward/backward (+ injected straggler sleep) (workers)
-  double sync_s = 0;          // inside the synchronizer (workers)
+  double sync_s = 0;          // inside the synchronizer (workers): communication the worker waited for
+  double hidden_s = 0;        // communication in flight while the worker computed (workers; overlap)
   double server_busy_s = 0;   // summing, updating and copying, i.e. not waiting (servers)
   double server_s = 0;        // wall time of the epoch (servers)
   double staleness_sum = 0;   // updates applied between a worker's pull and its push being applied (servers)
@@ -39,6 +40,7 @@ struct EpochReport {
   double elapsed_s = 0;       // training time so far, evaluation excluded
   double compute_s = 0;       // this epoch, mean over workers
   double sync_s = 0;          // this epoch, mean over workers
+  double hidden_s = 0;        // this epoch, mean over workers: communication hidden behind compute
   double server_busy = -1;    // PS: busy fraction of the servers this epoch, else -1
   double staleness_mean = -1; // PS asp/ssp: mean update staleness this epoch, else -1
   double staleness_max = -1;
@@ -55,6 +57,7 @@ struct TrainResult {
   double wall_s = 0;          // training time, per-epoch evaluation excluded
   double compute_s = 0;       // mean over workers
   double sync_s = 0;
+  double hidden_s = 0;
   double train_loss = 0;      // last epoch
   double test_accuracy = 0;
   double images_per_s = 0;

@@ -1,0 +1,76 @@
+#pragma once
+// Moves communication on while a worker computes. Jobs (a bucket's allreduce, a parameter-server push and pull)
+// run one after another in the order they were queued: a job starts when the one before it completes, which is
+// what lets several allreduce objects share one communicator (collectives/allreduce.hpp). Progress comes from one
+// of two places:
+//   calls   the worker calls poll() between kernels (PassObserver::between_kernels) and wait_all() at the end;
+//           every MPI call stays on the worker's thread
+//   thread  a communication thread polls the queue, sleeping briefly between polls so that it does not take a core
+//           from the compute; the worker's thread makes no MPI call while a job is queued. Needs MPI initialized
+//           with at least MPI_THREAD_SERIALIZED.
+#include <condition_variable>
+#include <cstddef>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace gradsync {
+
+enum class Progress { calls, thread };
+// "calls" or "thread"; parse_progress throws std::invalid_argument naming the text otherwise.
+Progress parse_progress(const std::string& text);
+const char* progress_name(Progress p);
+
+// One nonblocking operation. start() posts it, test() moves it on without blocking and says whether it is done,
+// wait() blocks until it is. Called only by the engine, on one thread at a time.
+class CommJob {
+ public:
+  virtual ~CommJob() = default;
+  virtual void start() = 0;
+  virtual bool test() = 0;
+  virtual void wait() = 0;
+};
+
+class CommEngine {
+ public:
+  // `max_jobs`: most jobs queued at once (the queue is allocated here, once). Thread mode throws std::runtime_error
+  // when MPI provides less than MPI_THREAD_SERIALIZED.
+  CommEngine(Progress mode, std::size_t max_jobs);
+  ~CommEngine();
+  CommEngine(const CommEngine&) = delete;
+  CommEngine& operator=(const CommEngine&) = delete;
+
+  Progress mode() const { return mode_; }
+  // Queues `job`, which must stay alive and leave its buffers to the engine until wait_all() returns. More than
+  // max_jobs queued at once throws std::logic_error.
+  void enqueue(CommJob& job);
+  // Calls mode: starts and moves on the queued jobs without blocking. Thread mode: nothing (the thread does it).
+  void poll();
+  // Blocks until every queued job has completed (the worker's only wait). Returns the seconds spent blocked. A job
+  // that failed (MpiError, MismatchError) throws here, in either mode.
+  double wait_all();
+  // Seconds during which a job was in flight (from its start to when it was seen complete), since the last call.
+  double take_busy_seconds();
+
+ private:
+  // Moves the head of the queue on; true when the queue is empty. `blocking` waits for each job instead.
+  bool advance(bool blocking);
+  void thread_main();
+
+  Progress mode_;
+  std::vector<CommJob*> jobs_;  // fixed capacity: a ring of max_jobs slots
+  std::size_t head_ = 0, count_ = 0;
+  bool head_started_ = false;
+  double head_started_at_ = 0;
+  double busy_s_ = 0;
+  // Thread mode.
+  std::mutex mutex_;
+  std::condition_variable work_, idle_;
+  bool stop_ = false;
+  std::exception_ptr error_;  // a job's failure on the thread, rethrown by wait_all()
+  std::thread thread_;
+};
+
+}  // namespace gradsync
