@@ -6,7 +6,9 @@
 // other ranks sleep (waking every 100 us to poll), as in a one-process run; speedup = ranks x serial step / parallel
 // step (constant total work). A serial step's "sync" is its optimizer step alone. The first --settle steps of every
 // block run untimed: right after a switch, and on a core just woken from a serial block, steps are not yet steady.
-// "step / first" is each method's step time over the first listed method's.
+// "step / first" is each method's step time over the first listed method's. Methods with overlap suffixes
+// (ring-buckets, ring-pipe, mpi-pipe-thread, ...) run as train runs them; "sync us" is then the communication the
+// step waited for and "hidden us" what was in flight while it computed. Each block ends with nothing in flight.
 //   mpirun -n 2 --bind-to core build/bin/bench_sync --methods ring,mpi,serial --batch 32 --steps 6000
 // plus, as scripts/run.sh and bench/scaling.sh give training launches on one node (TRAINING_SHM_FLAGS):
 //   --mca btl_vader_single_copy_mechanism none --mca btl_vader_max_send_size 131072
@@ -79,21 +81,47 @@ struct MethodTimes {
   std::unique_ptr<Synchronizer> sync;
   std::span<float> grads;  // where this method's steps write their gradient
   bool serial = false;      // rank 0 steps alone, on `serial_params`
-  double compute_s = 0, sync_s = 0;
+  double compute_s = 0, sync_s = 0, hidden_s = 0;
   long steps = 0;
+  std::span<float> spare;  // the second gradient buffer of a pipelined method, else empty
 };
+
+// "ring", "ring-buckets", "mpi-pipe-thread", ...: a method and the overlap options its suffixes name, as
+// TrainConfig::sync_name() spells them. Returns false for an unknown suffix.
+bool parse_method(const std::string& name, TrainConfig& c) {
+  std::string rest = name;
+  const auto take = [&](const std::string& suffix) {
+    const bool has = rest.size() > suffix.size() && rest.ends_with(suffix);
+    if (has) rest.resize(rest.size() - suffix.size());
+    return has;
+  };
+  if (take("-thread")) c.progress = "thread";
+  c.pipeline = take("-pipe");
+  c.buckets = take("-buckets");
+  c.sync = rest;
+  return c.sync_name() == name;
+}
 
 int run(int argc, char** argv, const Comm& world) {
   CLI::App app{"bench_sync: synchronizers alternated within one training run, whole steps timed per method"};
   std::string methods = "ring,mpi", data_dir;
-  std::size_t batch = 32, hidden = 128;
+  std::size_t batch = 32, bucket_kib = TrainConfig::kDefaultBucketBytes >> 10;
+  std::vector<std::size_t> hidden = {128};
   long steps = 6000, block = 32, settle = 4;
   app.add_option("--methods", methods,
                  "comma-separated: ring, mpi, ring-bf16 (bfloat16 on the wire), xcore (the ring's schedule through a "
-                 "shared window, one node only), serial (rank 0 alone: the baseline for the speedup column)")
+                 "shared window, one node only), serial (rank 0 alone: the baseline for the speedup column); an "
+                 "allreduce method may carry train's overlap suffixes: -buckets (--buckets), -pipe (--pipeline 1), "
+                 "then -thread (--progress thread), e.g. ring-pipe-thread")
       ->capture_default_str();
   app.add_option("--batch", batch, "batch per worker")->capture_default_str()->check(CLI::Range(1, 60000));
-  app.add_option("--hidden", hidden, "MLP hidden width")->capture_default_str()->check(CLI::Range(1, 65536));
+  app.add_option("--hidden", hidden, "MLP hidden widths, comma-separated")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  app.add_option("--bucket-kib", bucket_kib, "bucket size of the -buckets methods")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
   app.add_option("--steps", steps, "training steps in all")->capture_default_str()->check(CLI::Range(1L, 1L << 40));
   app.add_option("--block", block, "steps per method before switching")->capture_default_str()->check(CLI::Range(1L, 1L << 40));
   app.add_option("--settle", settle,
@@ -117,13 +145,18 @@ int run(int argc, char** argv, const Comm& world) {
   };
   // Ranks launched with different flags would pair different collectives and hang: refuse that first.
   const auto [lo, hi] = world.min_max(std::hash<std::string>{}(
-      fmt::format("{}|{}|{}|{}|{}|{}|{}", methods, batch, hidden, steps, block, settle, data_dir)));
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", methods, batch, fmt::join(hidden, ","), steps, block, settle, data_dir,
+                  bucket_kib)));
   if (lo != hi) return usage_error("the ranks were given different flags (every rank needs the same command line)");
   std::vector<std::string> names;
   std::stringstream list(methods);
   for (std::string m; std::getline(list, m, ',');) {
-    if (m != "ring" && m != "mpi" && m != "xcore" && m != "serial" && m != "ring-bf16")
-      return usage_error(fmt::format("--methods: '{}' is not ring, mpi, xcore, serial or ring-bf16", m));
+    TrainConfig c;
+    const bool known = m == "xcore" || m == "serial" ||
+                       (parse_method(m, c) && (c.sync == "ring" || c.sync == "mpi" || c.sync == "ring-bf16"));
+    if (!known)
+      return usage_error(fmt::format("--methods: '{}' is not ring, mpi, ring-bf16 (with -buckets, -pipe, -thread "
+                                     "suffixes), xcore or serial", m));
     names.push_back(m);
   }
   if (names.empty()) return usage_error("--methods: name at least one method");
@@ -135,7 +168,8 @@ int run(int argc, char** argv, const Comm& world) {
 
   TrainConfig config;
   config.model = "mlp";
-  config.hidden = {hidden};
+  config.hidden = hidden;
+  config.bucket_bytes = bucket_kib << 10;
   config.batch = batch;
   config.data_dir = data_dir;
   const std::optional<TrainTest> loaded = load_training_data_on_every_rank(config, world, "bench_sync");
@@ -145,7 +179,7 @@ int run(int argc, char** argv, const Comm& world) {
     return usage_error(fmt::format("--batch {} on {} ranks is more than the {} training images", batch, world.size(),
                                    data.train.rows));
   const Mlp model(config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes)));
-  std::vector<float> params(model.parameter_count()), grads(model.parameter_count());
+  std::vector<float> params(model.parameter_count()), grads(model.parameter_count()), spare(model.parameter_count());
   model.init(params, config.seed);
   Sgd sgd(config.sgd, model.parameter_count());
   // The serial baseline trains a replica of its own, so the parallel replicas stay identical.
@@ -156,18 +190,20 @@ int run(int argc, char** argv, const Comm& world) {
     if (m == "serial") {
       TrainConfig c = config;
       c.sync = m;
-      timed.push_back({m, make_allreduce_synchronizer(c, world, serial_sgd), grads, true});
+      timed.push_back({m, make_allreduce_synchronizer(c, world, serial_sgd), grads, true, 0, 0, 0, 0, {}});
       continue;
     }
     if (m == "xcore") {
       auto shared = std::make_unique<SharedWindowSgd>(world, model.parameter_count(), sgd);
       const std::span<float> window = shared->gradient_buffer().first(model.parameter_count());
-      timed.push_back({m, std::move(shared), window});
+      timed.push_back({m, std::move(shared), window, false, 0, 0, 0, 0, {}});
       continue;
     }
     TrainConfig c = config;
-    c.sync = m;
-    timed.push_back({m, make_allreduce_synchronizer(c, world, sgd), grads});
+    parse_method(m, c);
+    auto sync = make_allreduce_synchronizer(c, world, sgd, model.layer_offsets(), model.parameter_count());
+    const bool pipelined = sync->gradient_buffers() > 1;
+    timed.push_back({m, std::move(sync), grads, false, 0, 0, 0, 0, pipelined ? std::span<float>(spare) : std::span<float>()});
   }
 
   // The trainer's split with --iterations-per-epoch auto: every rank draws the same permutation and takes its own
@@ -191,15 +227,20 @@ int run(int argc, char** argv, const Comm& world) {
     std::span<float> replica = m.serial ? std::span<float>(serial_params) : std::span<float>(params);
     const double t0 = now_s();
     gather_batch(data.train, slice, b);
-    const float loss = model.loss_and_gradient(replica, b, m.grads, ws);
+    const float loss = model.loss_and_gradient(replica, b, m.grads, ws, m.sync->observer(m.grads));
     if (!std::isfinite(loss))
       throw std::runtime_error(fmt::format("training diverged at step {} ({} block{}): loss {}", s, m.name,
                                            m.serial ? ", rank 0's serial replica" : "", loss));
     const double t1 = now_s();
     m.sync->step(replica, m.grads);
+    if (!m.spare.empty()) std::swap(m.grads, m.spare);  // the pipelined method still reads the gradient just passed
+    // A block ends with nothing in flight: the next method starts from the same complete model on every rank.
+    if (s % block == block - 1 || s + 1 == steps) m.sync->drain(replica);
+    const double hidden_s = m.sync->take_hidden_seconds();
     if (s % block >= settle) {
       m.compute_s += t1 - t0;
       m.sync_s += now_s() - t1;
+      m.hidden_s += hidden_s;
       ++m.steps;
     }
     if (m.serial && (s % block == block - 1 || s + 1 == steps)) idle_barrier(world);
@@ -223,7 +264,7 @@ int run(int argc, char** argv, const Comm& world) {
   std::vector<double> sums;
   for (const MethodTimes& m : timed) {
     const double k = static_cast<double>(std::max(m.steps, 1L));
-    sums.insert(sums.end(), {m.compute_s / k, m.sync_s / k});
+    sums.insert(sums.end(), {m.compute_s / k, m.sync_s / k, m.hidden_s / k});
   }
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM, world.native()),
             "MPI_Allreduce (bench_sync results)", world.rank());
@@ -232,20 +273,20 @@ int run(int argc, char** argv, const Comm& world) {
     double serial_s = 0;
     for (std::size_t i = 0; i < timed.size(); ++i) {
       const double ranks = timed[i].serial ? 1.0 : static_cast<double>(world.size());
-      step_s.push_back((sums[2 * i] + sums[2 * i + 1]) / ranks);
+      step_s.push_back((sums[3 * i] + sums[3 * i + 1]) / ranks);
       if (timed[i].serial) serial_s = step_s.back();
     }
     fmt::print("bench_sync: {} ranks, MLP {}, batch {} per worker, {} steps in blocks of {} (first {} untimed), "
                "methods alternated\n", world.size(), model.describe(), batch, steps, block, settle);
-    fmt::print("{:>9} {:>7} {:>12} {:>12} {:>12} {:>14}{}\n", "method", "timed", "compute us", "sync us", "step us",
-               "step / first", serial_s > 0 ? "  speedup vs serial" : "");
+    fmt::print("{:>16} {:>7} {:>12} {:>12} {:>12} {:>12} {:>14}{}\n", "method", "timed", "compute us", "sync us",
+               "hidden us", "step us", "step / first", serial_s > 0 ? "  speedup vs serial" : "");
     for (std::size_t i = 0; i < timed.size(); ++i) {
       const double ranks = timed[i].serial ? 1.0 : static_cast<double>(world.size());
       const std::string speedup =
           serial_s > 0 ? fmt::format("{:>20.3f}", timed[i].serial ? 1.0 : world.size() * serial_s / step_s[i]) : "";
-      fmt::print("{:>9} {:>7} {:>12.1f} {:>12.1f} {:>12.1f} {:>14.3f}{}\n", timed[i].name, timed[i].steps,
-                 sums[2 * i] / ranks * 1e6, sums[2 * i + 1] / ranks * 1e6, step_s[i] * 1e6, step_s[i] / step_s[0],
-                 speedup);
+      fmt::print("{:>16} {:>7} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f} {:>14.3f}{}\n", timed[i].name, timed[i].steps,
+                 sums[3 * i] / ranks * 1e6, sums[3 * i + 1] / ranks * 1e6, sums[3 * i + 2] / ranks * 1e6,
+                 step_s[i] * 1e6, step_s[i] / step_s[0], speedup);
     }
   }
   return 0;

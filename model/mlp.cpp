@@ -37,6 +37,25 @@ double softmax_columns(float* z, std::size_t classes, std::size_t batch, const s
   return loss;
 }
 
+// A GEMM cut into blocks of C's rows, the observer told between blocks: a long GEMM would otherwise leave
+// communication unattended for its whole length (Open MPI's TCP transport moves data only inside MPI calls). The
+// cut depends on the shape alone, never on whether anyone observes, so an observed pass computes the same bits.
+constexpr double kFlopsBetweenProgress = 2e8;
+
+void gemm_observed(PassObserver* observer, Op ta, Op tb, std::size_t m, std::size_t n, std::size_t k, float alpha,
+                   const float* a, std::size_t lda, const float* b, std::size_t ldb, float beta, float* c,
+                   std::size_t ldc) {
+  constexpr std::size_t kRowAlign = 16;  // whole register blocks of the micro-kernels
+  const double row_flops = 2.0 * static_cast<double>(n) * static_cast<double>(k);
+  std::size_t rows = static_cast<std::size_t>(kFlopsBetweenProgress / std::max(row_flops, 1.0));
+  rows = std::max(kRowAlign, rows / kRowAlign * kRowAlign);
+  for (std::size_t i = 0; i < m; i += rows) {
+    const std::size_t r = std::min(rows, m - i);
+    gemm(ta, tb, r, n, k, alpha, ta == Op::N ? a + i * lda : a + i, lda, b, ldb, beta, c + i * ldc, ldc);
+    if (observer && i + r < m) observer->between_kernels();
+  }
+}
+
 }  // namespace
 
 Workspace::Workspace(const std::vector<std::size_t>& sizes, std::size_t max_batch)
@@ -91,7 +110,7 @@ double Mlp::forward(std::span<const float> params, const Batch& batch, Workspace
     float* z = ws.activations_[l].data();
     const float* b = params.data() + bias_offset(l);
     for (std::size_t o = 0; o < out; ++o) std::fill_n(z + o * n, n, b[o]);  // bias, then Z += W A
-    gemm(Op::N, Op::N, out, n, in, 1.0f, params.data() + weight_offset(l), in, input, n, 1.0f, z, n);
+    gemm_observed(observer, Op::N, Op::N, out, n, in, 1.0f, params.data() + weight_offset(l), in, input, n, 1.0f, z, n);
     if (l + 1 < layers) relu_inplace(z, out * n);
     if (observer) observer->between_kernels();
     input = z;
@@ -127,9 +146,9 @@ float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, 
     // dW = delta A_in^T. The input layer reads the batch's row-major copy, which is A_in^T already.
     float* dw = grads.data() + weight_offset(l);
     if (l == 0)
-      gemm(Op::N, Op::N, out, in, n, 1.0f, delta, n, batch.rows.data(), in, 0.0f, dw, in);
+      gemm_observed(observer, Op::N, Op::N, out, in, n, 1.0f, delta, n, batch.rows.data(), in, 0.0f, dw, in);
     else
-      gemm(Op::N, Op::T, out, in, n, 1.0f, delta, n, ws.activations_[l - 1].data(), n, 0.0f, dw, in);
+      gemm_observed(observer, Op::N, Op::T, out, in, n, 1.0f, delta, n, ws.activations_[l - 1].data(), n, 0.0f, dw, in);
     float* db = grads.data() + bias_offset(l);
     for (std::size_t o = 0; o < out; ++o) {
       const float* row = delta + o * n;
@@ -141,7 +160,8 @@ float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, 
     if (l == 0) break;  // no gradient w.r.t. the input images
     // delta_in = (W^T delta) * relu'(Z_in); relu'(z) > 0 exactly where the stored activation is > 0.
     const float* a_in = ws.activations_[l - 1].data();
-    gemm(Op::T, Op::N, in, n, out, 1.0f, params.data() + weight_offset(l), in, delta, n, 0.0f, next_delta, n);
+    gemm_observed(observer, Op::T, Op::N, in, n, out, 1.0f, params.data() + weight_offset(l), in, delta, n, 0.0f,
+                  next_delta, n);
     for (std::size_t i = 0; i < in * n; ++i) next_delta[i] = a_in[i] > 0.0f ? next_delta[i] : 0.0f;
     if (observer) observer->between_kernels();
     std::swap(delta, next_delta);

@@ -140,3 +140,33 @@ TEST_CASE("pipelined SGD equals serial SGD that applies each gradient one step l
     }
   }
 }
+
+TEST_CASE("an observed pass computes the unobserved pass's bits, with progress points inside long kernels") {
+  struct Counter final : PassObserver {
+    std::size_t ready_from = ~std::size_t{0}, calls = 0;
+    bool descending = true;
+    void gradient_ready(std::size_t begin, std::size_t end) override {
+      descending = descending && end <= ready_from;
+      ready_from = begin;
+    }
+    void between_kernels() override { ++calls; }
+  };
+  // Big enough that every GEMM of the pass is cut into several row blocks.
+  const Dataset data = make_blobs(512, 512, 10, 0.3f, 5, 0);
+  const Mlp model({512, 512, 10});
+  std::vector<float> params(model.parameter_count()), plain(params.size()), observed(params.size());
+  model.init(params, 1);
+  Workspace ws(model.sizes(), 512);
+  Batch batch(512, data.features);
+  std::vector<std::uint32_t> all(512);
+  for (std::uint32_t i = 0; i < 512; ++i) all[i] = i;
+  gather_batch(data, all, batch);
+  const float a = model.loss_and_gradient(params, batch, plain, ws);
+  Counter counter;
+  const float b = model.loss_and_gradient(params, batch, observed, ws, &counter);
+  CHECK(a == b);
+  CHECK(plain == observed);
+  CHECK(counter.descending);
+  CHECK(counter.ready_from == 0);      // the whole gradient was reported
+  CHECK(counter.calls > 3);            // more progress points than the 3 between whole kernels
+}
