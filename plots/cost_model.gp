@@ -32,7 +32,8 @@ do for [fmt in "png svg"] {
             set ylabel (c == 1 ? 'speedup' : '')
             if (r == 1 && c == 1) { set key left top inside font ',8' samplen 2 spacing 1 } else { unset key }
             plot for [i=1:words(methods)] sel(mo, l, word(methods, i)) using "p":"speedup" \
-                     with linespoints lt i ps 0.7 title word(methods, i), \
+                     with linespoints lt i dt 1 + (strstrt(word(methods, i), '+overlap') > 0) ps 0.7 \
+                     title word(methods, i), \
                  x with lines lc rgb '#999999' dt 2 lw 1 title 'ideal (speedup = p)'
         }
     }

@@ -8,7 +8,7 @@ training step and speedup to p = 1024 workers on 1, 10 and 100 Gbit/s links. Sta
 
   bench/cluster/fit_cost_model.py --pingpong P.csv --membw membw.txt --allreduce allreduce.csv --out DIR
       [--train train.csv] [--link-gbps 1] [--gamma-ns-per-byte G] [--compute-us-per-sample 7.4] [--batch 32]
-      [--alpha-us A]
+      [--alpha-us A] [--overlap-efficiency E]
 
 --train takes `train --csv` rows of MLP-128 runs made with --iterations-per-epoch auto on the same network and
 compares each run's synchronization time per step with the model's allreduce time for the gradient.
@@ -21,6 +21,10 @@ Models (n bytes per rank, p ranks taking part; alpha, beta, gamma as fitted):
                   2W alpha + 2W n beta + (W-1) n gamma
   ps-sharded(k)   k dedicated servers, W = p-k workers, each server owns n/k bytes:
                   2 max(k, W) alpha + 2 max(1, W/k) n beta + (W-1) (n/k) gamma
+Overlap (pipelined SGD, bucketed backward): the step is compute and communication run side by side,
+                  max(tc, tm) + (1 - E) min(tc, tm), where E is the fraction of the shorter one that is hidden
+                  (1: perfect overlap; --overlap-efficiency, from a measured run's hidden / (hidden + exposed)).
+                  The extrapolation gives every method with and without it ("ring" and "ring+overlap").
 Outputs in DIR: params.csv, model_vs_measured.csv, extrapolation.csv, report.txt (tables, checks, crossovers),
 and with --train, train_vs_model.csv.
 """
@@ -107,6 +111,12 @@ def ps_colocated(p, n, a, b, g):
     """Sharded PS with a server shard on every one of p workers (OSDI'14 deployment): each machine pushes and pulls
     (p-1)/p of the buffer and receives as much, so it moves the ring's bytes, in p-1 concurrent messages per phase."""
     return 2 * (p - 1) * a + 2 * (p - 1) / p * n * b + (p - 1) / p * n * g
+
+
+def overlapped_step(t_comp, t_comm, efficiency):
+    """A step whose communication runs beside its compute: the longer of the two, plus what overlap fails to hide
+    of the shorter one."""
+    return max(t_comp, t_comm) + (1 - efficiency) * min(t_comp, t_comm)
 
 
 def predict(method, p, n, a, b, g, chunk):
@@ -197,6 +207,8 @@ def main():
     ap.add_argument("--train", help="train --csv rows (MLP-128, --iterations-per-epoch auto) run on the same network")
     ap.add_argument("--train-rows", type=int, default=60000, help="training examples per epoch (default 60000)")
     ap.add_argument("--link-gbps", type=float, default=1.0, help="nominal rate of the measured links (default 1)")
+    ap.add_argument("--overlap-efficiency", type=float, default=1.0,
+                    help="fraction of the shorter of compute and communication that overlap hides (0..1, default 1)")
     ap.add_argument("--alpha-us", type=float, help="alpha for the extrapolation (default: the fitted alpha)")
     ap.add_argument("--compute-us-per-sample", type=float, default=7.4,
                     help="MLP-128 compute per sample on one core at batch 32 (build/bin/bench_compute: 2.23 s for "
@@ -321,14 +333,16 @@ def main():
             b_ext = 8 / (gbps * 1e9) / efficiency
             speedups = {}
             for method, fn in methods:
-                for p in EXTRAPOLATION_P:
-                    t_comm = fn(p, n, a_ext, b_ext, gamma)
-                    step = t_comp + t_comm
-                    speedup = p * t_comp / step
-                    speedups[(method, p)] = speedup
-                    ext_rows.append([model_name, floats, gbps, f"{a_ext * 1e6:.2f}", f"{b_ext * 1e9:.5f}",
-                                     f"{gamma * 1e9:.4f}", method, p, f"{t_comm * 1e6:.1f}", f"{t_comp * 1e6:.1f}",
-                                     f"{step * 1e6:.1f}", f"{speedup:.2f}", f"{speedup / p:.3f}"])
+                for overlap in (False, True):
+                    name = method + ("+overlap" if overlap else "")
+                    for p in EXTRAPOLATION_P:
+                        t_comm = fn(p, n, a_ext, b_ext, gamma)
+                        step = overlapped_step(t_comp, t_comm, args.overlap_efficiency) if overlap else t_comp + t_comm
+                        speedup = p * t_comp / step
+                        speedups[(name, p)] = speedup
+                        ext_rows.append([model_name, floats, gbps, f"{a_ext * 1e6:.2f}", f"{b_ext * 1e9:.5f}",
+                                         f"{gamma * 1e9:.4f}", name, p, f"{t_comm * 1e6:.1f}", f"{t_comp * 1e6:.1f}",
+                                         f"{step * 1e6:.1f}", f"{speedup:.2f}", f"{speedup / p:.3f}"])
             first = lambda method, test: next((p for p in EXTRAPOLATION_P if test(speedups[(method, p)], p)), None)
             # Central PS: speedup(p) = p tc / (tc + p K) with K = 2 alpha + 2 n beta + n gamma rises to tc / K and
             # reaches 90% of that cap at p = 9 tc / K: beyond it, more workers buy almost nothing.
@@ -343,8 +357,9 @@ def main():
                 f"{ps_cap:.2f}", f"{ps_sat:.1f}", f"{p_lat:.0f}",
                 fmt_p(first("ring", lambda s, p: speedups[("rabenseifner", p)] > 1.1 * s))])
             for method, _ in methods:
-                summary.append([model_name, f"{gbps} Gbit/s", method]
-                               + [f"{speedups[(method, p)]:.1f}" for p in (2, 8, 32, 128, 512, 1024)])
+                for name in (method, method + "+overlap"):
+                    summary.append([model_name, f"{gbps} Gbit/s", name]
+                                   + [f"{speedups[(name, p)]:.1f}" for p in (2, 8, 32, 128, 512, 1024)])
     write_csv(os.path.join(args.out, "extrapolation.csv"),
               ["model", "floats", "link_gbps", "alpha_us", "beta_ns_per_byte", "gamma_ns_per_byte", "method", "p",
                "comm_us", "compute_us", "step_us", "speedup", "efficiency"], ext_rows)
@@ -354,7 +369,8 @@ def main():
         f"core, the 25M model's scaled by parameter count ({BIG_MODEL_FLOATS / MLP128_FLOATS:.1f}x); alpha = "
         f"{a_ext * 1e6:.1f} us on every link ({'given' if args.alpha_us is not None else 'the fitted MPI/TCP alpha'}); "
         f"beta = 8 ns/B / link Gbit/s / {efficiency:.3f} (the fitted efficiency of the emulated link); gamma = "
-        f"{gamma * 1e9:.3f} ns/B (one core); no overlap of communication with compute. 'ps' is one dedicated server "
+        f"{gamma * 1e9:.3f} ns/B (one core); '+overlap' rows run compute and communication side by side with "
+        f"overlap efficiency {args.overlap_efficiency:g}, the others one after the other. 'ps' is one dedicated server "
         f"plus p workers; 'ps-sharded-colocated' puts a server shard on every worker.", "",
         table(["model", "link", "method", "p=2", "p=8", "p=32", "p=128", "p=512", "p=1024"], summary), "",
         "## Crossovers", "",
