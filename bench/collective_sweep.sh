@@ -11,8 +11,6 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 
 ALL_METHODS="ring,ps,ps-sharded,mpi"
-# Open MPI's tuned component: algorithm 4 of allreduce is the ring.
-FORCED_RING=(--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4)
 
 np_list="2 4"
 max_bytes=64M
@@ -41,6 +39,7 @@ done
 # busbw is 0 by definition at np = 1 and the parameter server needs a server and a worker.
 read_np_list "$np_list" 2
 [ -x "$BIN/bench_allreduce" ] || die "$BIN/bench_allreduce is missing: build first (scripts/setup.sh)"
+mpi_setup   # FORCED_RING: MPI_Allreduce on the launcher's own ring algorithm
 
 out="${out:-$GRADSYNC_ROOT/results/collectives-$(date +%Y%m%d-%H%M%S)}"
 refuse_existing "$out" allreduce.csv logs/collectives
@@ -58,10 +57,10 @@ for n in "${nps[@]}"; do
   mpirun_flags "$n"
   for kind in all mpi-ring; do
     if [ "$kind" = all ]; then
-      cmd=(mpirun -n "$n" "${MPIRUN_FLAGS[@]}" "${bench[@]}" --methods "$ALL_METHODS")
+      cmd=("$MPIEXEC" -n "$n" "${MPIRUN_FLAGS[@]}" "${bench[@]}" --methods "$ALL_METHODS")
       what="ring, ps, ps-sharded, mpi"
     else
-      cmd=(mpirun -n "$n" "${MPIRUN_FLAGS[@]}" "${FORCED_RING[@]}" "${bench[@]}" --methods mpi)
+      cmd=("$MPIEXEC" -n "$n" "${MPIRUN_FLAGS[@]}" "${FORCED_RING[@]}" "${bench[@]}" --methods mpi)
       what="MPI_Allreduce forced to the ring algorithm (mpi-ring)"
     fi
     tag="np$n-$kind"

@@ -45,12 +45,14 @@ for m in "${toks[@]}"; do
   [ "$m" != serial ] || die "--methods: serial is always measured; list only the parallel methods"
   method_flags "$m" || die "--methods: unknown method '$m' (ring, mpi, ring-bf16, ps-bsp, ps-asp, ps-ssp[S], ring-avg[H], mpi-avg[H], ps-...-kK)"
 done
+[ -x "$BIN/train" ] || die "$BIN/train is missing: build first (scripts/setup.sh)"
+mpi_setup
 mpi_extra=()
 if [ -n "$hostfile" ]; then
   [ -r "$hostfile" ] || die "--hostfile: cannot read '$hostfile'"
-  mpi_extra=(--hostfile "$(cd "$(dirname "$hostfile")" && pwd)/$(basename "$hostfile")")
+  hostfile_flags "$(cd "$(dirname "$hostfile")" && pwd)/$(basename "$hostfile")"
+  mpi_extra=("${HOSTFILE_FLAGS[@]}")
 fi
-[ -x "$BIN/train" ] || die "$BIN/train is missing: build first (scripts/setup.sh)"
 out="${out:-$GRADSYNC_ROOT/results/scaling-$(date +%Y%m%d-%H%M%S)}"
 refuse_existing "$out" train.csv epochs.csv scaling.csv train_median.csv epochs_median.csv logs/scaling
 driver_folders "$out" scaling
@@ -84,7 +86,7 @@ for n in "${nps[@]}"; do
   if oversub "$n"; then note=" (np > $ncores cores is oversubscribed: those timings are not honest)"; fi
 done
 say "scaling: ${#runs[@]} runs, $epochs epoch(s), batch $batch per worker, $reps rep(s), results in $out$note"
-[ -n "$hostfile" ] || say "parallel runs that fit the cores: mpirun ${TRAINING_SHM_FLAGS[*]} (scripts/common.sh)"
+[ -n "$hostfile" ] || say "parallel runs that fit the cores: $MPIEXEC ${TRAINING_SHM_FLAGS[*]} (scripts/mpi.sh)"
 
 failed=()
 i=0
@@ -99,11 +101,12 @@ for run in "${runs[@]}"; do
   if oversub "$n"; then
     mpirun_flags "$n"
   elif [ -n "$hostfile" ]; then
-    MPIRUN_FLAGS=(--bind-to core)
+    mpirun_flags "$n" bound
   else
-    MPIRUN_FLAGS=(--bind-to core "${TRAINING_SHM_FLAGS[@]}")  # one node, ranks on their own cores
+    mpirun_flags "$n" bound
+    MPIRUN_FLAGS+=("${TRAINING_SHM_FLAGS[@]}")  # one node, ranks on their own cores
   fi
-  [ "$m" = serial ] || cmd=(mpirun -n "$n" "${MPIRUN_FLAGS[@]}" "${mpi_extra[@]+"${mpi_extra[@]}"}" "${cmd[@]}")
+  [ "$m" = serial ] || cmd=("$MPIEXEC" -n "$n" "${MPIRUN_FLAGS[@]}" "${mpi_extra[@]+"${mpi_extra[@]}"}" "${cmd[@]}")
   where="[$i/${#runs[@]}] $m np=$n rep $r/$reps"
   rc=0
   run_limited "$limit" "$logs/$tag.log" "${cmd[@]}" || rc=$?

@@ -47,6 +47,7 @@ for m in "${toks[@]}"; do
   [ "$np" -gt "$mmin_np" ] || die "--methods: $m needs more than $mmin_np ranks for a straggler to have a peer (--np is $np)"
 done
 [ -x "$BIN/train" ] || die "$BIN/train is missing: build first (scripts/setup.sh)"
+mpi_setup
 
 out="${out:-$GRADSYNC_ROOT/results/straggler-$(date +%Y%m%d-%H%M%S)}"
 refuse_existing "$out" straggler.csv straggler_epochs.csv staleness.csv logs/straggler
@@ -69,7 +70,7 @@ for m in "${toks[@]}"; do
   tag="$m"
   rc=0
   mpirun_flags "$np"
-  run_limited "$limit" "$logs/$tag.log" mpirun -n "$np" "${MPIRUN_FLAGS[@]}" "$BIN/train" "${mflags[@]}" "${MODEL[@]}" \
+  run_limited "$limit" "$logs/$tag.log" "$MPIEXEC" -n "$np" "${MPIRUN_FLAGS[@]}" "$BIN/train" "${mflags[@]}" "${MODEL[@]}" \
     --epochs "$epochs" --batch "$batch" --straggler "$who:$ms" --csv "$work/$tag.csv" --epoch-csv "$work/$tag.epochs.csv" || rc=$?
   where="[$i/${#toks[@]}] $m np=$np"
   if [ "$rc" -eq 124 ]; then

@@ -12,31 +12,19 @@ as_root() {
   else die "need root to run: $* (re-run as root or install sudo)"; fi
 }
 
-# Open MPI refuses to run as root unless told.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# Physical cores, which is what Open MPI counts as slots (nproc counts SMT threads).
-cores() {
-  local n
-  n="$(lscpu -p=Core,Socket 2>/dev/null | grep -v '^#' | sort -u | wc -l)"
-  [ "${n:-0}" -gt 0 ] && echo "$n" || nproc 2>/dev/null || echo 1
+# Which MPI launches, and its flags (mpirun_flags, training_shm_flags, ...): scripts/mpi.sh.
+source "$GRADSYNC_ROOT/scripts/mpi.sh"
+# mpi_setup: for a script about to launch ranks of $BUILD_DIR: sets MPIEXEC (the launcher that tree was configured
+# with) and MPI_FLAVOUR, the yield shim, TRAINING_SHM_FLAGS and FORCED_RING, and exports the launcher's
+# environment.
+mpi_setup() {
+  mpi_launcher "$BUILD_DIR" || die "cannot tell which MPI launches $BUILD_DIR (see above)"
+  mpi_yield_shim "$BIN"
+  mpi_env
+  [ "${#MPI_ENV[@]}" -eq 0 ] || export "${MPI_ENV[@]}"
+  training_shm_flags
+  forced_ring_flags
 }
-# mpirun_flags NP: sets MPIRUN_FLAGS, the placement for NP ranks on this machine. Ranks that fit are bound one
-# per core (no migrations, and no sched_yield in their waits: np = 2 ring training, 8 paired runs, median 2.02 vs
-# 2.15 s). More ranks than cores need --oversubscribe, and must yield when idle or busy-polling starves them.
-mpirun_flags() {
-  if [ "$1" -le "$(cores)" ]; then
-    MPIRUN_FLAGS=(--bind-to core)
-  else
-    MPIRUN_FLAGS=(--oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
-  fi
-}
-
-# Open MPI's shared-memory transport for training launches on one node: copy-in/copy-out through 128 KiB
-# fragments instead of the kernel's single copy (CMA). Training moves one 407 KB gradient per step; in 20 paired
-# launches of bench_sync (ring and mpi alternated inside one run) whole steps took a median 0.86x as long with it,
-# and were shorter in 15 of 20. The collective benchmarks keep Open MPI's defaults: there the vendor baseline runs
-# on its own settings, and this one makes MPI_Allreduce 1.5x slower at 32-64 MiB (README, "Collectives").
-TRAINING_SHM_FLAGS=(--mca btl_vader_single_copy_mechanism none --mca btl_vader_max_send_size 131072)
 
 # --- Shared by the bench/ drivers and run.sh ---------------------------------------------------------------
 

@@ -55,10 +55,11 @@ say "3/5 straggler: np=$straggler_np, one random worker 5 ms slow per step, one 
 # Separate runs land in different states of a noisy host; alternating the methods and the serial baseline inside
 # one run does not.
 say "4/5 ring, mpi, ring-bf16 and serial steps alternated inside one training run (bench_sync, np=$np)"
+mpi_setup
 mpirun_flags "$np"
 [ "$np" -gt "$ncores" ] || MPIRUN_FLAGS+=("${TRAINING_SHM_FLAGS[@]}")  # as bench/scaling.sh launches training
 mkdir -p "$out/logs"
-run_limited 300 "$out/logs/bench_sync.log" mpirun -n "$np" "${MPIRUN_FLAGS[@]}" "$BIN/bench_sync" --methods ring,mpi,ring-bf16,serial \
+run_limited 300 "$out/logs/bench_sync.log" "$MPIEXEC" -n "$np" "${MPIRUN_FLAGS[@]}" "$BIN/bench_sync" --methods ring,mpi,ring-bf16,serial \
   --batch "$batch" --steps 6000 --block 32 && cp "$out/logs/bench_sync.log" "$out/sync_ab.txt" || failed+=("in-run comparison (bench_sync)")
 
 say "5/5 charts"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what gradsync needs from Debian's packages (only the ones that are missing, so a second run is fast)
-# and builds it into build/. Usage: scripts/setup.sh [--fashion] [--no-build]
+# and builds it into build/ against Open MPI, or with --mpi mpich against MPICH (into $BUILD_DIR, which
+# scripts/test.sh --mpi mpich sets to build-mpich).
+# Usage: scripts/setup.sh [--fashion] [--no-build] [--mpi openmpi|mpich]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -10,20 +12,50 @@ packages=(cmake g++ make openmpi-bin libopenmpi-dev libblis-dev doctest-dev libf
 # npm then conflicts with that Node: ask for the package only when there is no npm command at all.
 command -v npm >/dev/null || packages+=(npm)
 build=1
-for arg in "$@"; do
-  case "$arg" in
-    --fashion) packages+=(dataset-fashion-mnist) ;;
-    --no-build) build=0 ;;
-    *) die "setup.sh: unknown option '$arg' (use --fashion, --no-build)" ;;
+mpi=openmpi
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --fashion) packages+=(dataset-fashion-mnist); shift ;;
+    --no-build) build=0; shift ;;
+    --mpi) need_value "$1" $#; mpi="$2"; shift 2 ;;
+    *) die "setup.sh: unknown option '$1' (use --fashion, --no-build, --mpi openmpi|mpich)" ;;
   esac
 done
+# Debian installs both MPIs side by side and points mpicc, mpirun and mpi.h at one of them through its
+# alternatives, which installing the other may switch: name each tool by its MPI's own name instead.
+case "$mpi" in
+  openmpi) mpicc=mpicc.openmpi; mpiexec=mpirun.openmpi ;;
+  mpich) packages+=(mpich libmpich-dev); mpicc=mpicc.mpich; mpiexec=mpiexec.hydra ;;
+  *) die "--mpi must be openmpi or mpich, got '$mpi'" ;;
+esac
 
 install_missing "" "${packages[@]}"
 
 if [ "$build" = 1 ]; then
-  say "building gradsync in $BUILD_DIR"
-  cmake -S "$GRADSYNC_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  # A machine whose MPI is not Debian's has only the generic names.
+  command -v "$mpicc" >/dev/null || mpicc=mpicc
+  command -v "$mpiexec" >/dev/null || mpiexec=mpirun
+  mpicc="$(command -v "$mpicc")" || die "no MPI compiler wrapper ($mpicc) for --mpi $mpi"
+  mpiexec="$(command -v "$mpiexec")" || die "no MPI launcher ($mpiexec) for --mpi $mpi"
+  if [ -f "$BUILD_DIR/CMakeCache.txt" ]; then
+    # A configured tree keeps its MPI: CMake caches what it found, and switching underneath it would mix two.
+    have="$(unset GRADSYNC_MPIEXEC; mpi_launcher "$BUILD_DIR" && echo "$MPI_FLAVOUR")" \
+      || die "cannot tell which MPI $BUILD_DIR was configured with (see above)"
+    [ "$have" = "$mpi" ] || die "$BUILD_DIR was configured with $have, not $mpi: remove it or pick another BUILD_DIR"
+    mpi_args=()
+  else
+    mpi_args=(-DMPI_C_COMPILER="$mpicc" -DMPIEXEC_EXECUTABLE="$mpiexec")
+  fi
+  say "building gradsync in $BUILD_DIR ($mpi)"
+  cmake -S "$GRADSYNC_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "${mpi_args[@]}" >/dev/null
   # Two jobs at most: these machines have two cores and the compiler is memory-hungry with -O3.
   cmake --build "$BUILD_DIR" -j "$(( $(cores) < 2 ? 1 : 2 ))" 2>&1 | grep -E "error|warning|Built target" >&2 || true
   [ -x "$BIN/train" ] || die "build failed: $BIN/train is missing (see the compiler output above)"
+  # The binary itself says which MPI it runs on.
+  libs="$(ldd "$BIN/train")"
+  case "$mpi" in
+    mpich) grep -q 'libmpich\.so' <<<"$libs" || die "$BIN/train is not linked against MPICH: $(grep -i mpi <<<"$libs")" ;;
+    openmpi) { grep -q 'libmpi\.so' <<<"$libs" && ! grep -q 'libmpich' <<<"$libs"; } \
+      || die "$BIN/train is not linked against Open MPI: $(grep -i mpi <<<"$libs")" ;;
+  esac
 fi

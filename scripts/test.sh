@@ -1,9 +1,26 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, fetches MNIST, runs the suite (ctest runs doctest under
-# mpirun -n 4). Extra arguments go to ctest, e.g. scripts/test.sh -L cluster
+# mpiexec -n 4). Against Open MPI in build/ by default; --mpi mpich builds a second tree, build-mpich, against
+# MPICH and runs the same suite there. Other arguments go to ctest, e.g. scripts/test.sh -L cluster
+# Usage: scripts/test.sh [--mpi openmpi|mpich] [ctest arguments...]
 set -euo pipefail
+user_build_dir="${BUILD_DIR:-}"
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-"$GRADSYNC_ROOT/scripts/setup.sh"
+mpi=openmpi
+ctest_args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --mpi) need_value "$1" $#; mpi="$2"; shift 2 ;;
+    *) ctest_args+=("$1"); shift ;;
+  esac
+done
+case "$mpi" in
+  openmpi) ;;
+  mpich) [ -n "$user_build_dir" ] || BUILD_DIR="$GRADSYNC_ROOT/build-mpich" ;;
+  *) die "--mpi must be openmpi or mpich, got '$mpi'" ;;
+esac
+export BUILD_DIR
+"$GRADSYNC_ROOT/scripts/setup.sh" --mpi "$mpi"
 "$GRADSYNC_ROOT/scripts/fetch_mnist.sh"
 cd "$BUILD_DIR"
-ctest --output-on-failure "$@"
+ctest --output-on-failure "${ctest_args[@]+"${ctest_args[@]}"}"

@@ -71,8 +71,13 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
 
 int main(int argc, char** argv) {
   const gradsync::CliOutcome cli = gradsync::parse_train_cli(argc, argv);
-  // Ranks are not known before MPI_Init; mpirun tells each process its rank in the environment.
-  const char* env_rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  // Ranks are not known before MPI_Init; the launcher tells each process its rank in the environment: Open MPI's
+  // mpirun as OMPI_COMM_WORLD_RANK, MPICH's Hydra (and other PMI launchers) as PMI_RANK, PMIx ones as PMIX_RANK.
+  static constexpr const char* kRankVariables[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"};
+  const char* env_rank = nullptr;
+  for (const char* name : kRankVariables) {
+    if ((env_rank = std::getenv(name)) != nullptr) break;
+  }
   const bool lead = env_rank == nullptr || std::atoi(env_rank) == 0;
   if (!cli.config) {
     if (lead) fmt::print(cli.exit_code == 0 ? stdout : stderr, "{}\n", cli.message);

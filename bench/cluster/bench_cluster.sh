@@ -65,6 +65,13 @@ while [ $# -gt 0 ]; do
   esac
 done
 for b in bench_allreduce bench_membw; do [ -x "$BIN/$b" ] || die "$BIN/$b is missing: build first (scripts/setup.sh)"; done
+mpi_setup   # cluster.sh run uses the same launcher (GRADSYNC_MPIEXEC)
+export GRADSYNC_MPIEXEC="$MPIEXEC"
+if [ "$MPI_FLAVOUR" = mpich ]; then
+  # The settings compared here are Open MPI's TCP transport's, and an MPICH tree's bytes between namespace-hosts
+  # go through shared memory (cluster.sh): its numbers would not describe the links.
+  die "bench_cluster.sh measures the emulated links with Open MPI; $BUILD_DIR is built against MPICH (use build/)"
+fi
 command -v python3 >/dev/null || die "python3 is needed for the cost model"
 why="$("$CLUSTER" check)" || die "$why"
 if [ "$train_epochs" -gt 0 ]; then
@@ -104,7 +111,6 @@ run() {
   return 0
 }
 
-FORCED_RING=(--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4)
 bench=("$BIN/bench_allreduce" --min-bytes "$min_bytes" --max-bytes "$max_bytes" --step-factor "$step"
        --iters 1 --warmup 1 --reps "$reps")
 # Open MPI settings the allreduce sweep runs under. Above btl_tcp_eager_limit (64 KiB by default) a message is sent
@@ -126,8 +132,7 @@ for s in "${setting_list[@]}"; do setting_args "$s"; done
 
 run pingpong 300 -np 2 -- "$pingpong" --min-bytes 0 --max-bytes 16M --step-factor 2 --reps 5 --csv "$out/pingpong.csv"
 say "reduction kernel (gamma): bench_membw on one rank"
-run_limited 120 "$out/membw.txt" env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-  mpirun -n 1 --bind-to none "$BIN/bench_membw" --bytes 64M || failed+=("bench_membw")
+run_limited 120 "$out/membw.txt" "$MPIEXEC" -n 1 "$BIN/bench_membw" --bytes 64M || failed+=("bench_membw")
 cat "$out/membw.txt" >&2
 for s in "${setting_list[@]}"; do
   setting_args "$s"

@@ -12,10 +12,11 @@
 #   bench/cluster/cluster.sh status                      namespaces, addresses, shaping, byte counters
 #   bench/cluster/cluster.sh check                       can this machine build a cluster? (exit 0, or 3 + why)
 #   bench/cluster/cluster.sh run [MPIRUN_ARGS...] -- CMD [ARGS...]
-#        mpirun inside gs-h0, one rank per namespace-host (pass -np K for fewer), TCP only, ranks unbound and
-#        yielding when idle (N namespace-hosts share this machine's cores: a busy-polling rank would starve the
-#        kernel threads that forward the other hosts' packets).
-#        Remote ranks are started through Open MPI's rsh launcher with netns_agent.sh, which turns
+#        the MPI launcher inside gs-h0 (Open MPI's mpirun, or MPICH's Hydra when $GRADSYNC_MPIEXEC names it, as
+#        ctest and the scripts do for an MPICH tree), one rank per namespace-host (pass -np K for fewer), TCP only,
+#        ranks unbound and yielding when idle (N namespace-hosts share this machine's cores: a busy-polling rank
+#        would starve the kernel threads that forward the other hosts' packets).
+#        Remote ranks are started through the launcher's rsh mode with netns_agent.sh, which turns
 #        "<agent> <host> <command>" into "ip netns exec <namespace> sh -c <command>".
 #
 # --queue Q is how each link orders what waits behind its rate limit: small-first (default) or fifo.
@@ -41,6 +42,7 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$HERE/../../scripts/mpi.sh"   # the launcher's flavour and flags
 SUBNET="${GS_CLUSTER_SUBNET:-10.99.0}"
 PREFIX="${GS_CLUSTER_PREFIX:-gs}"
 STATE="${GS_CLUSTER_STATE:-/run/gradsync-cluster$([ "$PREFIX" = gs ] || echo "-$PREFIX")}"
@@ -248,9 +250,11 @@ bench/cluster/fit_cost_model.py measures it)." 4
   mkdir -p "$STATE"
   : >"$STATE/hosts"
   : >"$STATE/hostfile"
+  : >"$STATE/hostfile.hydra"
   for ((i = 0; i < n; i++)); do
     printf '%s %s\n' "$(host_ip "$i")" "$(host_ns "$i")" >>"$STATE/hosts"
-    printf '%s slots=1\n' "$(host_ip "$i")" >>"$STATE/hostfile"
+    printf '%s slots=1\n' "$(host_ip "$i")" >>"$STATE/hostfile"         # Open MPI's format
+    printf '%s:1\n' "$(host_ip "$i")" >>"$STATE/hostfile.hydra"         # Hydra's
   done
   printf 'hosts=%s\nrate=%s\nqueue=%s\ndelay=%s\nsubnet=%s\n' "$n" "$rate" "$queue" "$delay" "$SUBNET" >"$STATE/config"
 
@@ -291,13 +295,29 @@ cmd_run() {
   for a in "${mpi_args[@]}"; do case "$a" in -np|-n|--np|-c) np_given=1 ;; esac; done
   [ "$np_given" = 1 ] || mpi_args=(-np "$n" "${mpi_args[@]}")
   local net="$SUBNET.0/24"
-  # Open MPI as root needs these; GS_CLUSTER_STATE tells the agent where the host map is.
-  exec ip netns exec "$(host_ns 0)" env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-    GS_CLUSTER_STATE="$STATE" \
-    mpirun --hostfile "$STATE/hostfile" \
-    --mca plm rsh --mca plm_rsh_agent "$HERE/netns_agent.sh" --mca plm_rsh_no_tree_spawn 1 \
-    --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$net" --mca oob_tcp_if_include "$net" \
-    --mca orte_startup_timeout "$STARTUP_TIMEOUT_S" --bind-to none --mca mpi_yield_when_idle 1 "${mpi_args[@]}" "$@"
+  mpi_launcher "" || die "no usable MPI launcher (set GRADSYNC_MPIEXEC to mpirun.openmpi or mpiexec.hydra)"
+  mpi_env
+  # The command's own tree's yield shim, when it has one (an MPICH tree).
+  mpi_yield_shim "$(dirname "$1")"
+  mpirun_flags "$n" shared
+  local launch=()
+  case "$MPI_FLAVOUR" in
+    mpich)
+      # Hydra starts one proxy per host through the agent and gives each host its own node id, so the ranks
+      # see four nodes. The bytes do not cross the emulated links, though: UCX sees that the namespace-hosts
+      # are one machine and moves data through shared memory, and forcing it onto TCP (UCX_TLS=tcp,self) left
+      # MPICH 4.0's MPI_Finalize waiting forever in about half the runs here. With MPICH this checks the launch
+      # and the per-host decisions (the ring's network chunk size), not the network.
+      launch=(-f "$STATE/hostfile.hydra" -launcher rsh -launcher-exec "$HERE/netns_agent.sh") ;;
+    *)
+      launch=(--hostfile "$STATE/hostfile"
+              --mca plm rsh --mca plm_rsh_agent "$HERE/netns_agent.sh" --mca plm_rsh_no_tree_spawn 1
+              --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$net" --mca oob_tcp_if_include "$net"
+              --mca orte_startup_timeout "$STARTUP_TIMEOUT_S") ;;
+  esac
+  # GS_CLUSTER_STATE tells the agent where the host map is.
+  exec ip netns exec "$(host_ns 0)" env ${MPI_ENV[@]+"${MPI_ENV[@]}"} GS_CLUSTER_STATE="$STATE" \
+    "$MPIEXEC" "${launch[@]}" "${MPIRUN_FLAGS[@]}" "${mpi_args[@]}" "$@"
 }
 
 [ $# -ge 1 ] || { usage; exit 2; }

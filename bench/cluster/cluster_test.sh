@@ -11,6 +11,9 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BIN="${1:-$HERE/../../build/bin}"
 export GS_CLUSTER_PREFIX=gt GS_CLUSTER_SUBNET=10.99.1 GS_CLUSTER_STATE=/run/gradsync-cluster-test
 CLUSTER="$HERE/cluster.sh"
+source "$HERE/../../scripts/mpi.sh"
+mpi_launcher "$BIN/.." || exit 1   # $GRADSYNC_MPIEXEC from ctest, else the tree's own
+export GRADSYNC_MPIEXEC="$MPIEXEC"
 HOSTS=4
 RUN_LIMIT_S=60
 
@@ -85,6 +88,7 @@ run_bench ring_ps_mpi -- "$BIN/bench_allreduce" --methods ring,ps,mpi "${sizes[@
   || { status=1; fail "ring_ps_mpi: the ring's automatic chunk is not the 16 MiB network size across hosts"; }
 run_bench odd_size -- "$BIN/bench_allreduce" --methods ring,ps,mpi --min-bytes 1048580 --max-bytes 1048580 --iters 1 \
   --warmup 0 --reps 1
-run_bench mpi_ring --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4 -- \
+forced_ring_flags
+run_bench mpi_ring "${FORCED_RING[@]}" -- \
   "$BIN/bench_allreduce" --methods mpi "${sizes[@]}"
 echo "cluster_test: PASS: ring, ps and MPI_Allreduce correct across $HOSTS namespace-hosts"

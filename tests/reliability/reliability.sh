@@ -4,13 +4,25 @@
 set -euo pipefail
 bin="${1:?usage: reliability.sh BIN_DIR CASE}"
 case_name="${2:?usage: reliability.sh BIN_DIR CASE}"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-mpirun_=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
+# The launcher the tree was configured with ($GRADSYNC_MPIEXEC from ctest, else the tree's CMakeCache.txt) and its
+# flags for ranks that share the cores with anything, from scripts/mpi.sh.
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/mpi.sh"
+mpi_launcher "$bin/.." || exit 1
+mpi_yield_shim "$bin"
+mpi_env
+[ "${#MPI_ENV[@]}" -eq 0 ] || export "${MPI_ENV[@]}"
+mpirun_flags 3 shared
+mpirun_=("$MPIEXEC" "${MPIRUN_FLAGS[@]}")
+echo "launcher: ${mpirun_[*]} ($MPI_FLAVOUR)"
 work="$(mktemp -d /tmp/gradsync-reliability.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 short=(--iterations-per-epoch 150 --quiet)   # softmax unless a case says --model mlp
 
 fail() { echo "FAIL ($case_name): $*" >&2; exit 1; }
+descendants() {  # descendants PID: every process below PID (Hydra's ranks are its proxy's children, not its own)
+  local child
+  for child in $(pgrep -P "$1"); do echo "$child"; descendants "$child"; done
+}
 expect_in() {  # expect_in FILE TEXT
   grep -qF -- "$2" "$1" || { cat "$1" >&2; fail "expected '$2' in the output above"; }
 }
@@ -25,8 +37,9 @@ case "$case_name" in
     for _ in $(seq 600); do [ -f "$work/ck/gradsync.ckpt" ] && break; sleep 0.05; done
     [ -f "$work/ck/gradsync.ckpt" ] || fail "no checkpoint appeared"
     victim=""
-    for pid in $(pgrep -P "$job"); do  # this job's ranks only: other jobs may be running the same binary
-      tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && victim=$pid
+    rank_var="$(mpi_rank_var)"
+    for pid in $(descendants "$job"); do  # this job's ranks only: other jobs may be running the same binary
+      tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qx "$rank_var=1" && victim=$pid
     done
     [ -n "$victim" ] || fail "could not find rank 1"
     start=$(date +%s%N)
@@ -106,6 +119,16 @@ case "$case_name" in
       cmp "$work/$sync-straight/gradsync.ckpt" "$work/$sync-resumed/gradsync.ckpt" || fail "$sync: resumed run differs"
       echo "$sync: 2 epochs straight == 1 epoch + resume + 1 epoch (bit-identical checkpoint, momentum 0.9)"
     done
+    ;;
+  cli_error_once)
+    # A usage error is printed by rank 0 alone: train learns its rank from the launcher's environment before
+    # MPI_Init (OMPI_COMM_WORLD_RANK or PMI_RANK), and without it every rank would print the same message.
+    set +e
+    "${mpirun_[@]}" -n 3 "$bin/train" --no-such-flag >"$work/run.log" 2>&1
+    code=$?; set -e
+    [ "$code" -ne 0 ] || fail "an unknown flag exited 0"
+    n="$(grep -c -- "--no-such-flag" "$work/run.log" || true)"
+    [ "$n" -eq 1 ] || { cat "$work/run.log" >&2; fail "the usage error was printed $n times by 3 ranks, expected once"; }
     ;;
   *) fail "unknown case" ;;
 esac
