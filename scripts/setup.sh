@@ -31,6 +31,23 @@ esac
 
 install_missing "" "${packages[@]}"
 
+# The cross-host test over ssh (bench/cluster/ssh_test.sh) runs an sshd of its own in each emulated host. The
+# package's scripts would also start a system-wide sshd listening on every address; policy-rc.d answering 101
+# tells them not to start services. It is put there only for this install, and only if there was none.
+if ! dpkg-query -W -f='${Status}' openssh-server 2>/dev/null | grep -q "install ok installed"; then
+  made_policy=0
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | as_root tee /usr/sbin/policy-rc.d >/dev/null
+    as_root chmod 0755 /usr/sbin/policy-rc.d
+    made_policy=1
+  fi
+  install_missing "for the ssh test of the emulated cluster; not started" openssh-server openssh-client || {
+    [ "$made_policy" = 0 ] || as_root rm -f /usr/sbin/policy-rc.d
+    die "installing openssh-server failed"
+  }
+  [ "$made_policy" = 0 ] || as_root rm -f /usr/sbin/policy-rc.d
+fi
+
 if [ "$build" = 1 ]; then
   # A machine whose MPI is not Debian's has only the generic names.
   command -v "$mpicc" >/dev/null || mpicc=mpicc

@@ -6,7 +6,7 @@
 # so a parameter server cannot receive faster than the link rate however many workers push at once.
 #
 # Usage (root):
-#   bench/cluster/cluster.sh up N --rate R [--queue Q] [--delay D]
+#   bench/cluster/cluster.sh up N --rate R [--queue Q] [--delay D] [--ssh]
 #                                                        build the cluster (R in tc units: 1gbit, 100mbit, ...)
 #   bench/cluster/cluster.sh down                        remove everything (idempotent)
 #   bench/cluster/cluster.sh status                      namespaces, addresses, shaping, byte counters
@@ -26,6 +26,12 @@
 #   small-first  packets under 256 bytes (TCP ACKs, MPI's rendezvous handshakes) go before bulk data: the
 #                sparse-flow priority of fq_codel, Linux's default queue on real hosts, which this kernel lacks
 #                (no fq_codel, sfq or fq; HTB and u32 are what it has). Measured with both: README, "Scale-out".
+#
+# --ssh starts an ssh server in every host namespace, listening only on that host's address, with a host key and
+#   a client key generated for this cluster into a temporary folder (named in STATE/ssh_dir; removed by `down`):
+#   STATE/ssh_config is the client configuration (that key, those host keys checked, no prompts), so that
+#   `ssh -F STATE/ssh_config 10.99.0.2 ...` from inside a host namespace reaches host 1 the way one host of a real
+#   cluster reaches another, and an MPI launcher can start ranks over ssh (bench/cluster/ssh_test.sh).
 #
 # --delay D adds D of one-way latency to every packet a host sends (netem under the HTB class). It needs the
 # kernel's netem qdisc; where the kernel has none (CONFIG_NET_SCH_NETEM unset, as on the machines this project
@@ -126,10 +132,17 @@ cmd_down() {
   local namespaces ns
   mapfile -t namespaces < <(existing_namespaces)
   if [ "${#namespaces[@]}" -gt 0 ]; then
-    kill_namespace_processes "${namespaces[@]}"
+    kill_namespace_processes "${namespaces[@]}"   # the sshds of --ssh too
     # Deleting a namespace deletes the veth ends inside it, and with them their peers in the others.
     for ns in "${namespaces[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
   fi
+  if [ -f "$STATE/ssh_dir" ]; then
+    local ssh_dir
+    ssh_dir="$(cat "$STATE/ssh_dir")"
+    # Only a folder of the name start_ssh makes: the state file is ours, but a path read back is checked anyway.
+    if [[ $ssh_dir =~ ^/tmp/gradsync-ssh\.[A-Za-z0-9]+$ ]]; then rm -rf "$ssh_dir"; fi
+  fi
+  if [ -f "$STATE/ssh_made_privsep" ]; then rmdir /run/sshd 2>/dev/null || true; fi
   rm -rf "$STATE"
   local left
   left="$(existing_namespaces)"
@@ -182,10 +195,83 @@ netem_available() {
   return 0  # unknown: try it, and shape() will say so if it fails
 }
 
+SSHD=/usr/sbin/sshd
+SSH_START_TIMEOUT_S=20
+
+# Why this machine cannot run the ssh servers of --ssh, or nothing when it can.
+cannot_ssh() {
+  [ -x "$SSHD" ] || { echo "$SSHD is missing (apt-get install openssh-server)"; return; }
+  command -v ssh >/dev/null || { echo "the ssh client is missing (apt-get install openssh-client)"; return; }
+  command -v ssh-keygen >/dev/null || { echo "ssh-keygen is missing (apt-get install openssh-client)"; return; }
+}
+
+# start_ssh N: keys, configuration and one sshd per host namespace, each bound to its host's address only.
+start_ssh() {
+  local n="$1" why dir i ip ns
+  why="$(cannot_ssh)"
+  [ -z "$why" ] || die "--ssh: $why" 3
+  dir="$(mktemp -d /tmp/gradsync-ssh.XXXXXX)"
+  echo "$dir" >"$STATE/ssh_dir"
+  # sshd refuses to start without its privilege-separation folder; Debian's service creates it, which this
+  # machine may never have run. Made here only if missing, and removed by `down` only then.
+  if [ ! -d /run/sshd ]; then
+    mkdir -m 0755 /run/sshd
+    echo /run/sshd >"$STATE/ssh_made_privsep"
+  fi
+  ssh-keygen -q -t ed25519 -N "" -C "gradsync-cluster host" -f "$dir/host_key"
+  ssh-keygen -q -t ed25519 -N "" -C "gradsync-cluster client" -f "$dir/client_key"
+  cp "$dir/client_key.pub" "$dir/authorized_keys"
+  : >"$dir/known_hosts"
+  for ((i = 0; i < n; i++)); do
+    printf '%s %s\n' "$(host_ip "$i")" "$(cut -d' ' -f1,2 "$dir/host_key.pub")" >>"$dir/known_hosts"
+  done
+  cat >"$dir/sshd_config" <<EOF_SSHD
+HostKey $dir/host_key
+AuthorizedKeysFile $dir/authorized_keys
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+X11Forwarding no
+AllowTcpForwarding no
+PrintMotd no
+LogLevel INFO
+EOF_SSHD
+  cat >"$STATE/ssh_config" <<EOF_SSH
+Host *
+  IdentityFile $dir/client_key
+  IdentitiesOnly yes
+  UserKnownHostsFile $dir/known_hosts
+  GlobalKnownHostsFile /dev/null
+  StrictHostKeyChecking yes
+  BatchMode yes
+  ConnectTimeout 5
+  LogLevel ERROR
+EOF_SSH
+  for ((i = 0; i < n; i++)); do
+    ip="$(host_ip "$i")" ns="$(host_ns "$i")"
+    ip netns exec "$ns" "$SSHD" -f "$dir/sshd_config" -o "ListenAddress=$ip:22" -o "PidFile=$dir/sshd-$i.pid" \
+      -E "$dir/sshd-$i.log" || die "sshd did not start in $ns (log: $dir/sshd-$i.log)"
+  done
+  # Ready when host 0 logs in to every host, itself included.
+  local deadline=$((SECONDS + SSH_START_TIMEOUT_S))
+  for ((i = 0; i < n; i++)); do
+    ip="$(host_ip "$i")"
+    until ip netns exec "$(host_ns 0)" ssh -F "$STATE/ssh_config" "$ip" true 2>/dev/null; do
+      [ "$SECONDS" -lt "$deadline" ] || die "ssh from host 0 to host $i ($ip) failed for ${SSH_START_TIMEOUT_S}s (log: $dir/sshd-$i.log)"
+      sleep 0.2
+    done
+  done
+  say "ssh servers up on every host; client configuration $STATE/ssh_config"
+}
+
 cmd_up() {
-  local n="" rate="" delay="" queue=small-first
+  local n="" rate="" delay="" queue=small-first ssh=0
   while [ $# -gt 0 ]; do
     case "$1" in
+      --ssh) ssh=1; shift ;;
       --rate) [ $# -ge 2 ] || die "--rate needs a value"; rate="$2"; shift 2 ;;
       --queue) [ $# -ge 2 ] || die "--queue needs a value"; queue="$2"; shift 2 ;;
       --delay) [ $# -ge 2 ] || die "--delay needs a value"; delay="$2"; shift 2 ;;
@@ -262,6 +348,7 @@ bench/cluster/fit_cost_model.py measures it)." 4
   for ((i = 1; i < n; i++)); do
     reachable "$(host_ns 0)" "$(host_ip "$i")" || die "host 0 cannot reach host $i ($(host_ip "$i")) through the switch"
   done
+  [ "$ssh" = 0 ] || start_ssh "$n"
   trap - EXIT
   say "cluster up: $n hosts ($(host_ns 0)..$(host_ns $((n - 1)))), $rate per link; hostfile $STATE/hostfile"
 }
