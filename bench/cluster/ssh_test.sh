@@ -72,6 +72,9 @@ trap 'status=130; exit' INT TERM
 
 "$CLUSTER" up "$HOSTS" --rate 1gbit --ssh || { status=1; fail "cluster.sh up --ssh failed"; }
 ssh_dir="$(cat "$GS_CLUSTER_STATE/ssh_dir")"
+# cluster.sh up logged in to every host already (its readiness check): only logins after this point count.
+logins_before=()
+for ((i = 1; i < HOSTS; i++)); do logins_before[i]="$(grep -c "Accepted publickey" "$ssh_dir/sshd-$i.log")"; done
 # The hostfile of the README (one host per line with one slot), and build/ as the README's relative path.
 awk '{ print $1 " slots=1" }' "$GS_CLUSTER_STATE/hosts" >"$work/hosts"
 ln -s "$BIN/.." "$work/build"
@@ -89,7 +92,8 @@ echo "$out" | sed 's/^/[train] /'
 [ "$rc" -eq 0 ] || { status=1; fail "the README's command exited $rc$( [ "$rc" -eq 124 ] && echo " (out of time)")"; }
 echo "$out" | grep -q "^done: ring .* on $HOSTS rank(s)" || { status=1; fail "no 'done: ring ... on $HOSTS rank(s)' summary line"; }
 for ((i = 1; i < HOSTS; i++)); do
-  grep -q "Accepted publickey for root from $GS_CLUSTER_SUBNET.1 " "$ssh_dir/sshd-$i.log" \
-    || { status=1; fail "host $i's sshd logged no key login from host 0: its rank was not started over ssh"; }
+  logins="$(grep -c "Accepted publickey for root from $GS_CLUSTER_SUBNET.1 " "$ssh_dir/sshd-$i.log")"
+  [ "$logins" -gt "${logins_before[i]}" ] \
+    || { status=1; fail "host $i's sshd logged no key login from host 0 during the run: its rank was not started over ssh"; }
 done
 echo "ssh_test: PASS: the README's cross-host command ran over ssh on $HOSTS namespace-hosts"
