@@ -244,8 +244,19 @@ Checkpoint read_checkpoint(const std::string& path) {
 }
 
 void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
-  const std::vector<std::uint8_t> bytes = serialize_checkpoint(checkpoint, path);
+  write_file_atomically(path, serialize_checkpoint(checkpoint, path));
+}
 
+std::uint32_t crc32_floats(std::span<const float> values) {
+  static_assert(std::endian::native == std::endian::little, "crc32_floats hashes the in-memory bytes");
+  return crc32_of({reinterpret_cast<const std::uint8_t*>(values.data()), values.size() * sizeof(float)});
+}
+
+std::uint32_t crc32_concat(std::uint32_t crc_a, std::uint32_t crc_b, std::uint64_t bytes_b) {
+  return static_cast<std::uint32_t>(crc32_combine(crc_a, crc_b, static_cast<z_off_t>(bytes_b)));
+}
+
+void write_file_atomically(const std::string& path, std::span<const std::uint8_t> bytes) {
   // The temporary file must be in the target's directory: rename(2) is atomic only within one file system.
   const std::filesystem::path target(path);
   if (!target.has_filename()) throw invalid(path, "cannot write checkpoint: the path names a directory, not a file");

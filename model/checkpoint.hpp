@@ -74,6 +74,16 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint);
 // version", "corrupted" (a checksum mismatch, or a verified header with impossible values), "trailing bytes".
 Checkpoint parse_checkpoint(std::span<const std::uint8_t> bytes, const std::string& name);
 
+// Writes `bytes` to `path` the way write_checkpoint does (temporary file, fsync, rename, directory fsync): either
+// the new content is in place or `path` is untouched. Throws CheckpointError naming `path` and the failed step.
+void write_file_atomically(const std::string& path, std::span<const std::uint8_t> bytes);
+
+// CRC-32 (zlib's) of the floats' IEEE-754 bit patterns in little-endian order, the bytes a checkpoint stores.
+std::uint32_t crc32_floats(std::span<const float> values);
+// The CRC-32 of A followed by B, from crc(A), crc(B) and B's length in bytes (zlib's crc32_combine): lets a
+// sharded state's digest be built from its shards' CRCs without gathering the shards.
+std::uint32_t crc32_concat(std::uint32_t crc_a, std::uint32_t crc_b, std::uint64_t bytes_b);
+
 // Reads and validates the checkpoint at `path` (parse_checkpoint on its bytes). Throws CheckpointError for a
 // missing or unreadable file as well as for every problem parse_checkpoint detects. It does not check that the
 // checkpoint belongs to the current run: call check_compatible before using it.
