@@ -1,45 +1,49 @@
 #pragma once
-// Checkpoint and resume for the trainer, on top of model/checkpoint.hpp (format, atomic write, validation).
-// Checkpoints are taken at epoch ends, where every rank meets anyway: rank 0 holds the model there (as a worker
-// for ring/mpi, as server 0 for ps after gathering the shards) and writes it; other ranks write nothing.
+// Checkpoint and resume for the trainer. A checkpoint is a *set*: the whole training state at one global step,
+// cut into pieces (one per parameter-server shard, or one holding the replicated model), each written by
+// --checkpoint-replicas ranks on different hosts into their own host's directory, and committed there by a
+// manifest written after the pieces (model/checkpoint_manifest.hpp). No shared file system is assumed: a resumed
+// run finds the newest set whose every piece has a valid copy on some host still present, and the pieces travel
+// over MPI. trainers/checkpoint_set.hpp writes and finds sets; this file holds what both sides agree on.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
-#include "collectives/comm.hpp"
 #include "model/checkpoint.hpp"
+#include "model/checkpoint_manifest.hpp"
 #include "trainers/train_config.hpp"
 
 namespace gradsync {
 
+// What must match between the run that wrote a checkpoint and the run that resumes it: model shape, method (and its
+// ring chunk size, overlap mode and ps mode/staleness), dataset, seed and momentum (it shapes the saved optimizer
+// state). Not in it, so a run may resume on another world: the number of ranks, of workers and of parameter-server
+// shards. The batch is checked apart (the per-worker batch, or the global one with --global-batch). Epochs,
+// learning rate, weight decay and steps per epoch may change too.
+std::string run_fingerprint(const TrainConfig& config, const std::vector<std::size_t>& layer_sizes);
+
+// config.checkpoint_dir with every "%h" replaced by this host's name (this_host_name()).
+std::string local_checkpoint_dir(const TrainConfig& config);
+
+// A set's directory inside a host's checkpoint directory, and file names inside it. Zero-padded, so that names
+// sort by step.
+std::string set_dir_name(std::int64_t step);
+std::string piece_file_name(std::size_t piece, std::size_t pieces);
+std::string manifest_file_name(int rank);  // one per writing rank: ranks of one host never share a file
+// The step of a set directory's name, or -1 if `name` is not one.
+std::int64_t step_of_set_dir(const std::string& name);
+
 struct ResumePoint {
   std::vector<float> params;
   std::vector<float> optimizer_state;
-  int next_epoch = 0;  // first epoch still to train (0-based)
-  std::int64_t steps_done = 0;
+  int next_epoch = 0;                // first epoch still to train (0-based)
+  std::int64_t steps_done = 0;       // global steps
+  std::int64_t epoch_examples = 0;   // positions of next_epoch's permutation already trained
+  Manifest manifest;                 // of the set resumed: the writing run's shape and the state's digests
+  std::string sources;               // where each piece came from, "piece k: host:path", for the log
+  std::string skipped;               // rank 0: files of sets as new as this one that were unusable, and why
 };
-
-// What must match between the run that wrote a checkpoint and the run that resumes it: model shape, method
-// (and its ring chunk size), dataset, per-worker batch, ranks, seed and momentum (it shapes the saved optimizer
-// state). Epochs, learning rate, weight decay and steps per epoch may change between the two.
-std::string run_fingerprint(const TrainConfig& config, const std::vector<std::size_t>& layer_sizes, int ranks);
-
-// The checkpoint's path inside `dir` (the file save_checkpoint replaces atomically).
-std::string checkpoint_file(const std::string& dir);
-
-// Collective over `world`. Rank 0 reads and validates the checkpoint in config.checkpoint_dir; every rank
-// gets the same ResumePoint, or every rank throws CheckpointError carrying rank 0's message.
-ResumePoint load_resume_point(const TrainConfig& config, const std::vector<std::size_t>& layer_sizes,
-                              std::size_t parameter_count, const Comm& world);
-
-// Collective over `world`: rank 0 creates config.checkpoint_dir if needed and checks that it can write there,
-// before any training time is spent; every rank throws CheckpointError with rank 0's message otherwise.
-void prepare_checkpoint_dir(const TrainConfig& config, const Comm& world);
-
-// Rank 0 only. Refuses (CheckpointError) to write a model with NaN or Inf in it, so that the last good
-// checkpoint is what stays on disk after a divergence.
-void save_checkpoint(const TrainConfig& config, const std::string& fingerprint, std::span<const float> params,
-                     std::span<const float> optimizer_state, int epochs_done, std::int64_t steps_done);
 
 // True if every value is finite. Vectorizes: x - x is 0 for finite x and NaN for NaN or Inf.
 bool all_finite(std::span<const float> values);

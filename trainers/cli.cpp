@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <sstream>
+
+#include "collectives/methods.hpp"
 
 namespace gradsync {
 namespace {
@@ -37,7 +40,10 @@ CliOutcome parse_train_cli(int argc, char** argv) {
   long batch = static_cast<long>(c.batch), chunk = static_cast<long>(c.chunk_bytes);
   std::uint64_t seed = c.seed;
   app.add_option("--sync", c.sync,
-                 "serial | ring | mpi | ps | ring-bf16 (the ring sending bfloat16: half the bytes, gradients rounded)")
+                 fmt::format("serial | ps (the parameter-server trainer) | an allreduce: {} (bench_allreduce "
+                             "--list-methods says what each is)",
+                             allreduce_method_names([](const AllreduceMethod& m) { return m.every_rank_gets_sum(); },
+                                                    " | ")))
       ->capture_default_str();
   app.add_option("--model", c.model, "softmax | mlp")->capture_default_str();
   app.add_option("--hidden", hidden, "mlp hidden widths, comma-separated (e.g. 256,128)")->capture_default_str();
@@ -81,9 +87,25 @@ CliOutcome parse_train_cli(int argc, char** argv) {
   app.add_flag("--quiet", c.quiet, "no per-epoch lines");
   app.add_option("--timeout", c.timeout_s, "abort the job if a rank waits on others longer than this (s; 0: never)")
       ->capture_default_str();
-  app.add_option("--checkpoint", c.checkpoint_dir, "directory for checkpoints (written atomically at epoch ends)");
-  app.add_option("--checkpoint-every", c.checkpoint_every, "epochs between checkpoints")->capture_default_str();
-  app.add_flag("--resume", c.resume, "continue from the checkpoint in --checkpoint DIR");
+  app.add_option("--checkpoint", c.checkpoint_dir,
+                 "this host's checkpoint directory (a local disk; \"%h\" is replaced by the host's name, or by "
+                 "$GRADSYNC_HOST when set). Each checkpoint is written on --checkpoint-replicas hosts");
+  app.add_option("--checkpoint-every", c.checkpoint_every, "epochs between epoch-end checkpoints")->capture_default_str();
+  app.add_option("--checkpoint-steps", c.checkpoint_steps,
+                 "global steps between checkpoints inside epochs (0: epoch ends only)")->capture_default_str();
+  app.add_option("--checkpoint-seconds", c.checkpoint_seconds,
+                 "seconds between checkpoints (turned into a step interval after timing the first steps)");
+  app.add_option("--checkpoint-replicas", c.checkpoint_replicas,
+                 "hosts that hold a complete copy of every checkpoint")->capture_default_str();
+  app.add_flag("--resume", c.resume,
+               "continue from the newest complete checkpoint found in the hosts' --checkpoint directories (on any "
+               "number of ranks)");
+  long global_batch = 0;
+  app.add_option("--global-batch", global_batch,
+                 "batch summed over all workers (instead of --batch): kept when a resumed run has fewer workers");
+  std::string pause;
+  app.add_option("--inject-pause", pause, "testing: STEP:SECONDS, every worker sleeps after STEP global steps")
+      ->group("");
   app.add_option("--inject-nan-step", c.inject_nan_step, "testing: the last rank's gradient turns NaN at this step")
       ->group("");
 
@@ -96,6 +118,21 @@ CliOutcome parse_train_cli(int argc, char** argv) {
     if (bucket_kib <= 0) throw CLI::ValidationError("--bucket-kib", fmt::format("must be positive, got {}", bucket_kib));
     if (pipeline != 0 && pipeline != 1)
       throw CLI::ValidationError("--pipeline", fmt::format("is 0 or 1, got {}", pipeline));
+    if (app.count("--global-batch") > 0) {
+      if (global_batch <= 0)
+        throw CLI::ValidationError("--global-batch", fmt::format("must be positive, got {}", global_batch));
+      if (app.count("--batch") > 0)
+        throw CLI::ValidationError("--global-batch", "give --batch (per worker) or --global-batch, not both");
+      c.global_batch = static_cast<std::size_t>(global_batch);
+    }
+    if (app.count("--checkpoint-seconds") > 0 && app.count("--checkpoint-steps") > 0)
+      throw CLI::ValidationError("--checkpoint-seconds", "give --checkpoint-steps or --checkpoint-seconds, not both");
+    if (!pause.empty()) {
+      char tail = 0;
+      if (std::sscanf(pause.c_str(), "%ld:%lf%c", &c.inject_pause_step, &c.inject_pause_s, &tail) != 2 ||
+          c.inject_pause_step < 0 || !(c.inject_pause_s >= 0))
+        throw CLI::ValidationError("--inject-pause", fmt::format("'{}' is not STEP:SECONDS", pause));
+    }
     c.bucket_bytes = static_cast<std::size_t>(bucket_kib) << 10;
     c.pipeline = pipeline == 1;
     c.batch = static_cast<std::size_t>(batch);

@@ -166,6 +166,8 @@ class ParameterServer::Impl {
 
   std::span<const float> gather_model() { return gather(master_); }
   std::span<const float> gather_optimizer_state() { return gather(sgd_.state()); }
+  std::span<const float> local_model() const { return master_; }
+  std::span<const float> local_optimizer_state() const { return sgd_.state(); }
 
  private:
   // Server 0 collects every server's key range of a full-size vector into its own copy.
@@ -296,5 +298,7 @@ ParameterServer::~ParameterServer() = default;
 EpochWork ParameterServer::serve(long steps) { return impl_->serve(steps); }
 std::span<const float> ParameterServer::gather_model() { return impl_->gather_model(); }
 std::span<const float> ParameterServer::gather_optimizer_state() { return impl_->gather_optimizer_state(); }
+std::span<const float> ParameterServer::local_model() const { return impl_->local_model(); }
+std::span<const float> ParameterServer::local_optimizer_state() const { return impl_->local_optimizer_state(); }
 
 }  // namespace gradsync

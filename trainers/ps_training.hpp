@@ -48,6 +48,10 @@ class ParameterServer {
   // empty span. The span points into this object and is valid until the next serve() or gather call.
   std::span<const float> gather_model();
   std::span<const float> gather_optimizer_state();
+  // This server's full-size model and optimizer state, of which only its key range is current: what it writes
+  // into its checkpoint piece (trainers/checkpoint_set.hpp). Valid until the next serve().
+  std::span<const float> local_model() const;
+  std::span<const float> local_optimizer_state() const;
 
  private:
   class Impl;

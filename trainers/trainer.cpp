@@ -7,12 +7,15 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <thread>
 
 #include "collectives/watchdog.hpp"
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
+#include "trainers/checkpoint_set.hpp"
 #include "trainers/checkpointing.hpp"
+#include "trainers/host_map.hpp"
 #include "trainers/clock.hpp"
 #include "trainers/ps_training.hpp"
 #include "trainers/synchronizer.hpp"
@@ -34,21 +37,27 @@ class Worker {
         batch_(config.batch, train.features), ws_(model.sizes(), config.batch), sync_(sync),
         straggler_(config.straggler_rank != -1 ? config.straggler_ms : 0) {}
 
-  EpochWork run_epoch(int epoch, long steps, bool straggles) {
+  // Steps [from, to) of `epoch`, then drain(): nothing is in flight when it returns (a checkpoint or the epoch's
+  // end may follow). Global batch s takes the permutation's positions origin + (s - origin_step) * W * b onwards;
+  // origin = origin_step * W * b except in an epoch resumed from a checkpoint written with another global batch.
+  EpochWork run_steps(int epoch, long from, long to, long origin_step, std::uint64_t origin, bool straggles) {
     EpochWork work;
-    shuffled_indices(perm_, config_.seed, static_cast<std::uint64_t>(epoch));
+    if (epoch != perm_epoch_) {
+      shuffled_indices(perm_, config_.seed, static_cast<std::uint64_t>(epoch));
+      perm_epoch_ = epoch;
+    }
     const std::size_t b = config_.batch, n = train_.rows;
-    // This worker's slice of global batch s: positions (s*W + index)*b ... + b of the permutation.
+    // This worker's slice of global batch s.
     const auto slice_of = [&](long s, std::vector<std::uint32_t>& out) {
-      const std::size_t first = (static_cast<std::size_t>(s) * workers_ + index_) * b;
+      const std::size_t first = origin + (static_cast<std::size_t>(s - origin_step) * workers_ + index_) * b;
       for (std::size_t j = 0; j < b; ++j) out[j] = perm_[(first + j) % n];
     };
-    slice_of(0, next_slice_);
-    for (long s = 0; s < steps; ++s) {
+    if (from < to) slice_of(from, next_slice_);
+    for (long s = from; s < to; ++s) {
       std::swap(slice_, next_slice_);
       const double t0 = now_s();
       gather_batch(train_, slice_, batch_);
-      if (s + 1 < steps) {
+      if (s + 1 < to) {
         slice_of(s + 1, next_slice_);
         prefetch_examples(train_, next_slice_);
       }
@@ -64,14 +73,23 @@ class Worker {
       const double t2 = now_s();
       work.compute_s += t1 - t0;
       work.sync_s += t2 - t1;
+      if (steps_done_ == config_.inject_pause_step) pause();
     }
     const double t3 = now_s();
     sync_.drain(params_);
     work.sync_s += now_s() - t3;
     work.hidden_s = sync_.take_hidden_seconds();
-    work.steps = static_cast<double>(steps);
-    work.examples = static_cast<double>(steps) * static_cast<double>(b);
+    work.steps = static_cast<double>(to - from);
+    work.examples = static_cast<double>(to - from) * static_cast<double>(b);
     return work;
+  }
+
+  // Testing (--inject-pause): a fixed point at which a test kills or cuts a host. Every worker says so first.
+  void pause() {
+    fmt::print(stderr, "gradsync: rank {} pausing after step {} for {} s (--inject-pause)\n", rank_, steps_done_,
+               config_.inject_pause_s);
+    std::fflush(stderr);
+    std::this_thread::sleep_for(std::chrono::duration<double>(config_.inject_pause_s));
   }
 
   // Random straggler: every worker draws the same victim for each step from the seed.
@@ -110,6 +128,7 @@ class Worker {
   std::vector<float> grads_[2];
   int current_ = 0;
   std::vector<std::uint32_t> perm_, slice_, next_slice_;
+  int perm_epoch_ = -1;  // the epoch perm_ was drawn for
   Batch batch_;
   Workspace ws_;
   Synchronizer& sync_;
@@ -121,6 +140,18 @@ constexpr int kSummed = 11;
 std::array<double, kSummed> summed(const EpochWork& w) {
   return {w.loss_sum, w.steps, w.examples, w.compute_s, w.sync_s, w.server_busy_s, w.server_s, w.staleness_sum,
           w.staleness_count, w.gradients_applied, w.hidden_s};
+}
+
+// One epoch's work from its segments (the stretches between checkpoints).
+void accumulate(EpochWork& into, const EpochWork& part) {
+  std::array<double, kSummed> a = summed(into);
+  const std::array<double, kSummed> b = summed(part);
+  for (int i = 0; i < kSummed; ++i) a[i] += b[i];
+  std::tie(into.loss_sum, into.steps, into.examples, into.compute_s, into.sync_s, into.server_busy_s, into.server_s,
+           into.staleness_sum, into.staleness_count, into.gradients_applied, into.hidden_s) =
+      std::tuple{a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]};
+  into.staleness_max = std::max(into.staleness_max, part.staleness_max);
+  into.clock_gap_max = std::max(into.clock_gap_max, part.clock_gap_max);
 }
 
 EpochWork reduce_to_root(const Comm& world, const EpochWork& mine) {
@@ -149,23 +180,53 @@ long steps_per_epoch(const TrainConfig& config, std::size_t rows, int workers) {
   return std::max<long>(1, static_cast<long>(rows / (config.batch * share)));
 }
 
-TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& world, const EpochObserver& on_epoch) {
+namespace {
+
+// Rank 0: what a resumed run keeps and what changed with the world size (README, "Elastic training").
+void print_resume(const ResumePoint& p, const TrainConfig& c, int ranks, int workers, std::size_t pieces) {
+  const Manifest& m = p.manifest;
+  fmt::print("resumed from the checkpoint of step {} (epoch {}, {} examples into it); {}\n", m.step, m.next_epoch + 1,
+             m.epoch_examples, p.sources);
+  if (!p.skipped.empty()) fmt::print("  not usable, skipped:{}\n", p.skipped);
+  if (m.ranks != ranks || m.workers != workers || m.batch != c.batch)
+    fmt::print("  world changed: ranks {} -> {}, workers {} -> {}, servers {} -> {} ({} key ranges re-partitioned from "
+               "{}); global batch {} -> {} ({} -> {} per worker); the data order (one permutation per epoch from the "
+               "seed) and the position in it are kept\n",
+               m.ranks, ranks, m.workers, workers, m.servers, c.is_ps() ? c.servers : 0, pieces, m.pieces.size(),
+               m.batch * static_cast<std::uint64_t>(m.workers), c.batch * static_cast<std::size_t>(workers), m.batch,
+               c.batch);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& world, const EpochObserver& on_epoch) {
   const int ranks = world.size(), me = world.rank();
+  TrainConfig config = given;
+  config.batch = given.per_worker_batch(ranks);  // --global-batch, resolved for this world
   const int servers = config.is_ps() ? config.servers : 0;
   const int workers = ranks - servers;
   const bool is_server = me < servers;
   const std::vector<std::size_t> sizes = config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes));
   const Mlp model(sizes);
+  const std::string fingerprint = run_fingerprint(config, sizes);
+  const bool checkpointing = !config.checkpoint_dir.empty();
+  std::optional<HostMap> hosts;
+  if (checkpointing) hosts.emplace(world);
   ResumePoint start;
   if (config.resume) {
-    start = load_resume_point(config, sizes, model.parameter_count(), world);
+    start = load_newest_checkpoint(config, world, *hosts, fingerprint, model.parameter_count());
   } else {
     start.params.resize(model.parameter_count());
     model.init(start.params, config.seed);  // the same on every rank: no broadcast needed
   }
-  const std::string fingerprint = run_fingerprint(config, sizes, ranks);
-  if (!config.checkpoint_dir.empty() && !config.resume) prepare_checkpoint_dir(config, world);
+  const StateLayout layout_of_state{model.parameter_count(), config.sgd.momentum != 0.0f ? model.parameter_count() : 0,
+                                    config.is_ps(), servers, ranks, workers, config.batch};
+  std::optional<CheckpointWriter> writer;
+  if (checkpointing)
+    writer.emplace(config, world, *hosts, fingerprint, layout_of_state, config.resume ? start.steps_done : -1);
   const long steps = steps_per_epoch(config, data.train.rows, workers);
+  const std::uint64_t global_batch = config.batch * static_cast<std::uint64_t>(workers);
 
   // Roles. Splits are collective, so every rank makes both communicators.
   const Comm worker_comm = world.split(is_server ? MPI_UNDEFINED : 0, me);
@@ -185,30 +246,87 @@ TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& 
     worker = std::make_unique<Worker>(config, data.train, model, me - servers, workers, me, start.params, *sync,
                                       start.steps_done);
   }
+  if (config.resume) {
+    // The state the roles now hold, put together on rank 0, must be the checkpoint's bit for bit.
+    std::span<const float> params_now = worker ? worker->params() : std::span<const float>{};
+    std::span<const float> optimizer_now = sgd.state();
+    if (server) {
+      params_now = server->gather_model();
+      optimizer_now = server->gather_optimizer_state();
+    }
+    if (me == 0) {
+      print_resume(start, config, ranks, workers, layout_of_state.pieces());
+      const std::uint32_t params_crc = crc32_floats(params_now), optimizer_crc = crc32_floats(optimizer_now);
+      if (params_crc != start.manifest.params_crc || optimizer_crc != start.manifest.optimizer_crc)
+        throw std::logic_error(fmt::format("resumed state differs from the checkpoint (params crc {:08x} vs {:08x}, "
+                                           "optimizer {:08x} vs {:08x})", params_crc, start.manifest.params_crc,
+                                           optimizer_crc, start.manifest.optimizer_crc));
+      fmt::print("resumed state: step {}, params crc {:08x}, optimizer crc {:08x}: equal to the checkpoint's\n",
+                 start.steps_done, params_crc, optimizer_crc);
+      std::fflush(stdout);
+    }
+  }
+  // Every checkpoint is collective; no gradient is in flight (the segment before it drained).
+  const auto checkpoint = [&](const CheckpointProgress& progress) {
+    const std::span<const float> p = server ? server->local_model() : worker->params();
+    const std::span<const float> o = server ? server->local_optimizer_state() : std::span<const float>(sgd.state());
+    const Manifest m = writer->write(progress, p, o);
+    if (me == 0 && !config.quiet) {
+      fmt::print("checkpoint: step {}, params crc {:08x}, optimizer crc {:08x}, {} piece(s) on {} host(s) each\n",
+                 m.step, m.params_crc, m.optimizer_crc, m.pieces.size(),
+                 std::min(config.checkpoint_replicas, hosts->hosts()));
+      std::fflush(stdout);
+    }
+  };
 
   TrainResult result;
   result.sync_name = config.sync_name();
   result.model_name = config.model_name();
   result.ranks = ranks;
   result.workers = workers;
-  result.steps = steps * (config.epochs - start.next_epoch);
+  long interval = checkpointing ? config.checkpoint_steps : 0;  // global steps between mid-epoch checkpoints
+  bool timing = checkpointing && config.checkpoint_seconds > 0;  // --checkpoint-seconds: time the first steps
+  constexpr long kTimedSteps = 20;
+  std::int64_t global = start.steps_done;
   Workspace eval_ws(model.sizes(), kEvaluationBatch);
   for (int epoch = start.next_epoch; epoch < config.epochs; ++epoch) {
     const double epoch_start = now_s();
     const bool last = epoch + 1 == config.epochs;
-    EpochWork mine;
-    if (server) {
-      mine = server->serve(steps);
-    } else {
-      mine = worker->run_epoch(epoch, steps, me == config.straggler_rank);
-      if (last) worker->finish();
+    // A resumed epoch continues at the checkpoint's position in the permutation, with this run's global batch.
+    long first = 0;
+    std::uint64_t origin = 0;
+    if (epoch == start.next_epoch && start.epoch_examples > 0) {
+      origin = static_cast<std::uint64_t>(start.epoch_examples);
+      first = std::min<long>(steps, static_cast<long>(origin / global_batch));
     }
+    result.steps += steps - first;
+    EpochWork mine;
+    for (long s = first; s < steps;) {
+      long end = steps;
+      if (timing) end = std::min(end, s + kTimedSteps);
+      else if (interval > 0) end = std::min<long>(end, s + (interval - global % interval));
+      const double t0 = now_s();
+      accumulate(mine, server ? server->serve(end - s) : worker->run_steps(epoch, s, end, first, origin, me == config.straggler_rank));
+      global += end - s;
+      const long done = end - s;
+      s = end;
+      if (timing) {
+        double per_step = (now_s() - t0) / static_cast<double>(done);
+        check_mpi(MPI_Allreduce(MPI_IN_PLACE, &per_step, 1, MPI_DOUBLE, MPI_MAX, world.native()),
+                  "MPI_Allreduce (checkpoint interval)", me);
+        interval = std::max<long>(1, std::lround(config.checkpoint_seconds / per_step));
+        timing = false;
+        if (me == 0)
+          fmt::print("checkpoint every {} steps (--checkpoint-seconds {} at {:.3f} ms per step)\n", interval,
+                     config.checkpoint_seconds, per_step * 1e3);
+      } else if (interval > 0 && global % interval == 0 && s < steps) {
+        checkpoint({global, epoch, static_cast<std::int64_t>(origin + static_cast<std::uint64_t>(s - first) * global_batch)});
+      }
+    }
+    if (worker && last) worker->finish();
     const EpochWork all = reduce_to_root(world, mine);
     const double elapsed = now_s() - epoch_start;  // rank 0's view; the reduction above waited for every rank
     const std::span<const float> model_now = server ? server->gather_model() : worker->params();
-    const bool checkpoint_now = !config.checkpoint_dir.empty() && ((epoch + 1) % config.checkpoint_every == 0 || last);
-    std::span<const float> optimizer_now = sgd.state();
-    if (checkpoint_now && server) optimizer_now = server->gather_optimizer_state();
     if (me == 0) {
       EpochReport r;
       r.epoch = epoch + 1;
@@ -237,16 +355,10 @@ TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& 
       result.hidden_s += r.hidden_s;
       if (on_epoch) on_epoch(r);
       if (last) result.params.assign(model_now.begin(), model_now.end());
-      if (checkpoint_now) {
-        try {
-          save_checkpoint(config, fingerprint, model_now, optimizer_now, epoch + 1,
-                          start.steps_done + steps * (epoch + 1 - start.next_epoch));
-        } catch (const CheckpointError& e) {
-          // Only rank 0 knows; it must not leave the others waiting at the barrier below.
-          throw std::runtime_error(e.what());
-        }
-      }
     }
+    const bool checkpoint_now =
+        checkpointing && ((epoch + 1) % config.checkpoint_every == 0 || last || (interval > 0 && global % interval == 0));
+    if (checkpoint_now) checkpoint({global, epoch + 1, 0});
     {
       const WaitScope wait("MPI_Barrier (end of epoch; rank 0 evaluates and checkpoints)");
       world.barrier();  // evaluation time stays out of the next epoch's measurements

@@ -75,8 +75,11 @@ struct DivergenceError : std::runtime_error {
 // Collective over `world`: every rank calls it with the same config and data. `config` must pass validate().
 // Ranks 0..servers-1 are parameter servers under --sync ps; all other ranks are workers. Reports and the
 // result are complete on rank 0 (other ranks get their own partial view); `on_epoch` runs on rank 0 only.
-// With config.resume, starts from the checkpoint (CheckpointError on every rank if it is unusable); with
-// config.checkpoint_dir, rank 0 writes one every config.checkpoint_every epochs and after the last.
+// With config.resume, starts from the newest complete checkpoint set on the hosts of `world`, on any number of
+// ranks (CheckpointError on every rank if none is usable); with config.checkpoint_dir, every
+// config.checkpoint_steps global steps, every config.checkpoint_every epochs and after the last, all ranks write a
+// checkpoint set (trainers/checkpoint_set.hpp) at a point where nothing is in flight. With config.global_batch,
+// the per-worker batch is global_batch / workers.
 // Throws DivergenceError on the rank that meets a non-finite loss or gradient.
 TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& world, const EpochObserver& on_epoch = {});
 

@@ -18,6 +18,9 @@ work="$(mktemp -d /tmp/gradsync-reliability.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 short=(--iterations-per-epoch 150 --quiet)   # softmax unless a case says --model mlp
 
+# newest_set DIR: the newest committed checkpoint set in one host's directory (trainers/checkpointing.hpp).
+newest_set() { ls -d "$1"/step-*/ 2>/dev/null | while read -r d; do ls "$d"manifest-r* >/dev/null 2>&1 && echo "${d%/}"; done | sort | tail -1; }
+
 fail() { echo "FAIL ($case_name): $*" >&2; exit 1; }
 descendants() {  # descendants PID: every process below PID (Hydra's ranks are its proxy's children, not its own)
   local child
@@ -34,8 +37,8 @@ case "$case_name" in
     "${mpirun_[@]}" -n 2 "$bin/train" --sync ring --model mlp --epochs 8 --iterations-per-epoch 1500 --quiet \
       --checkpoint "$work/ck" >"$work/run.log" 2>&1 &
     job=$!
-    for _ in $(seq 600); do [ -f "$work/ck/gradsync.ckpt" ] && break; sleep 0.05; done
-    [ -f "$work/ck/gradsync.ckpt" ] || fail "no checkpoint appeared"
+    for _ in $(seq 600); do [ -n "$(newest_set "$work/ck")" ] && break; sleep 0.05; done
+    [ -n "$(newest_set "$work/ck")" ] || fail "no checkpoint appeared"
     victim=""
     rank_var="$(mpi_rank_var)"
     for pid in $(descendants "$job"); do  # this job's ranks only: other jobs may be running the same binary
@@ -69,29 +72,38 @@ case "$case_name" in
     expect_in "$work/run.log" "at step 0"
     ;;
   corrupt_checkpoint)
-    # A damaged or foreign checkpoint is refused with a message saying which, exit code 2, never loaded.
+    # A damaged, torn or foreign checkpoint is refused with a message naming the file and saying what is wrong,
+    # exit code 2, never loaded. One host here, so each set has one copy: damage leaves no complete set.
     "$bin/train" "${short[@]}" --epochs 1 --checkpoint "$work/good" >/dev/null
-    good="$work/good/gradsync.ckpt"
+    good_set="$(newest_set "$work/good")"
+    set_name="$(basename "$good_set")"
+    piece="$set_name/piece-0-of-1.ckpt"
     try() {  # try NAME EXPECTED_TEXT [train args...]
       local name=$1 text=$2; shift 2
       set +e; "$bin/train" "${short[@]}" --epochs 2 --checkpoint "$work/$name" --resume "$@" >"$work/$name.log" 2>&1
       local code=$?; set -e
       [ "$code" -eq 2 ] || { cat "$work/$name.log"; fail "$name: exit $code, expected 2"; }
       expect_in "$work/$name.log" "$text"
-      echo "$name refused: $(tail -1 "$work/$name.log")"
+      echo "$name refused: $(grep -F -- "$text" "$work/$name.log" | head -1)"
     }
-    mkdir -p "$work/truncated" "$work/flipped" "$work/magic" "$work/other_model"
-    head -c 1000 "$good" > "$work/truncated/gradsync.ckpt"
-    cp "$good" "$work/flipped/gradsync.ckpt"
-    printf '\xff' | dd of="$work/flipped/gradsync.ckpt" bs=1 seek=5000 conv=notrunc status=none
-    cp "$good" "$work/magic/gradsync.ckpt"
-    printf 'NOTACKPT' | dd of="$work/magic/gradsync.ckpt" bs=1 seek=0 conv=notrunc status=none
-    cp "$good" "$work/other_model/gradsync.ckpt"
-    try truncated "truncated"
-    try flipped "corrupted"
-    try magic "not a gradsync checkpoint"
+    for name in truncated flipped magic other_model torn_manifest flipped_manifest no_manifest; do
+      cp -r "$work/good" "$work/$name"
+    done
+    head -c 1000 "$good_set/piece-0-of-1.ckpt" > "$work/truncated/$piece"
+    printf '\xff' | dd of="$work/flipped/$piece" bs=1 seek=5000 conv=notrunc status=none
+    printf 'NOTACKPT' | dd of="$work/magic/$piece" bs=1 seek=0 conv=notrunc status=none
+    head -c 100 "$good_set/manifest-r0" > "$work/torn_manifest/$set_name/manifest-r0"
+    printf 'X' | dd of="$work/flipped_manifest/$set_name/manifest-r0" bs=1 seek=40 conv=notrunc status=none
+    rm "$work/no_manifest/$set_name/manifest-r0"
+    try truncated "$work/truncated/$piece: truncated"
+    try flipped "$work/flipped/$piece: corrupted"
+    try magic "$work/magic/$piece: not a gradsync checkpoint"
     try other_model "written by a different run" --model mlp
-    cmp -s "$good" "$work/good/gradsync.ckpt" || fail "the good checkpoint changed"
+    try torn_manifest "manifest-r0: torn manifest"
+    try flipped_manifest "manifest-r0: corrupted manifest"
+    try no_manifest "no manifest: torn"
+    try no_checkpoint "no such directory"
+    cmp -s "$good_set/piece-0-of-1.ckpt" "$work/good/$piece" || fail "the good checkpoint changed"
     ;;
   divergence)
     # NaN in a gradient stops the run naming epoch, step and rank; the checkpoint of the last good epoch stays
@@ -108,16 +120,26 @@ case "$case_name" in
     expect_in "$work/resume.log" "done: ring"
     ;;
   resume_equality)
-    # Two epochs straight equal one epoch, a resume, and one more epoch, bit for bit.
+    # Two epochs straight equal one epoch, a resume, and one more epoch, bit for bit; and a resume from a set in the
+    # middle of an epoch (the newest one removed) equals them too.
     for sync in ring mpi ps; do
-      "${mpirun_[@]}" -n 3 "$bin/train" --sync "$sync" "${short[@]}" --model mlp --momentum 0.9 --epochs 2 \
-        --checkpoint "$work/$sync-straight" >/dev/null
-      "${mpirun_[@]}" -n 3 "$bin/train" --sync "$sync" "${short[@]}" --model mlp --momentum 0.9 --epochs 1 \
-        --checkpoint "$work/$sync-resumed" >/dev/null
-      "${mpirun_[@]}" -n 3 "$bin/train" --sync "$sync" "${short[@]}" --model mlp --momentum 0.9 --epochs 2 \
-        --checkpoint "$work/$sync-resumed" --resume >/dev/null
-      cmp "$work/$sync-straight/gradsync.ckpt" "$work/$sync-resumed/gradsync.ckpt" || fail "$sync: resumed run differs"
+      args=(--sync "$sync" "${short[@]}" --model mlp --momentum 0.9 --checkpoint-steps 100)
+      "${mpirun_[@]}" -n 3 "$bin/train" "${args[@]}" --epochs 2 --checkpoint "$work/$sync-straight" >/dev/null
+      "${mpirun_[@]}" -n 3 "$bin/train" "${args[@]}" --epochs 1 --checkpoint "$work/$sync-resumed" >/dev/null
+      "${mpirun_[@]}" -n 3 "$bin/train" "${args[@]}" --epochs 2 --checkpoint "$work/$sync-resumed" --resume >/dev/null
+      straight="$(newest_set "$work/$sync-straight")"
+      [ "$(basename "$straight")" = step-000000000300 ] || fail "$sync: newest set $straight, expected step 300"
+      cmp "$straight/piece-0-of-1.ckpt" "$(newest_set "$work/$sync-resumed")/piece-0-of-1.ckpt" \
+        || fail "$sync: resumed run differs"
       echo "$sync: 2 epochs straight == 1 epoch + resume + 1 epoch (bit-identical checkpoint, momentum 0.9)"
+      cp -r "$work/$sync-straight" "$work/$sync-mid"
+      rm -r "$straight" "$work/$sync-mid/$(basename "$straight")"   # the newest set gone: step 200 is left
+      "${mpirun_[@]}" -n 3 "$bin/train" "${args[@]}" --epochs 2 --checkpoint "$work/$sync-mid" --resume \
+        >"$work/$sync-mid.log"
+      expect_in "$work/$sync-mid.log" "resumed from the checkpoint of step 200 (epoch 2, "
+      cmp "$work/$sync-resumed/step-000000000300/piece-0-of-1.ckpt" \
+        "$work/$sync-mid/step-000000000300/piece-0-of-1.ckpt" || fail "$sync: resumed mid-epoch differs"
+      echo "$sync: resumed in the middle of epoch 2 (step 200) == straight (bit-identical)"
     done
     ;;
   cli_error_once)

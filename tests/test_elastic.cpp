@@ -1,0 +1,261 @@
+// Replicated checkpoint sets and elastic resume (trainers/checkpoint_set.hpp): where the pieces land, which set a
+// resumed run picks when replicas are damaged, torn or gone with their host, and that a run resumed on another
+// world continues from the checkpoint's exact state. Each rank plays a host of its own ($GRADSYNC_HOST=h<rank>),
+// all sharing one temporary tree, as the emulated cluster's hosts do.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "collectives/comm.hpp"
+#include "model/checkpoint_manifest.hpp"
+#include "model/synthetic.hpp"
+#include "test_support.hpp"
+#include "trainers/checkpoint_set.hpp"
+#include "trainers/checkpointing.hpp"
+#include "trainers/trainer.hpp"
+
+using namespace gradsync;
+namespace fs = std::filesystem;
+
+namespace {
+
+TrainTest blobs() { return {make_blobs(512, 20, 4, 0.3f, 17, 0), make_blobs(128, 20, 4, 0.3f, 17, 1)}; }
+
+// Every rank of `world` names its host h<world rank> while it lives; one directory tree for all of them.
+struct Hosts {
+  explicit Hosts(const Comm& world, const std::string& name) {
+    ::setenv("GRADSYNC_HOST", fmt::format("h{}", world.rank()).c_str(), 1);
+    long pid = ::getpid();
+    check_mpi(MPI_Bcast(&pid, 1, MPI_LONG, 0, world.native()), "MPI_Bcast", world.rank());
+    root = fs::temp_directory_path() / fmt::format("gradsync-test-elastic-{}-{}", name, pid);
+    world.barrier();
+  }
+  ~Hosts() {
+    ::unsetenv("GRADSYNC_HOST");
+    Comm::world().barrier();
+    if (Comm::world().rank() == 0) fs::remove_all(root);
+  }
+  fs::path dir(int host) const { return root / fmt::format("h{}", host); }
+  std::string pattern() const { return (root / "%h").string(); }
+  fs::path root;
+};
+
+TrainConfig base(const std::string& sync, const std::string& dir) {
+  TrainConfig c;
+  c.sync = sync;
+  c.model = "mlp";
+  c.hidden = {16};
+  c.epochs = 1;
+  c.batch = 4;
+  c.sgd.lr = 0.2f;
+  c.sgd.momentum = 0.9f;
+  c.seed = 5;
+  c.iterations_per_epoch = 8;
+  c.checkpoint_dir = dir;
+  c.checkpoint_steps = 3;  // sets at steps 3 and 6 inside the epoch, 8 at its end; 6 and 8 are kept
+  c.quiet = true;
+  return c;
+}
+
+std::size_t parameter_count(const TrainConfig& c, const TrainTest& d) {
+  std::size_t n = 0;
+  const auto sizes = c.layer_sizes(d.train.features, static_cast<std::size_t>(d.train.classes));
+  for (std::size_t i = 0; i + 1 < sizes.size(); ++i) n += sizes[i] * sizes[i + 1] + sizes[i + 1];
+  return n;
+}
+
+// What load_newest_checkpoint finds on the ranks of `comm`: the step, or the error's text.
+std::string find_newest(const TrainConfig& c, const TrainTest& d, const Comm& comm, ResumePoint* out = nullptr) {
+  try {
+    const HostMap hosts(comm);
+    const auto sizes = c.layer_sizes(d.train.features, static_cast<std::size_t>(d.train.classes));
+    TrainConfig r = c;
+    r.epochs = c.epochs + 1;
+    ResumePoint p = load_newest_checkpoint(r, comm, hosts, run_fingerprint(r, sizes), parameter_count(c, d));
+    if (out) *out = p;
+    return fmt::format("step {}", p.steps_done);
+  } catch (const CheckpointError& e) {
+    return e.what();
+  }
+}
+
+void flip_byte(const fs::path& file, std::size_t at) {
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(at));
+  char ch = 0;
+  f.get(ch);
+  f.seekp(static_cast<std::streamoff>(at));
+  f.put(static_cast<char>(ch ^ 0x5a));
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("a manifest survives a round trip and any truncation or flipped byte is refused") {
+  Manifest m;
+  m.run = "model=20-16-4 sync=ring dataset=mnist seed=5 momentum=0.9 chunk=0";
+  m.step = 1234;
+  m.next_epoch = 2;
+  m.epoch_examples = 640;
+  m.ranks = 4;
+  m.workers = 2;
+  m.servers = 2;
+  m.batch = 32;
+  m.param_count = 100;
+  m.optimizer_count = 100;
+  m.params_crc = 0xdeadbeef;
+  m.optimizer_crc = 0x01234567;
+  m.pieces = {{0, 50, "piece-0-of-2.ckpt", 300, 0xabcdef01, true}, {50, 100, "piece-1-of-2.ckpt", 300, 0x10fedcba, false}};
+  const std::string text = serialize_manifest(m);
+  CHECK(parse_manifest(text, "m") == m);
+  for (std::size_t cut = 0; cut < text.size(); ++cut) {
+    CAPTURE(cut);
+    CHECK_THROWS_AS(parse_manifest(text.substr(0, cut), "m"), CheckpointError);
+  }
+  for (std::size_t at = 0; at < text.size(); ++at) {
+    CAPTURE(at);
+    std::string bad = text;
+    bad[at] = static_cast<char>(bad[at] ^ 0x01);
+    CHECK_THROWS_AS(parse_manifest(bad, "m"), CheckpointError);
+  }
+}
+
+TEST_CASE("ring checkpoints land on two hosts; a damaged, torn or lost replica leaves the other, then the older set") {
+  const Comm world = Comm::world();
+  if (world.size() < 4) return;
+  const Hosts hosts(world, "ring");
+  const TrainTest data = blobs();
+  const TrainConfig c = base("ring", hosts.pattern());
+  train(c, data, world);
+  const std::string last = set_dir_name(8), before = set_dir_name(6);
+  if (world.rank() == 0) {
+    // The replicated model: rank 0's host and the next host hold it; no other host does.
+    for (int h = 0; h < 4; ++h) {
+      CAPTURE(h);
+      CHECK(fs::exists(hosts.dir(h) / last / "piece-0-of-1.ckpt") == (h < 2));
+      CHECK(fs::exists(hosts.dir(h) / last / manifest_file_name(h)) == (h < 2));
+    }
+    CHECK(fs::exists(hosts.dir(0) / before));      // the set before the newest is kept
+    CHECK(!fs::exists(hosts.dir(0) / set_dir_name(3)));  // and older ones are pruned
+  }
+  world.barrier();
+  ResumePoint p;
+  CHECK(find_newest(c, data, world, &p) == "step 8");
+  CHECK(contains(p.sources, "h0:"));
+
+  // Host 0's copy damaged: host 1's copy of the same set is used, and the damage is reported.
+  if (world.rank() == 0) flip_byte(hosts.dir(0) / last / "piece-0-of-1.ckpt", 200);
+  world.barrier();
+  CHECK(find_newest(c, data, world, &p) == "step 8");
+  CHECK(contains(p.sources, "h1:"));
+  if (world.rank() == 0) CHECK(contains(p.skipped, "corrupted"));
+
+  // Host 0 lost: ranks 1..3 still find the newest set, on host 1.
+  const Comm survivors = world.split(world.rank() == 0 ? MPI_UNDEFINED : 0, world.rank());
+  if (world.rank() != 0) CHECK(find_newest(c, data, survivors) == "step 8");
+  world.barrier();  // before rank 0 tears host 1's copy under the survivors' feet
+
+  // Host 1's copy torn too (its manifest never written): the older set, complete on both hosts, wins.
+  if (world.rank() == 0) fs::remove(hosts.dir(1) / last / manifest_file_name(1));
+  world.barrier();
+  CHECK(find_newest(c, data, world) == "step 6");
+
+  // Only hosts that never held a piece are left: no complete checkpoint, each directory named.
+  const Comm empty_hosts = world.split(world.rank() >= 2 ? 0 : MPI_UNDEFINED, world.rank());
+  if (world.rank() >= 2) {
+    const std::string e = find_newest(c, data, empty_hosts);
+    CHECK(contains(e, "no complete checkpoint"));
+    CHECK(contains(e, (hosts.dir(2)).string()));
+    CHECK(contains(e, (hosts.dir(3)).string()));
+  }
+
+  // A checkpoint of another run is named as such, with both fingerprints.
+  TrainConfig other = c;
+  other.seed = 6;
+  const std::string e = find_newest(other, data, world);
+  CHECK(contains(e, "different run"));
+  CHECK(contains(e, "seed=5"));
+  CHECK(contains(e, "seed=6"));
+  world.barrier();
+}
+
+TEST_CASE("parameter-server shards are written by their server and a buddy, and re-partitioned on resume") {
+  const Comm world = Comm::world();
+  if (world.size() < 4) return;
+  const Hosts hosts(world, "ps");
+  const TrainTest data = blobs();
+  TrainConfig c = base("ps", hosts.pattern());
+  c.servers = 2;
+  c.epochs = 2;
+  const TrainResult straight = train(c, data, world);  // 2 servers, 2 workers, 2 epochs
+
+  c.epochs = 1;
+  train(c, data, world);  // a fresh run: the sets of the straight run are removed first
+  if (world.rank() == 0) {
+    const std::string last = set_dir_name(8);
+    // Shard 0: server 0 (h0) and host 1's rank; shard 1: server 1 (h1) and host 2's rank. Host 3 holds none.
+    CHECK(fs::exists(hosts.dir(0) / last / "piece-0-of-2.ckpt"));
+    CHECK(fs::exists(hosts.dir(1) / last / "piece-0-of-2.ckpt"));
+    CHECK(fs::exists(hosts.dir(1) / last / "piece-1-of-2.ckpt"));
+    CHECK(fs::exists(hosts.dir(2) / last / "piece-1-of-2.ckpt"));
+    CHECK(!fs::exists(hosts.dir(0) / last / "piece-1-of-2.ckpt"));
+    CHECK(!fs::exists(hosts.dir(3) / last));
+  }
+  world.barrier();
+
+  // Host 0 (server 0) lost; the 3 left run 1 server and 2 workers: the same global batch, the same sums in the
+  // same order, so the result is the straight run's, bit for bit.
+  const Comm survivors = world.split(world.rank() == 0 ? MPI_UNDEFINED : 0, world.rank());
+  if (world.rank() != 0) {
+    TrainConfig r = c;
+    r.servers = 1;
+    r.epochs = 2;
+    r.resume = true;
+    const TrainResult resumed = train(r, data, survivors);
+    if (survivors.rank() == 0) {
+      // rank 0 of the straight run holds its result; compare on world rank 1 after a transfer.
+      std::vector<float> reference(resumed.params.size());
+      world.recv(reference.data(), reference.size(), MPI_FLOAT, 0, 77);
+      CHECK(resumed.params == reference);
+    }
+  } else {
+    world.send(straight.params.data(), straight.params.size(), MPI_FLOAT, 1, 77);
+  }
+  world.barrier();
+}
+
+TEST_CASE("a run resumed mid-epoch on fewer workers with --global-batch continues the same data order") {
+  const Comm world = Comm::world();
+  if (world.size() < 4) return;
+  const Hosts hosts(world, "global-batch");
+  const TrainTest data = blobs();
+  TrainConfig c = base("ring", hosts.pattern());
+  c.global_batch = 16;  // 4 per worker on 4 ranks, 8 on 2
+  c.sgd.momentum = 0;
+  const TrainResult straight = train(c, data, world);
+  // The run "fails" after step 7: the set of step 8 never existed; step 6 is mid-epoch.
+  if (world.rank() == 0)
+    for (int h = 0; h < 4; ++h) fs::remove_all(hosts.dir(h) / set_dir_name(8));
+  world.barrier();
+  const Comm two = world.split(world.rank() < 2 ? 0 : MPI_UNDEFINED, world.rank());
+  if (world.rank() < 2) {
+    TrainConfig r = c;
+    r.resume = true;
+    r.epochs = 1;
+    // The checkpoint says 1 epoch is not finished yet: resume it, with the epoch's last two steps on 2 workers.
+    const TrainResult resumed = train(r, data, two);
+    if (two.rank() == 0) {
+      CHECK(resumed.steps == 2);
+      // The same examples in the same global batches; only the order of the sums differs.
+      CHECK(test::relative_difference(resumed.params, straight.params) < 1e-5);
+      CHECK(test::relative_difference(resumed.params, straight.params) > 0);
+    }
+  }
+  world.barrier();
+}
