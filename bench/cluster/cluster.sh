@@ -11,6 +11,7 @@
 #   bench/cluster/cluster.sh down                        remove everything (idempotent)
 #   bench/cluster/cluster.sh status                      namespaces, addresses, shaping, byte counters
 #   bench/cluster/cluster.sh check                       can this machine build a cluster? (exit 0, or 3 + why)
+#   bench/cluster/cluster.sh cut I | heal I              take host I's link down (the host hangs, unreachable) / up
 #   bench/cluster/cluster.sh run [MPIRUN_ARGS...] -- CMD [ARGS...]
 #        the MPI launcher inside gs-h0 (Open MPI's mpirun, or MPICH's Hydra when $GRADSYNC_MPIEXEC names it, as
 #        ctest and the scripts do for an MPICH tree), one rank per namespace-host (pass -np K for fewer), TCP only,
@@ -18,6 +19,8 @@
 #        would starve the kernel threads that forward the other hosts' packets).
 #        Remote ranks are started through the launcher's rsh mode with netns_agent.sh, which turns
 #        "<agent> <host> <command>" into "ip netns exec <namespace> sh -c <command>".
+#        With GS_CLUSTER_RUN_HOSTS=I,J,... only those hosts, launched from the first of them (the elastic launcher
+#        relaunches on the hosts left after one is lost: scripts/elastic.sh).
 #
 # --queue Q is how each link orders what waits behind its rate limit: small-first (default) or fifo.
 #   fifo         one queue. Linux lets a TCP flow keep up to tcp_limit_output_bytes (4 MiB here: 33 ms at 1 Gbit/s)
@@ -378,6 +381,21 @@ cmd_run() {
   [ $# -ge 2 ] || die "run needs '-- CMD [ARGS...]'"
   shift
   n="$(awk -F= '$1 == "hosts" {print $2}' "$STATE/config")"
+  local hostfile="$STATE/hostfile" hydra_hostfile="$STATE/hostfile.hydra" first=0
+  if [ -n "${GS_CLUSTER_RUN_HOSTS:-}" ]; then
+    [[ $GS_CLUSTER_RUN_HOSTS =~ ^[0-9]+(,[0-9]+)*$ ]] || die "GS_CLUSTER_RUN_HOSTS must be host numbers like 1,2,3"
+    local subset i
+    IFS=, read -r -a subset <<<"$GS_CLUSTER_RUN_HOSTS"
+    hostfile="$STATE/hostfile.hosts-${GS_CLUSTER_RUN_HOSTS//,/-}" hydra_hostfile="$hostfile.hydra"
+    : >"$hostfile"
+    : >"$hydra_hostfile"
+    for i in "${subset[@]}"; do
+      [ "$i" -lt "$n" ] || die "GS_CLUSTER_RUN_HOSTS: no host $i in a cluster of $n"
+      printf '%s slots=1\n' "$(host_ip "$i")" >>"$hostfile"
+      printf '%s:1\n' "$(host_ip "$i")" >>"$hydra_hostfile"
+    done
+    n="${#subset[@]}" first="${subset[0]}"
+  fi
   local np_given=0 a
   for a in "${mpi_args[@]}"; do case "$a" in -np|-n|--np|-c) np_given=1 ;; esac; done
   [ "$np_given" = 1 ] || mpi_args=(-np "$n" "${mpi_args[@]}")
@@ -395,15 +413,15 @@ cmd_run() {
       # are one machine and moves data through shared memory, and forcing it onto TCP (UCX_TLS=tcp,self) left
       # MPICH 4.0's MPI_Finalize waiting forever in about half the runs here. With MPICH this checks the launch
       # and the per-host decisions (the ring's network chunk size), not the network.
-      launch=(-f "$STATE/hostfile.hydra" -launcher rsh -launcher-exec "$HERE/netns_agent.sh") ;;
+      launch=(-f "$hydra_hostfile" -launcher rsh -launcher-exec "$HERE/netns_agent.sh") ;;
     *)
-      launch=(--hostfile "$STATE/hostfile"
+      launch=(--hostfile "$hostfile"
               --mca plm rsh --mca plm_rsh_agent "$HERE/netns_agent.sh" --mca plm_rsh_no_tree_spawn 1
               --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$net" --mca oob_tcp_if_include "$net"
               --mca orte_startup_timeout "$STARTUP_TIMEOUT_S") ;;
   esac
   # GS_CLUSTER_STATE tells the agent where the host map is.
-  exec ip netns exec "$(host_ns 0)" env ${MPI_ENV[@]+"${MPI_ENV[@]}"} GS_CLUSTER_STATE="$STATE" \
+  exec ip netns exec "$(host_ns "$first")" env ${MPI_ENV[@]+"${MPI_ENV[@]}"} GS_CLUSTER_STATE="$STATE" \
     "$MPIEXEC" "${launch[@]}" "${MPIRUN_FLAGS[@]}" "${mpi_args[@]}" "$@"
 }
 
@@ -417,6 +435,11 @@ case "$command" in
   check) why="$(cannot_build)"; if [ -n "$why" ]; then echo "cannot build a cluster here: $why"; exit 3; fi
          echo "this machine can build an emulated cluster" ;;
   run) cmd_run "$@" ;;
+  cut|heal)
+    [[ ${1:-} =~ ^[0-9]+$ ]] || die "$command needs a host number"
+    ip netns list | awk '{print $1}' | grep -qx "$(host_ns "$1")" || die "no host $1 ($(host_ns "$1")) in the cluster"
+    ip -n "$SWITCH_NS" link set "$PORT_PREFIX$1" "$([ "$command" = cut ] && echo down || echo up)"
+    say "host $1: link $([ "$command" = cut ] && echo cut || echo restored)" ;;
   -h|--help|help) usage ;;
   *) usage >&2; die "unknown command '$command'" 2 ;;
 esac
