@@ -8,6 +8,8 @@ namespace {
 constexpr int kTagReduceScatter = 0x52;
 constexpr int kTagAllGather = 0x47;
 constexpr std::size_t kMaxElementBytes = 8;
+constexpr const char* kReduceScatterWait = "ring reduce-scatter: send right, receive from the left neighbour";
+constexpr const char* kAllGatherWait = "ring all-gather: send right, receive from the left neighbour";
 
 std::size_t wrap(long long i, int p) { return static_cast<std::size_t>(((i % p) + p) % p); }
 
@@ -18,7 +20,9 @@ RingAllreduce::RingAllreduce(Comm comm, AllreduceOptions options)
       wire_(options.bf16_wire ? bf16_wire() : native_wire()),
       left_((comm_.rank() - 1 + comm_.size()) % comm_.size()),
       right_((comm_.rank() + 1) % comm_.size()),
-      scratch_(std::max(options.chunk_bytes, kMaxElementBytes)) {
+      slot_bytes_(std::max(options.chunk_bytes, kMaxElementBytes)),
+      scratch_(slot_bytes_ * kRingWindow),
+      requests_(2 * kRingWindow, MPI_REQUEST_NULL) {
   if (options.chunk_bytes == kAutoChunkBytes)
     throw std::invalid_argument("RingAllreduce: chunk_bytes is 0 (automatic); build the ring with make_allreduce");
   if (options.bf16_wire) outgoing_.resize(scratch_.size());
@@ -38,9 +42,9 @@ void RingAllreduce::plan(std::size_t count, Dtype type) {
   steps_.clear();
   for (int k = 0; k < p - 1; ++k) steps_.push_back({segment(r - k), segment(r - k - 1), true});    // reduce-scatter
   for (int k = 0; k < p - 1; ++k) steps_.push_back({segment(r + 1 - k), segment(r - k), false});  // all-gather
-  finished_ = segment(r + 1);
   chunk_ = std::max<std::size_t>(1, options_.chunk_bytes / wire_.element_bytes(type));
   chunks_ = (partition(count, p, 0).size() + chunk_ - 1) / chunk_;
+  window_ = std::min(kRingWindow, chunks_);
   planned_count_ = count;
   planned_type_ = type;
 }
@@ -48,8 +52,10 @@ void RingAllreduce::plan(std::size_t count, Dtype type) {
 void RingAllreduce::begin(std::byte* data, std::size_t count, Dtype type) {
   plan(count, type);
   data_ = data;
-  next_ = 0;
-  post(0);
+  oldest_ = 0;
+  posted_ = 0;
+  while (posted_ < std::min(window_, total_exchanges())) post(posted_++);
+  stage_ = {{&requests_[0], 2}, steps_[0].add ? kReduceScatterWait : kAllGatherWait, left_};
 }
 
 void RingAllreduce::post(std::size_t i) {
@@ -58,33 +64,40 @@ void RingAllreduce::post(std::size_t i) {
   const std::size_t elem = dtype_size(planned_type_);
   const MPI_Datatype wire_type = wire_.mpi_element(planned_type_);
   const int tag = step.add ? kTagReduceScatter : kTagAllGather;
-  void* landing = wire_.landing(data_ + recv.begin * elem, !step.add, scratch_.data());
+  const std::size_t slot = i % window_;
+  void* landing = wire_.landing(data_ + recv.begin * elem, !step.add, slot_scratch(i));
   check_mpi(MPI_Irecv(landing, comm_.to_int_count(recv.size(), "MPI_Irecv"), wire_type, left_, tag, comm_.native(),
-                      &requests_[0]),
+                      &requests_[2 * slot]),
             "MPI_Irecv (ring, from the left neighbour)", comm_.rank());
-  const void* message = wire_.pack(data_ + send.begin * elem, send.size(), planned_type_, outgoing_.data());
+  std::byte* outgoing = outgoing_.empty() ? nullptr : outgoing_.data() + slot * slot_bytes_;
+  const void* message = wire_.pack(data_ + send.begin * elem, send.size(), planned_type_, outgoing);
   check_mpi(MPI_Isend(message, comm_.to_int_count(send.size(), "MPI_Isend"), wire_type, right_, tag, comm_.native(),
-                      &requests_[1]),
+                      &requests_[2 * slot + 1]),
             "MPI_Isend (ring, to the right neighbour)", comm_.rank());
-  stage_ = {requests_, step.add ? "ring reduce-scatter: send right, receive from the left neighbour"
-                                : "ring all-gather: send right, receive from the left neighbour",
-            left_};
 }
 
-bool RingAllreduce::advance() {
-  const Step& step = steps_[next_ / chunks_];
-  const ElementRange recv = chunk_of(step.recv, next_ % chunks_);
+// The last reduce-scatter step finishes this rank's segment chunk by chunk: each chunk is sealed as it lands,
+// before the all-gather sends it (a window behind).
+void RingAllreduce::land(std::size_t i) {
+  const std::size_t s = i / chunks_;
+  const Step& step = steps_[s];
+  const ElementRange recv = chunk_of(step.recv, i % chunks_);
   const std::size_t elem = dtype_size(planned_type_);
   std::byte* values = data_ + recv.begin * elem;
   if (step.add)
-    wire_.add(values, scratch_.data(), recv.size(), planned_type_);
+    wire_.add(values, slot_scratch(i), recv.size(), planned_type_);
   else
-    wire_.overwrite(values, scratch_.data(), recv.size(), planned_type_);
-  ++next_;
-  const std::size_t reduce_scatter_end = chunks_ * (steps_.size() / 2);
-  if (next_ == reduce_scatter_end) wire_.seal(data_ + finished_.begin * elem, finished_.size(), planned_type_);
-  if (next_ == chunks_ * steps_.size()) return true;
-  post(next_);
+    wire_.overwrite(values, slot_scratch(i), recv.size(), planned_type_);
+  if (s + 1 == steps_.size() / 2) wire_.seal(values, recv.size(), planned_type_);
+}
+
+bool RingAllreduce::advance() {
+  land(oldest_);
+  ++oldest_;
+  if (oldest_ == total_exchanges()) return true;
+  if (posted_ < total_exchanges()) post(posted_++);  // into the slot just freed
+  const std::size_t slot = oldest_ % window_;
+  stage_ = {{&requests_[2 * slot], 2}, steps_[oldest_ / chunks_].add ? kReduceScatterWait : kAllGatherWait, left_};
   return false;
 }
 

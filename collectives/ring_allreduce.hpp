@@ -12,10 +12,16 @@ namespace gradsync {
 // Ring allreduce (Patarasuk & Yuan; the baidu-allreduce / Horovod / Gloo ring). The buffer is cut into P
 // segments; P-1 reduce-scatter steps leave each rank with one fully summed segment, P-1 all-gather steps
 // circulate the summed segments. Each rank sends 2(P-1)/P of the buffer, whatever P is. Messages are at most
-// options.chunk_bytes, and the only scratch memory is one chunk (two on a bf16 wire), allocated here, once.
+// options.chunk_bytes. Up to kRingWindow exchanges are in flight at once (a pipelined ring): while one chunk is
+// being added, the next ones are already on the link. Every rank posts its exchanges in the same order, so sends
+// and receives match one to one whatever the window; the scratch memory is one chunk per window slot (two on a
+// bf16 wire), allocated here, once.
 // With options.bf16_wire ("ring-bf16", float32 only) every message carries bfloat16 (ring_wire.hpp): partial sums
 // are rounded once per reduce-scatter hop and added in float32; each finished segment is rounded once by its owner,
 // which keeps the rounded value too, so every rank ends with the same bits.
+// Exchanges in flight at once (see RingAllreduce::window_): two keep the link busy while a chunk is added.
+inline constexpr std::size_t kRingWindow = 2;
+
 class RingAllreduce final : public Allreduce {
  public:
   // Collective only in make_allreduce, which resolves options.chunk_bytes; here it must already be > 0
@@ -36,8 +42,12 @@ class RingAllreduce final : public Allreduce {
   void require_supported(Dtype type) const override { wire_.require_supported(type); }
   // The schedule of a reduction of `count` elements of `type`: planned on the first call with that shape, reused.
   void plan(std::size_t count, Dtype type);
-  // Posts exchange `i` of the schedule: chunk i % chunks_ of step i / chunks_.
+  // Posts exchange `i` of the schedule (chunk i % chunks_ of step i / chunks_) into window slot i % window_.
   void post(std::size_t i);
+  // Adds or takes exchange `i`'s message once it has arrived.
+  void land(std::size_t i);
+  std::size_t total_exchanges() const { return chunks_ * steps_.size(); }
+  std::byte* slot_scratch(std::size_t i) { return scratch_.data() + (i % window_) * slot_bytes_; }
   ElementRange chunk_of(ElementRange segment, std::size_t c) const {
     return {std::min(segment.begin + c * chunk_, segment.end), std::min(segment.begin + (c + 1) * chunk_, segment.end)};
   }
@@ -45,19 +55,24 @@ class RingAllreduce final : public Allreduce {
   const RingWire& wire_;
   int left_;
   int right_;
-  std::vector<std::byte> scratch_;   // one chunk: where a neighbour's message lands when it is not taken in place
-  std::vector<std::byte> outgoing_;  // one chunk of this rank's values in wire format, when the wire converts them
+  std::size_t slot_bytes_;           // one chunk
+  std::vector<std::byte> scratch_;   // per slot: where a neighbour's message lands when it is not taken in place
+  std::vector<std::byte> outgoing_;  // per slot: this rank's values in wire format, when the wire converts them
   // The plan for one shape.
   std::size_t planned_count_ = 0;
   Dtype planned_type_ = Dtype::f32;
   std::vector<Step> steps_;  // reduce-scatter steps, then all-gather steps
   std::size_t chunk_ = 1;    // elements per message
   std::size_t chunks_ = 0;   // messages per step
-  ElementRange finished_;    // the segment this rank holds complete after the reduce-scatter
+  // Exchanges in flight at most: an exchange may be posted once the one a window earlier has landed, and its data
+  // is ready once the same chunk of the step before has landed, which holds as long as the window is at most
+  // chunks_ (so it is min(kRingWindow, chunks_)).
+  std::size_t window_ = 1;
   // The reduction in flight.
   std::byte* data_ = nullptr;
-  std::size_t next_ = 0;  // exchange in flight
-  std::array<MPI_Request, 2> requests_{MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  std::size_t oldest_ = 0;  // the oldest exchange in flight: the stage waits for it
+  std::size_t posted_ = 0;  // exchanges posted so far
+  std::vector<MPI_Request> requests_;  // two per window slot: receive, send
 };
 
 }  // namespace gradsync
