@@ -3,11 +3,14 @@
 //   mpirun -n 2 build/bin/bench_allreduce --methods ring,ps,mpi --min-bytes 4 --max-bytes 64M --csv out.csv
 // Rows for MPI_Allreduce are labelled "mpi-ring" when Open MPI was told to use its ring
 // (--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4).
+// `bench_allreduce --list-methods` prints the method table (collectives/methods.hpp) without starting MPI, for
+// scripts: one method a line, its name first.
 #include <fmt/format.h>
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -19,6 +22,7 @@
 #include "bench/cross_core_bound.hpp"
 #include "bench/memory_bound.hpp"
 #include "collectives/allreduce.hpp"
+#include "collectives/methods.hpp"
 
 namespace {
 
@@ -58,7 +62,8 @@ float value(int rank, std::size_t i, bool small) {
 }
 
 long count_wrong(Allreduce& allreduce, std::span<float> data, const Comm& world) {
-  const bool small = allreduce.options().bf16_wire;
+  const AllreduceMethod* method = find_allreduce_method(allreduce.name());
+  const bool small = method && !method->exact;
   for (std::size_t i = 0; i < data.size(); ++i) data[i] = value(world.rank(), i, small);
   allreduce.run(data);
   long wrong = 0;
@@ -123,20 +128,31 @@ std::vector<Row> measure_size(const std::vector<MethodSpec>& specs, std::size_t 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before MPI_Init, so that a script can ask without a launcher.
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--list-methods") == 0) {
+      fmt::print("{}", allreduce_method_listing());
+      return 0;
+    }
   MPI_Init(&argc, &argv);
   const Comm world = Comm::world();
   const bool lead = world.rank() == 0;
   CLI::App app{"bench_allreduce: time and bandwidth of every allreduce method, with an exact check per row"};
-  std::string methods = "ring,ps,ps-sharded,mpi", min_bytes = "4", max_bytes = "64M", chunks, csv;
+  std::string methods = allreduce_method_names([](const AllreduceMethod& m) { return m.exact; }, ","), min_bytes = "4", max_bytes = "64M", chunks, csv;
   double step_factor = 2;
   int iters = 0, warmup = 3, servers = 0, reps = 5;
   bool no_check = false;
   app.add_option("--methods", methods,
-                 "comma-separated: ring, ps, ps-sharded, mpi, ring-bf16 (bfloat16 on the wire; its algbw and busbw "
-                 "count float32 bytes, twice what it sends); a '+nocheck' suffix skips the agreement check; membound "
-                 "times the DRAM traffic a ring allreduce cannot avoid (bench/memory_bound.hpp), xcore the ring's schedule "
-                 "with plain loads and stores through a shared window (bench/cross_core_bound.hpp), at the same moments")
+                 fmt::format("comma-separated: {} (--list-methods says what each is; a rounded method's algbw and busbw "
+                             "count float32 bytes, more than it sends); a '+nocheck' suffix skips the agreement check; "
+                             "membound times the DRAM traffic a ring allreduce cannot avoid (bench/memory_bound.hpp), xcore "
+                             "the ring's schedule with plain loads and stores through a shared window "
+                             "(bench/cross_core_bound.hpp), at the same moments",
+                             allreduce_method_names([](const AllreduceMethod&) { return true; })))
       ->capture_default_str();
+  bool list_methods = false;  // handled before MPI_Init; declared here for --help
+  app.add_flag("--list-methods", list_methods,
+               "print every method, one a line: name, properties, summary (tab-separated), and exit");
   app.add_option("--min-bytes", min_bytes, "smallest message (e.g. 4, 1K, 1M)")->capture_default_str();
   app.add_option("--max-bytes", max_bytes, "largest message")->capture_default_str();
   app.add_option("--step-factor", step_factor, "multiply the size by this each row")->capture_default_str();
@@ -174,23 +190,28 @@ int main(int argc, char** argv) {
         o.check_agreement = false;
         suffix = "+nocheck";
       }
-      if (m == "ring" || m == "ring-bf16") {
+      if (m == "membound" || m == "xcore") {
+        specs.push_back({m, m, o});
+        continue;
+      }
+      const AllreduceMethod* method = find_allreduce_method(m);
+      if (!method)
+        throw std::invalid_argument(fmt::format("--methods: unknown method '{}' (choose from {}, membound, xcore)", m,
+                                                allreduce_method_names([](const AllreduceMethod&) { return true; })));
+      if (method->chunked) {
         for (std::size_t c : chunk_list) {
           o.chunk_bytes = c;
           specs.push_back({m + suffix, m, o, true});
         }
-      } else if (m == "ps-sharded") {
+      } else if (method->servers == ServerRanks::some) {
         o.servers = servers > 0 ? servers : std::max(1, world.size() / 2);
-        specs.push_back({fmt::format("ps-sharded{}{}", o.servers, suffix), m, o});
+        specs.push_back({fmt::format("{}{}{}", m, o.servers, suffix), m, o});
       } else if (m == "mpi") {
         specs.push_back({mpi_label() + suffix, m, o});
-      } else if (m == "membound" || m == "xcore") {
-        specs.push_back({m, m, o});
-        continue;
       } else {
         specs.push_back({m + suffix, m, o});
       }
-      make_allreduce(m, world, specs.back().options);  // rejects unknown methods before any timing
+      method->make(world, specs.back().options);  // rejects impossible options before any timing
     }
 
     std::FILE* out = nullptr;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/methods.hpp"
 
 namespace {
 
@@ -83,15 +84,15 @@ class Draw {
 };
 
 struct PlanSpec {
-  std::string method;
+  const AllreduceMethod* method = nullptr;
   AllreduceOptions options;
 
   std::string describe() const {
-    if (method == "ring") return fmt::format("ring chunk {} B", options.chunk_bytes);
-    const char* contributing = options.server_contributes ? ", servers contribute" : "";
-    if (method == "ps-sharded") return fmt::format("ps-sharded k={}{}", options.servers, contributing);
-    if (method == "ps") return fmt::format("ps{}", contributing);
-    return method;
+    std::string s(method->name);
+    if (method->chunked) s += fmt::format(" chunk {} B", options.chunk_bytes);
+    if (method->servers == ServerRanks::some) s += fmt::format(" k={}", options.servers);
+    if (method->servers != ServerRanks::none && options.server_contributes) s += ", servers contribute";
+    return s;
   }
 };
 
@@ -106,19 +107,19 @@ std::size_t ring_segment_bytes(std::size_t count, Dtype type, int ranks) {
 
 // A ring plan whose chunks are so small that this call would send more than kMaxChunksPerSegment per segment.
 bool too_fine(const PlanSpec& spec, std::size_t count, Dtype type, int ranks) {
-  return spec.method == "ring" &&
+  return spec.method->chunked &&
          ring_segment_bytes(count, type, ranks) > kMaxChunksPerSegment * std::max(spec.options.chunk_bytes, dtype_size(type));
 }
 
-PlanSpec draw_spec(Draw& draw, const std::vector<std::string>& methods, std::size_t count, Dtype type, int ranks) {
+PlanSpec draw_spec(Draw& draw, const std::vector<const AllreduceMethod*>& methods, std::size_t count, Dtype type,
+                   int ranks) {
   PlanSpec spec{methods[static_cast<std::size_t>(draw.uniform(0, static_cast<int>(methods.size()) - 1))], {}};
-  if (spec.method == "ring") {
+  if (spec.method->chunked) {
     const std::size_t finest = std::max(kMinChunkBytes, ring_segment_bytes(count, type, ranks) / kMaxChunksPerSegment);
     spec.options.chunk_bytes = draw.log_uniform(std::min(finest, kMaxChunkBytes), kMaxChunkBytes);
-  } else if (spec.method == "ps" || spec.method == "ps-sharded") {
-    if (spec.method == "ps-sharded") spec.options.servers = draw.uniform(1, std::max(1, ranks - 1));
-    spec.options.server_contributes = draw.one_in(2);
   }
+  if (spec.method->servers == ServerRanks::some) spec.options.servers = draw.uniform(1, std::max(1, ranks - 1));
+  if (spec.method->servers != ServerRanks::none) spec.options.server_contributes = draw.one_in(2);
   return spec;
 }
 
@@ -218,14 +219,16 @@ int main(int argc, char** argv) {
   CLI::App app{"soak: many randomly shaped allreduce calls (sizes, methods, chunks, types), each checked exactly"};
   std::uint64_t calls = 10000, seed = 1, progress_every = 1000;
   std::size_t max_count = std::size_t{1} << 20;
-  std::string methods_arg = "ring,ps,ps-sharded,mpi";
+  // Every method that sums exactly (methods.hpp); the soak checks exact sums of every type.
+  const auto exact = [](const AllreduceMethod& m) { return m.exact && !m.float32_only; };
+  std::string methods_arg = allreduce_method_names(exact, ",");
   bool trace = false;
   app.add_option("--calls", calls, "allreduce calls to make")->capture_default_str();
   app.add_option("--seed", seed, "seed of the shared random sequence (same on every rank)")->capture_default_str();
   app.add_option("--max-count", max_count, "largest call, in elements")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 31));  // MPI counts are ints; the buffer is 8 B a count
-  app.add_option("--methods", methods_arg, "comma-separated subset of ring, ps, ps-sharded, mpi")->capture_default_str();
+  app.add_option("--methods", methods_arg, "comma-separated subset of the exact methods")->capture_default_str();
   app.add_option("--progress-every", progress_every, "print a progress line every this many calls (0: never)")
       ->capture_default_str();
   app.add_flag("--trace", trace, "rank 0 prints each call before making it (names the call a crash or hang is in)");
@@ -236,14 +239,15 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     if (world.size() > kMaxRanks)
       throw std::invalid_argument(fmt::format("at most {} ranks (values must stay exact in int32)", kMaxRanks));
-    std::vector<std::string> methods;
+    std::vector<const AllreduceMethod*> methods;
     std::stringstream ss(methods_arg);
     for (std::string m; std::getline(ss, m, ',');) {
-      if (m == "ring-bf16")
-        throw std::invalid_argument("--methods: ring-bf16 rounds to bfloat16; soak checks exact sums of every type");
-      if (std::find(allreduce_methods().begin(), allreduce_methods().end(), m) == allreduce_methods().end())
-        throw std::invalid_argument(fmt::format("--methods: unknown method '{}' (choose from ring, ps, ps-sharded, mpi)", m));
-      methods.push_back(m);
+      const AllreduceMethod* method = find_allreduce_method(m);
+      if (!method || !exact(*method))
+        throw std::invalid_argument(fmt::format("--methods: {} '{}' (soak checks exact sums of every type: choose from {})",
+                                                method ? "no exact sums of every type from" : "unknown method", m,
+                                                allreduce_method_names(exact)));
+      methods.push_back(method);
     }
     if (methods.empty()) throw std::invalid_argument("--methods: name at least one method");
     require_same_everywhere(seed, "--seed", world);
@@ -273,7 +277,7 @@ int main(int argc, char** argv) {
       if (!slot.plan || draw.one_in(kFreshPlanOneIn) || too_fine(slot.spec, count, type, world.size())) {
         slot.spec = draw_spec(draw, methods, count, type, world.size());
         what = slot.spec.describe();
-        slot.plan = make_allreduce(slot.spec.method, world, slot.spec.options);
+        slot.plan = slot.spec.method->make(world, slot.spec.options);
       }
       const auto drive = static_cast<Drive>(draw.uniform(0, static_cast<int>(kDriveNames.size()) - 1));
       what = fmt::format("{}, {}", slot.spec.describe(), kDriveNames[static_cast<std::size_t>(drive)]);
@@ -282,7 +286,7 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
       }
       run_call(*slot.plan, drive, type, storage.get(), count, call, what, world, tally);
-      ++calls_per_method[slot.spec.method];
+      ++calls_per_method[std::string(slot.spec.method->name)];
       ++calls_per_type[std::string(dtype_name(type))];
       if (progress_every > 0 && (call + 1) % progress_every == 0 && call + 1 < calls) {
         const auto [checked, wrong] = totals(tally, world);

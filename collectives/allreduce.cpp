@@ -5,9 +5,6 @@
 #include <stdexcept>
 
 #include "collectives/agreement.hpp"
-#include "collectives/mpi_allreduce.hpp"
-#include "collectives/ps_allreduce.hpp"
-#include "collectives/ring_allreduce.hpp"
 #include "collectives/watchdog.hpp"
 
 namespace gradsync {
@@ -105,27 +102,5 @@ void Allreduce::drive_to_completion() {
 bool Allreduce::contributes(int) const { return true; }
 
 ElementRange Allreduce::result_range(int, std::size_t count) const { return {0, count}; }
-
-const std::vector<std::string>& allreduce_methods() {
-  static const std::vector<std::string> names = {"ring", "ps", "ps-sharded", "mpi", "ring-bf16"};
-  return names;
-}
-
-std::unique_ptr<Allreduce> make_allreduce(std::string_view method, const Comm& comm, const AllreduceOptions& options) {
-  if (method == "ring" || method == "ring-bf16") {
-    AllreduceOptions o = options;
-    o.bf16_wire = method == "ring-bf16";
-    if (o.chunk_bytes == kAutoChunkBytes) o.chunk_bytes = comm.on_one_node() ? kSharedMemoryChunkBytes : kNetworkChunkBytes;
-    return std::make_unique<RingAllreduce>(comm, o);
-  }
-  if (method == "mpi") return std::make_unique<MpiAllreduce>(comm, options);
-  if (method == "ps" || method == "ps-sharded") {
-    AllreduceOptions o = options;
-    if (method == "ps") o.servers = 1;
-    return std::make_unique<PsAllreduce>(comm, o, std::string(method));
-  }
-  throw std::invalid_argument(fmt::format("unknown allreduce method '{}' (choose from {})", method,
-                                          fmt::join(allreduce_methods(), ", ")));
-}
 
 }  // namespace gradsync

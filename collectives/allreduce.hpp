@@ -1,11 +1,7 @@
 #pragma once
-// One interface over the three ways gradsync sums a buffer across ranks. Pick a method by name:
-//   "ring"        hand-rolled ring allreduce (reduce-scatter, then all-gather) on MPI_Sendrecv
-//   "ps"          central parameter server: workers push to one server rank, which sums and sends back
-//   "ps-sharded"  the same with `servers` server ranks, each owning a contiguous key range
-//   "mpi"         MPI_Allreduce(MPI_IN_PLACE), the vendor baseline
-//   "ring-bf16"   the ring with float32 values sent as bfloat16 (half the bytes; float32 only, not exact: each
-//                 value is rounded to bf16 once per hop, relative error <= 2^-8 per rounding)
+// One interface over the ways gradsync sums a buffer across ranks: the ring, the parameter server, MPI_Allreduce, the
+// ring with a bfloat16 wire. The list of methods, with what each one needs and promises, is collectives/methods.hpp;
+// make_allreduce builds one by name.
 // An algorithm is planned once for a communicator (neighbours, scratch) and run many times.
 #include <cstddef>
 #include <memory>
@@ -139,15 +135,14 @@ class Allreduce {
   double completed_at_ = 0;
 };
 
-// Plans `method` (one of allreduce_methods()) on `comm`. Every rank of `comm` must call it with the same method
-// and options; for "ring" with chunk_bytes == kAutoChunkBytes it is a collective call, which resolves the chunk
-// to kSharedMemoryChunkBytes when all ranks share a node and kNetworkChunkBytes otherwise (options() then
-// holds the resolved size). Throws std::invalid_argument for an unknown method or options that cannot work on
-// this communicator (e.g. servers >= size).
+// Plans `method` (a name in allreduce_method_table(), methods.hpp) on `comm`. Every rank of `comm` must call it
+// with the same method and options; for a chunked method with chunk_bytes == kAutoChunkBytes it is a collective
+// call, which resolves the chunk to kSharedMemoryChunkBytes when all ranks share a node and kNetworkChunkBytes
+// otherwise (options() then holds the resolved size). Throws std::invalid_argument for an unknown method or options
+// that cannot work on this communicator (e.g. servers >= size).
 std::unique_ptr<Allreduce> make_allreduce(std::string_view method, const Comm& comm,
                                           const AllreduceOptions& options = {});
-// The method names make_allreduce accepts, in the order the benchmarks list them. All but the last,
-// "ring-bf16", sum exactly.
+// The names of allreduce_method_table(), in its order.
 const std::vector<std::string>& allreduce_methods();
 
 }  // namespace gradsync

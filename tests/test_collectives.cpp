@@ -1,12 +1,15 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "collectives/agreement.hpp"
 #include "collectives/allreduce.hpp"
+#include "collectives/methods.hpp"
 #include "model/rng.hpp"
 
 using namespace gradsync;
@@ -23,14 +26,37 @@ struct Case {
   std::string method;
   int servers = 1;
   bool server_contributes = false;
+  bool chunked = false;  // the method reads chunk_bytes: worth sweeping it
 };
 
+// Every exact method of the registry (methods.hpp), with the server layouts that fit on `ranks` ranks.
 std::vector<Case> all_methods(int ranks) {
-  std::vector<Case> cases = {{"ring"}, {"mpi"}, {"ps"}, {"ps", 1, true}};
-  for (int k = 1; k < ranks; ++k) cases.push_back({"ps-sharded", k});
-  if (ranks > 2) cases.push_back({"ps-sharded", 2, true});
-  if (ranks == 1) cases.push_back({"ps-sharded", 1});
+  std::vector<Case> cases;
+  for (const AllreduceMethod& m : allreduce_method_table()) {
+    if (!m.exact) continue;  // rounded methods have tests of their own (test_bf16.cpp)
+    const std::string name(m.name);
+    switch (m.servers) {
+      case ServerRanks::none:
+        cases.push_back({name, 1, false, m.chunked});
+        break;
+      case ServerRanks::one:
+        cases.push_back({name});
+        cases.push_back({name, 1, true});
+        break;
+      case ServerRanks::some:
+        for (int k = 1; k < ranks; ++k) cases.push_back({name, k});
+        if (ranks > 2) cases.push_back({name, 2, true});
+        if (ranks == 1) cases.push_back({name, 1});
+        break;
+    }
+  }
   return cases;
+}
+
+// The chunk sizes worth running `c` with: a sweep for chunked methods, one value for the others.
+std::vector<std::size_t> chunks_for(const Case& c, std::vector<std::size_t> sweep) {
+  if (!c.chunked) sweep.resize(1);
+  return sweep;
 }
 
 // How a test drives a reduction: blocking run(), or the nonblocking form completed by wait() or by polling test().
@@ -94,7 +120,7 @@ TEST_CASE("every method sums exactly: counts, chunk sizes, repeated calls, block
   const std::size_t p = static_cast<std::size_t>(world.size());
   for (const Case& c : all_methods(world.size())) {
     for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{3}, p, p + 1, 64 * p - 1, 64 * p + 1, 1024 * p + 1}) {
-      for (std::size_t chunk : {std::size_t{4}, std::size_t{1024}, kSharedMemoryChunkBytes}) {
+      for (std::size_t chunk : chunks_for(c, {std::size_t{4}, std::size_t{1024}, kSharedMemoryChunkBytes})) {
         for (Drive drive : kDrives) {
           CAPTURE(c.method);
           CAPTURE(c.servers);
@@ -112,7 +138,7 @@ TEST_CASE("every method sums exactly: counts, chunk sizes, repeated calls, block
 TEST_CASE("every method sums exactly for large counts (2^20 + 7 floats)") {
   const Comm world = Comm::world();
   for (const Case& c : all_methods(world.size())) {
-    for (std::size_t chunk : {std::size_t{1024}, kSharedMemoryChunkBytes}) {
+    for (std::size_t chunk : chunks_for(c, {std::size_t{1024}, kSharedMemoryChunkBytes})) {
       CAPTURE(c.method);
       CAPTURE(c.servers);
         CAPTURE(c.server_contributes);
@@ -144,7 +170,7 @@ TEST_CASE("every method works on split sub-communicators of 1, 2 and 3 ranks") {
     const Comm sub = world.split(world.rank() < first ? 0 : 1, world.rank());
     for (const Case& c : all_methods(sub.size())) {
       for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{4099}}) {
-        for (std::size_t chunk : {std::size_t{4}, kSharedMemoryChunkBytes}) {
+        for (std::size_t chunk : chunks_for(c, {std::size_t{4}, kSharedMemoryChunkBytes})) {
           CAPTURE(sub.size());
           CAPTURE(c.method);
           CAPTURE(c.servers);
@@ -311,4 +337,73 @@ TEST_CASE("one operation in flight per object: a second start() or a run() meanw
   }
   allreduce->wait();
   CHECK(data[0] == static_cast<float>(world.size()));
+}
+
+namespace {
+
+// Random floats over several orders of magnitude, so that the order of additions changes the bits of the sum.
+std::vector<float> mixed_floats(std::size_t count, std::uint64_t seed, int rank) {
+  std::vector<float> v(count);
+  Rng rng(seed, static_cast<std::uint64_t>(rank));
+  for (float& x : v) x = (2 * rng.uniform() - 1) * std::ldexp(1.0f, static_cast<int>(rng.uniform() * 20) - 10);
+  return v;
+}
+
+// The communicators a test visits: the world, and each part of a split into the first three ranks and the rest, so
+// a 4-rank job also covers P = 3 (a fold) and P = 1.
+std::vector<Comm> world_and_parts() {
+  const Comm world = Comm::world();
+  std::vector<Comm> comms = {world};
+  if (world.size() > 3) comms.push_back(world.split(world.rank() < 3 ? 0 : 1, world.rank()));
+  return comms;
+}
+
+}  // namespace
+
+TEST_CASE("every method whose ranks all get the sum leaves the same bits on every rank, for rounding floats") {
+  for (const Comm& comm : world_and_parts()) {
+    for (const AllreduceMethod& m : allreduce_method_table()) {
+      if (!m.every_rank_gets_sum()) continue;
+      for (std::size_t count : {std::size_t{1}, std::size_t{3}, std::size_t{1001}, std::size_t{100003}}) {
+        auto allreduce = make_allreduce(m.name, comm);
+        std::vector<float> data = mixed_floats(count, 17, comm.rank());
+        allreduce->run(std::span<float>(data));
+        std::vector<float> first = data;
+        check_mpi(MPI_Bcast(first.data(), static_cast<int>(count), MPI_FLOAT, 0, comm.native()), "MPI_Bcast", comm.rank());
+        CAPTURE(comm.size());
+        CAPTURE(m.name);
+        CAPTURE(count);
+        CHECK(std::memcmp(first.data(), data.data(), count * sizeof(float)) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("the method table: unique names, each built under its own name, properties that hold") {
+  const Comm world = Comm::world();
+  std::vector<std::string> seen;
+  for (const AllreduceMethod& m : allreduce_method_table()) {
+    CAPTURE(m.name);
+    CHECK(std::find(seen.begin(), seen.end(), m.name) == seen.end());
+    seen.emplace_back(m.name);
+    CHECK(find_allreduce_method(m.name) == &m);
+    CHECK_FALSE(m.summary.empty());
+    AllreduceOptions options;
+    if (m.servers == ServerRanks::some) options.servers = std::max(1, world.size() - 1);
+    auto allreduce = make_allreduce(m.name, world, options);
+    CHECK(allreduce->name() == m.name);
+    CHECK(allreduce->contributes(0) == (m.servers == ServerRanks::none || world.size() == 1));
+    CHECK((allreduce->options().chunk_bytes != kAutoChunkBytes) == m.chunked);
+    std::vector<double> d(4, 1.0);
+    if (m.float32_only)
+      CHECK_THROWS_AS(allreduce->run(std::span<double>(d)), std::invalid_argument);
+    else
+      CHECK_NOTHROW(allreduce->run(std::span<double>(d)));
+  }
+  CHECK(seen == allreduce_methods());
+  const std::string listing = allreduce_method_listing();
+  CHECK(static_cast<std::size_t>(std::count(listing.begin(), listing.end(), '\n')) == seen.size());
+  CHECK(listing.find("ring\texact any-type servers=none chunked\t") != std::string::npos);
+  CHECK(listing.find("ring-bf16\trounded float32 servers=none chunked\t") != std::string::npos);
+  CHECK(find_allreduce_method("tree") == nullptr);
 }
