@@ -1,7 +1,7 @@
 #pragma once
-// One interface over the ways gradsync sums a buffer across ranks: the ring, the parameter server, MPI_Allreduce, the
-// ring with a bfloat16 wire. The list of methods, with what each one needs and promises, is collectives/methods.hpp;
-// make_allreduce builds one by name.
+// One interface over the ways gradsync sums a buffer across ranks: the ring, recursive doubling, recursive halving
+// and doubling, the parameter server, MPI_Allreduce, the ring with a bfloat16 wire. The list of methods, with what
+// each one needs and promises, is collectives/methods.hpp; make_allreduce builds one by name.
 // An algorithm is planned once for a communicator (neighbours, scratch) and run many times.
 #include <cstddef>
 #include <memory>
@@ -31,6 +31,7 @@ struct AllreduceOptions {
   int servers = 1;                               // ps-sharded: number of server ranks, 1..P-1
   bool server_contributes = false;               // ps: server ranks also add their own buffer
   bool bf16_wire = false;                        // ring: send float32 as bfloat16 (make_allreduce("ring-bf16"))
+  int ranks_per_host = 0;  // hier: 0 finds hosts with MPI_Comm_split_type; > 0 groups consecutive ranks (tests)
 };
 
 struct ElementRange {
@@ -112,6 +113,13 @@ class Allreduce {
   virtual void reduce(std::byte* data, std::size_t count, Dtype type);
   // Throws std::invalid_argument if this method cannot sum `type` (every type works unless overridden).
   virtual void require_supported(Dtype /*type*/) const {}
+  // For methods built from other methods (hier_allreduce.hpp): `part`'s stages run as this method's, with no
+  // agreement check of their own. The same contract as begin() and advance().
+  static void begin_of(Allreduce& part, std::byte* data, std::size_t count, Dtype type) {
+    part.begin(data, count, type);
+  }
+  static bool advance_of(Allreduce& part) { return part.advance(); }
+  static const Stage& stage_of(const Allreduce& part) { return part.stage_; }
 
   Comm comm_;
   AllreduceOptions options_;

@@ -6,6 +6,8 @@
 
 #include "collectives/mpi_allreduce.hpp"
 #include "collectives/ps_allreduce.hpp"
+#include "collectives/rd_allreduce.hpp"
+#include "collectives/rhd_allreduce.hpp"
 #include "collectives/ring_allreduce.hpp"
 
 namespace gradsync {
@@ -40,6 +42,16 @@ constexpr AllreduceMethod kMethods[] = {
      .summary = "MPI_Allreduce (MPI_IN_PLACE, MPI_SUM): the vendor baseline",
      .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
        return std::make_unique<MpiAllreduce>(comm, o);
+     }},
+    {.name = "rd",
+     .summary = "recursive doubling: log2 P steps of the whole buffer, for small messages",
+     .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
+       return std::make_unique<RecursiveDoublingAllreduce>(comm, o);
+     }},
+    {.name = "rhd",
+     .summary = "recursive halving and doubling (Rabenseifner): 2 log2 P steps of halving, then doubling, pieces",
+     .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
+       return std::make_unique<RecursiveHalvingDoublingAllreduce>(comm, o);
      }},
     {.name = "ring-bf16",
      .summary = "the ring sending float32 as bfloat16: half the bytes, each value rounded to 2^-8 per hop",

@@ -379,6 +379,46 @@ TEST_CASE("every method whose ranks all get the sum leaves the same bits on ever
   }
 }
 
+// rd and rhd promise one tree of additions (exchange_allreduce.hpp): the pairs (2i, 2i+1) folded first, then core
+// values combined lower + higher at distances 1, 2, 4, ... Computed here from every rank's input, serially.
+TEST_CASE("rd and rhd add in one fixed tree: the same bits as each other and as the serial tree, on any P") {
+  for (const Comm& comm : world_and_parts()) {
+    const int p = comm.size();
+    for (std::size_t count : {std::size_t{1}, std::size_t{3}, std::size_t{7}, std::size_t{4099}}) {
+      const std::vector<float> mine = mixed_floats(count, 23, comm.rank());
+      std::vector<float> all(count * static_cast<std::size_t>(p));
+      check_mpi(MPI_Allgather(mine.data(), static_cast<int>(count), MPI_FLOAT, all.data(), static_cast<int>(count),
+                              MPI_FLOAT, comm.native()),
+                "MPI_Allgather", comm.rank());
+      const auto input = [&](int r, std::size_t i) { return all[static_cast<std::size_t>(r) * count + i]; };
+      int core = 1;
+      while (core * 2 <= p) core *= 2;
+      const int extra = p - core;
+      std::vector<float> expected(count);
+      for (std::size_t i = 0; i < count; ++i) {
+        std::vector<float> v(static_cast<std::size_t>(core));
+        for (int c = 0; c < core; ++c)
+          v[c] = c < extra ? input(2 * c, i) + input(2 * c + 1, i) : input(c + extra, i);
+        for (int d = 1; d < core; d *= 2)
+          for (int c = 0; c < core; c += 2 * d) v[c] = v[c] + v[c + d];
+        expected[i] = v[0];
+      }
+      for (const char* method : {"rd", "rhd"}) {
+        for (Drive drive : kDrives) {
+          std::vector<float> data = mine;
+          auto allreduce = make_allreduce(method, comm);
+          reduce_with(*allreduce, std::span<float>(data), drive);
+          CAPTURE(p);
+          CAPTURE(method);
+          CAPTURE(count);
+          CAPTURE(static_cast<int>(drive));
+          CHECK(std::memcmp(expected.data(), data.data(), count * sizeof(float)) == 0);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("the method table: unique names, each built under its own name, properties that hold") {
   const Comm world = Comm::world();
   std::vector<std::string> seen;
@@ -403,7 +443,7 @@ TEST_CASE("the method table: unique names, each built under its own name, proper
   CHECK(seen == allreduce_methods());
   const std::string listing = allreduce_method_listing();
   CHECK(static_cast<std::size_t>(std::count(listing.begin(), listing.end(), '\n')) == seen.size());
-  CHECK(listing.find("ring\texact any-type servers=none chunked\t") != std::string::npos);
+  CHECK(listing.find("rd\texact any-type servers=none\t") != std::string::npos);
   CHECK(listing.find("ring-bf16\trounded float32 servers=none chunked\t") != std::string::npos);
   CHECK(find_allreduce_method("tree") == nullptr);
 }

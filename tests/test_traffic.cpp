@@ -2,6 +2,8 @@
 // how many bytes, which collectives. Results alone cannot tell a ring from a disguised MPI_Allreduce.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <vector>
 
@@ -148,5 +150,152 @@ TEST_CASE("mpi calls MPI_Allreduce once on the whole buffer and sends nothing it
     for (const traffic::Collective& c : o.rec.collectives) whole += c.bytes == count * sizeof(float);
     CHECK(whole == 1);
     CHECK(o.rec.collectives.size() == 2);
+  }
+}
+
+namespace {
+
+// The fold of exchange_allreduce.hpp, restated: P' the largest power of two <= P, E = P - P'; ranks below 2E pair
+// up (2i, 2i+1) and the odd one takes core rank i; ranks from 2E take core rank r - E.
+struct FoldPlace {
+  int core = 1, extra = 0, core_rank = -1, partner = -1;
+};
+FoldPlace fold_place(int r, int p) {
+  FoldPlace f;
+  while (f.core * 2 <= p) f.core *= 2;
+  f.extra = p - f.core;
+  if (r < 2 * f.extra) {
+    f.partner = r ^ 1;
+    f.core_rank = r % 2 ? r / 2 : -1;
+  } else {
+    f.core_rank = r - f.extra;
+  }
+  return f;
+}
+int rank_of_core(const FoldPlace& f, int c) { return c < f.extra ? 2 * c + 1 : c + f.extra; }
+
+struct Sent {
+  int peer;
+  std::size_t elements;
+};
+std::vector<Sent> sent(const traffic::Recording& rec) {
+  std::vector<Sent> out;
+  for (const traffic::Message& m : rec.sends) out.push_back({m.peer, m.bytes / sizeof(float)});
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("rd swaps the whole buffer with core rank c ^ 2^k in step k, with one fold message each way beyond P'") {
+  for (const Comm& comm : communicators()) {
+    const int p = comm.size(), r = comm.rank();
+    const FoldPlace f = fold_place(r, p);
+    for (std::size_t count : {std::size_t{1}, std::size_t{3}, std::size_t{1000}}) {
+      for (bool check : {true, false}) {
+        AllreduceOptions options;
+        options.check_agreement = check;
+        Observed o{make_allreduce("rd", comm, options), {}};
+        record_run(o, count);
+        CAPTURE(p);
+        CAPTURE(r);
+        CAPTURE(count);
+        // The messages this rank must send, in order, and must receive from the same peers.
+        std::vector<int> peers;
+        if (p > 1) {
+          if (f.core_rank < 0) {
+            peers.push_back(f.partner);  // hand over, then only receive the result
+          } else {
+            for (int mask = 1; mask < f.core; mask <<= 1) peers.push_back(rank_of_core(f, f.core_rank ^ mask));
+            if (f.partner >= 0) peers.push_back(f.partner);  // the result back to the even partner
+          }
+        }
+        // CHECK, not REQUIRE, wherever a rank could fail alone: a rank leaving the test case early would leave the
+        // others waiting in the next collective.
+        const std::vector<Sent> s = sent(o.rec);
+        CHECK(s.size() == peers.size());
+        for (std::size_t k = 0; k < std::min(s.size(), peers.size()); ++k) {
+          CAPTURE(k);
+          CHECK(s[k].peer == world_of(comm, peers[k]));
+          CHECK(s[k].elements == count);
+        }
+        // Receives: the same core partners; the fold partner's buffer first (odd rank) or last (even rank).
+        std::vector<int> from;
+        if (p > 1) {
+          if (f.partner >= 0) from.push_back(f.partner);
+          if (f.core_rank >= 0)
+            for (int mask = 1; mask < f.core; mask <<= 1) from.push_back(rank_of_core(f, f.core_rank ^ mask));
+        }
+        CHECK(o.rec.receives.size() == from.size());
+        for (std::size_t k = 0; k < std::min(from.size(), o.rec.receives.size()); ++k) CHECK(o.rec.receives[k].peer == world_of(comm, from[k]));
+        CHECK(o.rec.collectives.size() == (check && p > 1 ? 1u : 0u));
+        CHECK(agreement_checks(o.rec) == o.rec.collectives.size());
+      }
+    }
+  }
+}
+
+TEST_CASE("rhd sends halving windows to c ^ 2^k, then doubling ones back in reverse: 2(P'-1)/P' of the buffer") {
+  for (const Comm& comm : communicators()) {
+    const int p = comm.size(), r = comm.rank();
+    const FoldPlace f = fold_place(r, p);
+    int steps = 0;
+    while ((1 << steps) < f.core) ++steps;
+    for (std::size_t count : {std::size_t{1}, std::size_t{3}, std::size_t{1000}, std::size_t{100003}}) {
+      Observed o{make_allreduce("rhd", comm), {}};
+      record_run(o, count);
+      CAPTURE(p);
+      CAPTURE(r);
+      CAPTURE(count);
+      const std::vector<Sent> s = sent(o.rec);
+      CHECK(o.rec.collectives.size() == (p > 1 ? 1u : 0u));
+      CHECK(agreement_checks(o.rec) == o.rec.collectives.size());
+      if (p == 1) {
+        CHECK(s.empty());
+        continue;
+      }
+      if (f.core_rank < 0) {  // a folded-out rank: the whole buffer to its partner, the whole result back
+        CHECK(s.size() == 1);
+        CHECK(o.rec.receives.size() == 1);
+        if (s.size() != 1 || o.rec.receives.size() != 1) continue;
+        CHECK(s[0].peer == world_of(comm, f.partner));
+        CHECK(s[0].elements == count);
+        CHECK(o.rec.receives[0].peer == world_of(comm, f.partner));
+        continue;
+      }
+      const std::size_t fold_out = f.partner >= 0 ? 1 : 0;
+      const std::size_t messages = 2 * static_cast<std::size_t>(steps) + fold_out;
+      CHECK(s.size() == messages);
+      CHECK(o.rec.receives.size() == messages);
+      if (s.size() != messages || o.rec.receives.size() != messages) continue;
+      std::size_t scattered = 0, gathered = 0;
+      for (int k = 0; k < steps; ++k) {
+        CAPTURE(k);
+        // Reduce-scatter step k: half of a window of P'/2^k pieces to c ^ 2^k.
+        CHECK(s[k].peer == world_of(comm, rank_of_core(f, f.core_rank ^ (1 << k))));
+        const double half = static_cast<double>(count) / (2 << k);
+        CHECK(std::abs(static_cast<double>(s[k].elements) - half) <= f.core / (2 << k));
+        scattered += s[k].elements;
+        // All-gather step k: the window of 2^k pieces to c ^ (P'/2 >> k), partners in reverse order.
+        const std::size_t g = static_cast<std::size_t>(steps + k);
+        CHECK(s[g].peer == world_of(comm, rank_of_core(f, f.core_rank ^ (f.core / 2 >> k))));
+        const double window = static_cast<double>(count) * (1 << k) / f.core;
+        CHECK(std::abs(static_cast<double>(s[g].elements) - window) <= (1 << k));
+        gathered += s[g].elements;
+      }
+      // What the reduce-scatter gives away plus the piece this rank finished is the buffer; the all-gather sends
+      // every piece this rank has by then, which sums to the buffer less the last half it receives.
+      const std::size_t own = s[static_cast<std::size_t>(steps)].elements;
+      CHECK(scattered + own == count);
+      std::size_t received_in_gather = 0;
+      for (int k = 0; k < steps; ++k)
+        received_in_gather += o.rec.receives[static_cast<std::size_t>(steps + k) + (f.partner >= 0 ? 1 : 0)].bytes / sizeof(float);
+      CHECK(received_in_gather + own == count);
+      const double ideal = 2.0 * (f.core - 1) * static_cast<double>(count) / f.core;
+      CHECK(std::abs(static_cast<double>(scattered + gathered) - ideal) <= 2.0 * steps * f.core);
+      if (fold_out) {
+        CHECK(s.back().peer == world_of(comm, f.partner));
+        CHECK(s.back().elements == count);
+      }
+    }
   }
 }
