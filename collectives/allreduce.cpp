@@ -14,7 +14,8 @@ namespace gradsync {
 CallFingerprint Allreduce::fingerprint(std::size_t count, Dtype type) {
   if (plan_fingerprint_ == 0)
     plan_fingerprint_ = fingerprint_of_name(
-        fmt::format("{}/{}/{}/{}", name(), options_.chunk_bytes, options_.servers, options_.server_contributes));
+        fmt::format("{}/{}/{}/{}/{}", name(), options_.chunk_bytes, options_.servers, options_.server_contributes,
+                    options_.ranks_per_host));
   return {plan_fingerprint_, count, static_cast<std::uint64_t>(type), calls_};
 }
 

@@ -27,17 +27,33 @@ Comm::Comm(std::shared_ptr<MPI_Comm> handle) : handle_(std::move(handle)) {
   check_mpi(MPI_Comm_size(*handle_, &size_), "MPI_Comm_size", world_rank);
 }
 
-Comm Comm::split(int color, int key) const {
-  MPI_Comm out = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_split(native(), color, key, &out), "MPI_Comm_split", rank_);
-  // A destructor cannot report an error: a failed MPI_Comm_free leaks the handle, which MPI_Finalize reclaims.
+namespace {
+
+// A communicator this process created, freed when the last Comm holding it goes away. A destructor cannot report
+// an error: a failed MPI_Comm_free leaks the handle, which MPI_Finalize reclaims.
+std::shared_ptr<MPI_Comm> owned(MPI_Comm comm) {
   auto deleter = [](MPI_Comm* c) {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (*c != MPI_COMM_NULL && !finalized) MPI_Comm_free(c);
     delete c;
   };
-  return Comm(std::shared_ptr<MPI_Comm>(new MPI_Comm(out), deleter));
+  return std::shared_ptr<MPI_Comm>(new MPI_Comm(comm), deleter);
+}
+
+}  // namespace
+
+Comm Comm::split(int color, int key) const {
+  MPI_Comm out = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split(native(), color, key, &out), "MPI_Comm_split", rank_);
+  return Comm(owned(out));
+}
+
+Comm Comm::split_by_node() const {
+  MPI_Comm out = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(native(), MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &out), "MPI_Comm_split_type",
+            rank_);
+  return Comm(owned(out));
 }
 
 bool Comm::on_one_node() const {

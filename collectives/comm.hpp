@@ -38,6 +38,9 @@ class Comm {
   // Collective over this communicator: whether all its ranks share one node's memory (MPI_Comm_split_type with
   // MPI_COMM_TYPE_SHARED). Every rank gets the same answer.
   bool on_one_node() const;
+  // Collective over this communicator: the ranks that share this rank's node (MPI_Comm_split_type with
+  // MPI_COMM_TYPE_SHARED), ordered as here.
+  Comm split_by_node() const;
   // Collective over this communicator: the smallest and largest `value` any rank passed, the same on every rank
   // (one MPI_Allreduce). Equal exactly when all ranks passed the same value.
   std::pair<std::uint64_t, std::uint64_t> min_max(std::uint64_t value) const;

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "collectives/hier_allreduce.hpp"
 #include "collectives/mpi_allreduce.hpp"
 #include "collectives/ps_allreduce.hpp"
 #include "collectives/rd_allreduce.hpp"
@@ -52,6 +53,13 @@ constexpr AllreduceMethod kMethods[] = {
      .summary = "recursive halving and doubling (Rabenseifner): 2 log2 P steps of halving, then doubling, pieces",
      .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
        return std::make_unique<RecursiveHalvingDoublingAllreduce>(comm, o);
+     }},
+    {.name = "hier",
+     .summary = "two-level: reduce-scatter inside each host, a ring across hosts per local rank, all-gather inside",
+     .chunked = true,
+     .two_level = true,
+     .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
+       return std::make_unique<HierAllreduce>(comm, o);
      }},
     {.name = "ring-bf16",
      .summary = "the ring sending float32 as bfloat16: half the bytes, each value rounded to 2^-8 per hop",

@@ -28,6 +28,7 @@ struct AllreduceMethod {
   bool float32_only = false;
   ServerRanks servers = ServerRanks::none;
   bool chunked = false;  // reads options.chunk_bytes (its message size)
+  bool two_level = false;  // reads options.ranks_per_host (hosts found or emulated: hier_allreduce.hpp)
   // Plans the method; the contract of make_allreduce.
   std::unique_ptr<Allreduce> (*make)(const Comm& comm, const AllreduceOptions& options) = nullptr;
 

@@ -15,9 +15,10 @@ std::size_t wrap(long long i, int p) { return static_cast<std::size_t>(((i % p) 
 
 }  // namespace
 
-RingAllreduce::RingAllreduce(Comm comm, AllreduceOptions options)
+RingAllreduce::RingAllreduce(Comm comm, AllreduceOptions options, RingPhases phases)
     : Allreduce(std::move(comm), options),
       wire_(options.bf16_wire ? bf16_wire() : native_wire()),
+      phases_(phases),
       left_((comm_.rank() - 1 + comm_.size()) % comm_.size()),
       right_((comm_.rank() + 1) % comm_.size()),
       slot_bytes_(std::max(options.chunk_bytes, kMaxElementBytes)),
@@ -40,8 +41,11 @@ void RingAllreduce::plan(std::size_t count, Dtype type) {
   const int p = comm_.size(), r = comm_.rank();
   const auto segment = [&](long long i) { return partition(count, p, wrap(i, p)); };
   steps_.clear();
-  for (int k = 0; k < p - 1; ++k) steps_.push_back({segment(r - k), segment(r - k - 1), true});    // reduce-scatter
-  for (int k = 0; k < p - 1; ++k) steps_.push_back({segment(r + 1 - k), segment(r - k), false});  // all-gather
+  if (phases_ != RingPhases::all_gather)
+    for (int k = 0; k < p - 1; ++k) steps_.push_back({segment(r - k), segment(r - k - 1), true});    // reduce-scatter
+  reduce_scatter_steps_ = steps_.size();
+  if (phases_ != RingPhases::reduce_scatter)
+    for (int k = 0; k < p - 1; ++k) steps_.push_back({segment(r + 1 - k), segment(r - k), false});  // all-gather
   chunk_ = std::max<std::size_t>(1, options_.chunk_bytes / wire_.element_bytes(type));
   chunks_ = (partition(count, p, 0).size() + chunk_ - 1) / chunk_;
   window_ = std::min(kRingWindow, chunks_);
@@ -88,7 +92,7 @@ void RingAllreduce::land(std::size_t i) {
     wire_.add(values, slot_scratch(i), recv.size(), planned_type_);
   else
     wire_.overwrite(values, slot_scratch(i), recv.size(), planned_type_);
-  if (s + 1 == steps_.size() / 2) wire_.seal(values, recv.size(), planned_type_);
+  if (s + 1 == reduce_scatter_steps_) wire_.seal(values, recv.size(), planned_type_);
 }
 
 bool RingAllreduce::advance() {

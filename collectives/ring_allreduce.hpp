@@ -22,11 +22,20 @@ namespace gradsync {
 // Exchanges in flight at once (see RingAllreduce::window_): two keep the link busy while a chunk is added.
 inline constexpr std::size_t kRingWindow = 2;
 
+// Which of the ring's two phases a RingAllreduce runs. A two-level method (hier_allreduce.hpp) runs the halves on
+// a host's ranks with a ring across hosts between them.
+enum class RingPhases : std::uint8_t {
+  both,            // an allreduce
+  reduce_scatter,  // afterwards rank r holds the sum of segment (r+1) % P of partition(count, P, .); the rest is
+                   // scratch
+  all_gather,      // expects rank r to hold segment (r+1) % P; afterwards every rank holds every segment
+};
+
 class RingAllreduce final : public Allreduce {
  public:
   // Collective only in make_allreduce, which resolves options.chunk_bytes; here it must already be > 0
   // (std::invalid_argument otherwise: a 0 would silently mean one-element messages).
-  RingAllreduce(Comm comm, AllreduceOptions options);
+  RingAllreduce(Comm comm, AllreduceOptions options, RingPhases phases = RingPhases::both);
   std::string_view name() const override { return options_.bf16_wire ? "ring-bf16" : "ring"; }
 
  private:
@@ -53,6 +62,7 @@ class RingAllreduce final : public Allreduce {
   }
 
   const RingWire& wire_;
+  RingPhases phases_;
   int left_;
   int right_;
   std::size_t slot_bytes_;           // one chunk
@@ -61,7 +71,8 @@ class RingAllreduce final : public Allreduce {
   // The plan for one shape.
   std::size_t planned_count_ = 0;
   Dtype planned_type_ = Dtype::f32;
-  std::vector<Step> steps_;  // reduce-scatter steps, then all-gather steps
+  std::vector<Step> steps_;  // reduce-scatter steps, then all-gather steps (as phases_ asks)
+  std::size_t reduce_scatter_steps_ = 0;
   std::size_t chunk_ = 1;    // elements per message
   std::size_t chunks_ = 0;   // messages per step
   // Exchanges in flight at most: an exchange may be posted once the one a window earlier has landed, and its data

@@ -27,6 +27,7 @@ struct Case {
   int servers = 1;
   bool server_contributes = false;
   bool chunked = false;  // the method reads chunk_bytes: worth sweeping it
+  int ranks_per_host = 0;  // two-level methods: hosts emulated as groups of this many consecutive ranks
 };
 
 // Every exact method of the registry (methods.hpp), with the server layouts that fit on `ranks` ranks.
@@ -38,6 +39,10 @@ std::vector<Case> all_methods(int ranks) {
     switch (m.servers) {
       case ServerRanks::none:
         cases.push_back({name, 1, false, m.chunked});
+        // One node, so the found hosts are one host: emulate several, with one and with two ranks each.
+        if (m.two_level)
+          for (int per_host : {1, 2})
+            if (per_host < ranks && ranks % per_host == 0) cases.push_back({name, 1, false, m.chunked, per_host});
         break;
       case ServerRanks::one:
         cases.push_back({name});
@@ -80,6 +85,7 @@ std::size_t wrong_elements(const Comm& comm, const Case& c, std::size_t count, s
   options.chunk_bytes = chunk_bytes;
   options.servers = c.servers;
   options.server_contributes = c.server_contributes;
+  options.ranks_per_host = c.ranks_per_host;
   auto allreduce = make_allreduce(c.method, comm, options);
   std::vector<T> data(count);
   std::size_t wrong = 0;
@@ -446,4 +452,13 @@ TEST_CASE("the method table: unique names, each built under its own name, proper
   CHECK(listing.find("rd\texact any-type servers=none\t") != std::string::npos);
   CHECK(listing.find("ring-bf16\trounded float32 servers=none chunked\t") != std::string::npos);
   CHECK(find_allreduce_method("tree") == nullptr);
+}
+
+TEST_CASE("hier refuses hosts with different numbers of ranks, on every rank, naming the counts") {
+  const Comm world = Comm::world();
+  if (world.size() < 3) return;
+  AllreduceOptions uneven;
+  uneven.ranks_per_host = world.size() - 1;  // one host of P-1 ranks and one of 1
+  CHECK_THROWS_WITH_AS(make_allreduce("hier", world, uneven), doctest::Contains("hosts have 1 to"),
+                       std::invalid_argument);
 }

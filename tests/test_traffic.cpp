@@ -299,3 +299,38 @@ TEST_CASE("rhd sends halving windows to c ^ 2^k, then doubling ones back in reve
     }
   }
 }
+
+TEST_CASE("hier crosses hosts only with its slice: a ring inside each host, one across hosts per local rank") {
+  const Comm world = Comm::world();
+  const int p = world.size(), r = world.rank(), per_host = 2;
+  if (p < 4 || p % per_host != 0) return;
+  const int hosts = p / per_host, host = r / per_host, l = r % per_host;
+  const std::size_t count = 10007;
+  AllreduceOptions options;
+  options.ranks_per_host = per_host;
+  options.chunk_bytes = 4096;
+  Observed o{make_allreduce("hier", world, options), {}};
+  record_run(o, count);
+  // Inside the host: the ring's reduce-scatter and all-gather on L ranks, each 1/L of the buffer per step.
+  const std::size_t slice = partition(count, per_host, static_cast<std::size_t>((l + 1) % per_host)).size();
+  std::size_t inside = 0;
+  for (int step = 0; step < per_host - 1; ++step) {
+    inside += partition(count, per_host, static_cast<std::size_t>((l - step + 2 * per_host) % per_host)).size();
+    inside += partition(count, per_host, static_cast<std::size_t>((l + 1 - step + 2 * per_host) % per_host)).size();
+  }
+  // Across hosts: a ring over this rank's slice with the same local rank on every host.
+  std::size_t across = 0;
+  for (int step = 0; step < hosts - 1; ++step) {
+    across += partition(slice, hosts, static_cast<std::size_t>((host - step + 2 * hosts) % hosts)).size();
+    across += partition(slice, hosts, static_cast<std::size_t>((host + 1 - step + 2 * hosts) % hosts)).size();
+  }
+  const int local_right = host * per_host + (l + 1) % per_host;
+  const int cross_right = ((host + 1) % hosts) * per_host + l;
+  CHECK(o.rec.bytes_sent_to(local_right) == inside * sizeof(float));
+  CHECK(o.rec.bytes_sent_to(cross_right) == across * sizeof(float));
+  CHECK(o.rec.bytes_sent() == (inside + across) * sizeof(float));
+  // Only 2(H-1)/H of the slice, about 1/L of what a flat ring would send, leaves the host.
+  CHECK(static_cast<double>(across) <= 2.0 * (hosts - 1) / hosts * static_cast<double>(slice) + 2.0 * hosts);
+  CHECK(o.rec.collectives.size() == 1);
+  CHECK(agreement_checks(o.rec) == 1);
+}

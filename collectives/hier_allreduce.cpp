@@ -1,0 +1,78 @@
+#include "collectives/hier_allreduce.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace gradsync {
+namespace {
+
+Comm host_of(const Comm& comm, int ranks_per_host) {
+  return ranks_per_host > 0 ? comm.split(comm.rank() / ranks_per_host, comm.rank()) : comm.split_by_node();
+}
+
+AllreduceOptions part_options(const AllreduceOptions& o, std::size_t auto_chunk) {
+  AllreduceOptions part = o;
+  part.check_agreement = false;  // the whole method's check covers its parts
+  if (part.chunk_bytes == kAutoChunkBytes) part.chunk_bytes = auto_chunk;
+  return part;
+}
+
+}  // namespace
+
+HierAllreduce::HierAllreduce(Comm comm, AllreduceOptions options)
+    : Allreduce(std::move(comm), options), local_(host_of(comm_, options.ranks_per_host)),
+      cross_(comm_.split(local_.rank(), comm_.rank())) {
+  const auto [fewest, most] = comm_.min_max(static_cast<std::uint64_t>(local_.size()));
+  if (fewest != most)
+    throw std::invalid_argument(fmt::format("hier: hosts have {} to {} ranks; it needs the same number on every host",
+                                            fewest, most));
+  if (options.ranks_per_host > 0 && comm_.size() % options.ranks_per_host != 0)
+    throw std::invalid_argument(fmt::format("hier: {} ranks do not split into hosts of {}", comm_.size(),
+                                            options.ranks_per_host));
+  const bool cross_on_one_node = cross_.on_one_node();
+  if (local_.size() > 1) {
+    const AllreduceOptions inside = part_options(options, kSharedMemoryChunkBytes);
+    parts_[0] = std::make_unique<RingAllreduce>(local_, inside, RingPhases::reduce_scatter);
+    parts_[2] = std::make_unique<RingAllreduce>(local_, inside, RingPhases::all_gather);
+  }
+  const AllreduceOptions across = part_options(options, cross_on_one_node ? kSharedMemoryChunkBytes : kNetworkChunkBytes);
+  if (cross_.size() > 1) parts_[1] = std::make_unique<RingAllreduce>(cross_, across);
+  options_.chunk_bytes = across.chunk_bytes;  // what options() reports: the message size on the network
+}
+
+void HierAllreduce::begin(std::byte* data, std::size_t count, Dtype type) {
+  data_ = data;
+  count_ = count;
+  type_ = type;
+  if (!begin_part(0)) stage_ = {};
+}
+
+// After the reduce-scatter, local rank l holds the host's sum of slice (l + 1) % L: that slice is what crosses.
+bool HierAllreduce::begin_part(int i) {
+  for (part_ = i; part_ < 3; ++part_) {
+    RingAllreduce* part = parts_[part_].get();
+    if (!part) continue;
+    if (part_ == 1) {
+      const int l = local_.rank(), n = local_.size();
+      const ElementRange slice = partition(count_, static_cast<std::size_t>(n), static_cast<std::size_t>((l + 1) % n));
+      if (slice.size() == 0) continue;  // the same on every rank of this cross ring: they all skip it
+      begin_of(*part, data_ + slice.begin * dtype_size(type_), slice.size(), type_);
+    } else {
+      begin_of(*part, data_, count_, type_);
+    }
+    stage_ = stage_of(*part);
+    return true;
+  }
+  return false;
+}
+
+bool HierAllreduce::advance() {
+  if (!advance_of(*parts_[part_])) {
+    stage_ = stage_of(*parts_[part_]);
+    return false;
+  }
+  return !begin_part(part_ + 1);
+}
+
+}  // namespace gradsync
