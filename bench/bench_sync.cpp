@@ -31,6 +31,7 @@
 #include "bench/cross_core_bound.hpp"
 #include "collectives/comm.hpp"
 #include "model/blis_setup.hpp"
+#include "trainers/kernel_plan_mpi.hpp"
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
 #include "trainers/checkpointing.hpp"
@@ -179,6 +180,7 @@ int run(int argc, char** argv, const Comm& world) {
     return usage_error(fmt::format("--batch {} on {} ranks is more than the {} training images", batch, world.size(),
                                    data.train.rows));
   const Mlp model(config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes)));
+  adopt_rank0_kernel_plan(world.native(), model.planned_gemms(batch));  // every rank: rank 0's kernels per shape
   std::vector<float> params(model.parameter_count()), grads(model.parameter_count()), spare(model.parameter_count());
   model.init(params, config.seed);
   Sgd sgd(config.sgd, model.parameter_count());

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "model/kernel_plan.hpp"
+
 namespace gradsync {
 namespace {
 
@@ -52,6 +54,11 @@ std::optional<int> in_child(Probe probe) {
   return value;
 }
 
+BlisConfig& last_configuration() {
+  static BlisConfig config;
+  return config;
+}
+
 int detected_arch_id() {
   bli_init();
   return static_cast<int>(bli_arch_query_id());
@@ -76,7 +83,9 @@ bool kernel_set_runs(int index) {
 }  // namespace
 
 std::string BlisConfig::summary() const {
-  return fmt::format("BLIS kernels: {} ({}), {} thread{}", arch, reason, threads, threads == 1 ? "" : "s");
+  std::string line = fmt::format("BLIS kernels: {} ({}), {} thread{}", arch, reason, threads, threads == 1 ? "" : "s");
+  const KernelPlan& plan = installed_kernel_plan();
+  return plan.source.empty() ? line : line + "\n" + plan.summary(arch);
 }
 
 CpuFeatures host_cpu_features() {
@@ -87,8 +96,20 @@ CpuFeatures host_cpu_features() {
   f.amd = __builtin_cpu_is("amd");
   f.avx2 = __builtin_cpu_supports("avx2");
   f.fma = __builtin_cpu_supports("fma");
+  f.avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl");
 #endif
   return f;
+}
+
+std::vector<std::string> candidate_kernel_sets(const CpuFeatures& cpu) {
+  std::vector<std::string> sets;
+  if (!cpu.x86_64) return sets;
+  if (cpu.avx512) sets.emplace_back("skx");
+  if (cpu.avx2 && cpu.fma)
+    for (std::string_view name : cpu.amd ? kAmdPreference : kOtherPreference) sets.emplace_back(name);
+  return sets;
 }
 
 std::optional<std::string> better_kernel_set(std::string_view detected, const CpuFeatures& cpu,
@@ -105,16 +126,16 @@ BlisConfig configure_blis(int threads) {
   config.threads = threads;
   if (const char* user = std::getenv("BLIS_ARCH_TYPE"); user && *user) {
     config.reason = fmt::format("BLIS_ARCH_TYPE={} set by the user", user);
+    config.user_arch = true;
   } else if (const auto detected = in_child(detected_arch_id); !detected) {
     config.reason = "detected by BLIS (probe failed; kept BLIS's choice)";
   } else {
     const std::string detected_name = bli_arch_string(static_cast<arch_t>(*detected));
     const CpuFeatures cpu = host_cpu_features();
     std::vector<std::string> runnable;
-    if (detected_name == "generic" && cpu.avx2 && cpu.fma) {
-      for (std::string_view name : cpu.amd ? kAmdPreference : kOtherPreference)
-        if (const auto index = arch_index(name); index && kernel_set_runs(*index)) runnable.emplace_back(name);
-    }
+    for (const std::string& name : candidate_kernel_sets(cpu))
+      if (const auto index = arch_index(name); index && kernel_set_runs(*index)) runnable.push_back(name);
+    config.kernel_sets = runnable;
     if (const auto better = better_kernel_set(detected_name, cpu, runnable)) {
       setenv("BLIS_ARCH_TYPE", std::to_string(*arch_index(*better)).c_str(), 1);
       config.reason = fmt::format("BLIS chose generic on this AVX2+FMA CPU; selected {}", *better);
@@ -125,7 +146,10 @@ BlisConfig configure_blis(int threads) {
   bli_init();
   bli_thread_set_num_threads(threads);
   config.arch = bli_arch_string(bli_arch_query_id());
+  last_configuration() = config;
   return config;
 }
+
+const BlisConfig& configured_blis() { return last_configuration(); }
 
 }  // namespace gradsync

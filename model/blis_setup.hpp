@@ -6,14 +6,19 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gradsync {
 
 struct BlisConfig {
-  std::string arch;    // the kernel set BLIS runs with, e.g. "zen3"
+  std::string arch;    // the kernel set BLIS runs with by default, e.g. "zen3"
   std::string reason;  // why: "detected by BLIS", "BLIS_ARCH_TYPE set by the user", "BLIS chose generic; ..."
   int threads = 1;
-  std::string summary() const;  // one line for run headers
+  bool user_arch = false;                // BLIS_ARCH_TYPE was set by the user: no kernel set is chosen for them
+  std::vector<std::string> kernel_sets;  // sets this BLIS has and this CPU runs (probed), candidates for a plan
+  // For run headers: one line, and a second naming each GEMM shape's kernels once a kernel plan is installed
+  // (model/kernel_plan.hpp).
+  std::string summary() const;
 };
 
 struct CpuFeatures {
@@ -21,6 +26,7 @@ struct CpuFeatures {
   bool amd = false;
   bool avx2 = false;
   bool fma = false;
+  bool avx512 = false;  // F, CD, DQ, BW and VL: what BLIS's skx kernels use
 };
 
 CpuFeatures host_cpu_features();
@@ -31,9 +37,16 @@ CpuFeatures host_cpu_features();
 std::optional<std::string> better_kernel_set(std::string_view detected, const CpuFeatures& cpu,
                                              std::span<const std::string> runnable);
 
+// The kernel sets worth timing on a CPU with these features, best-known first: skx needs AVX-512 (F, CD, DQ, BW,
+// VL), the others AVX2 and FMA. Only names; whether this BLIS has them and they run is probed.
+std::vector<std::string> candidate_kernel_sets(const CpuFeatures& cpu);
+
 // Must run before any other BLIS call in the process and before MPI_Init: it probes BLIS in forked children,
-// because BLIS fixes its kernel choice, reading BLIS_ARCH_TYPE, once at initialization. A BLIS_ARCH_TYPE
-// already set by the user is respected. `threads` is BLIS's thread count for this process (>= 1).
+// because BLIS fixes its kernel choice, reading BLIS_ARCH_TYPE, once at initialization, and a set this CPU
+// cannot run kills the process that tries it. A BLIS_ARCH_TYPE already set by the user is respected (and then
+// no other set is probed). `threads` is BLIS's thread count for this process (>= 1).
 BlisConfig configure_blis(int threads);
+// What the last configure_blis call of this process returned (a default BlisConfig before any).
+const BlisConfig& configured_blis();
 
 }  // namespace gradsync

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "model/gemm.hpp"
+#include "model/kernel_plan.hpp"
 #include "model/rng.hpp"
 
 namespace gradsync {
@@ -37,23 +38,15 @@ double softmax_columns(float* z, std::size_t classes, std::size_t batch, const s
   return loss;
 }
 
-// A GEMM cut into blocks of C's rows, the observer told between blocks: a long GEMM would otherwise leave
-// communication unattended for its whole length (Open MPI's TCP transport moves data only inside MPI calls). The
-// cut depends on the shape alone, never on whether anyone observes, so an observed pass computes the same bits.
-constexpr double kFlopsBetweenProgress = 2e8;
-
+// A GEMM on the kernels the installed plan names for its shape, cut into row blocks (gemm_in_row_blocks) with
+// the observer told between blocks.
 void gemm_observed(PassObserver* observer, Op ta, Op tb, std::size_t m, std::size_t n, std::size_t k, float alpha,
                    const float* a, std::size_t lda, const float* b, std::size_t ldb, float beta, float* c,
                    std::size_t ldc) {
-  constexpr std::size_t kRowAlign = 16;  // whole register blocks of the micro-kernels
-  const double row_flops = 2.0 * static_cast<double>(n) * static_cast<double>(k);
-  std::size_t rows = static_cast<std::size_t>(kFlopsBetweenProgress / std::max(row_flops, 1.0));
-  rows = std::max(kRowAlign, rows / kRowAlign * kRowAlign);
-  for (std::size_t i = 0; i < m; i += rows) {
-    const std::size_t r = std::min(rows, m - i);
-    gemm(ta, tb, r, n, k, alpha, ta == Op::N ? a + i * lda : a + i, lda, b, ldb, beta, c + i * ldc, ldc);
-    if (observer && i + r < m) observer->between_kernels();
-  }
+  cntx_t* cntx = planned_context(GemmShape{ta == Op::T, tb == Op::T, m, n, k});
+  gemm_in_row_blocks(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, cntx, [observer] {
+    if (observer) observer->between_kernels();
+  });
 }
 
 }  // namespace
@@ -202,6 +195,19 @@ std::vector<GemmShape> Mlp::training_gemms(std::size_t batch) const {
     gemms.push_back({false, l > 0, sizes_[l + 1], sizes_[l], batch});            // dW = delta A^T
     if (l > 0) gemms.push_back({true, false, sizes_[l], batch, sizes_[l + 1]});  // W^T delta
   }
+  return gemms;
+}
+
+std::vector<GemmShape> Mlp::evaluation_gemms(std::size_t batch) const {
+  std::vector<GemmShape> gemms;
+  for (std::size_t l = 0; l + 1 < sizes_.size(); ++l) gemms.push_back({false, false, sizes_[l + 1], batch, sizes_[l]});
+  return gemms;
+}
+
+std::vector<GemmShape> Mlp::planned_gemms(std::size_t batch) const {
+  std::vector<GemmShape> gemms = training_gemms(batch);
+  for (const GemmShape& g : evaluation_gemms())
+    if (std::find(gemms.begin(), gemms.end(), g) == gemms.end()) gemms.push_back(g);
   return gemms;
 }
 

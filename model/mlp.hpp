@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/dataset.hpp"
+#include "model/gemm_shape.hpp"
 
 namespace gradsync {
 
@@ -34,13 +35,6 @@ class Workspace {
   std::vector<float> column_max_, column_sum_;   // softmax scratch, one per example
   Batch eval_batch_;                             // evaluation gathers its own batches
   std::vector<std::uint32_t> eval_indices_;
-};
-
-// One matrix product of a training step: op(A) is m x k, op(B) is k x n.
-struct GemmShape {
-  bool transpose_a = false, transpose_b = false;
-  std::size_t m = 0, n = 0, k = 0;
-  double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
 };
 
 // Lets a caller act during a training pass without model/ knowing what it does (the trainer starts and moves
@@ -87,7 +81,13 @@ class Mlp {
 
   // The GEMMs loss_and_gradient performs for one batch, in order (benchmarks time exactly these), and the
   // floating-point operations they amount to per example (elementwise work is O(params / batch), not counted).
+  // Every GEMM runs on the kernel set the installed kernel plan (model/kernel_plan.hpp) names for its shape,
+  // BLIS's default set if the plan does not list it.
   std::vector<GemmShape> training_gemms(std::size_t batch) const;
+  // The GEMMs evaluate() performs on a full batch of `batch` examples (the forward pass).
+  std::vector<GemmShape> evaluation_gemms(std::size_t batch = kEvaluationBatch) const;
+  // Training's shapes at `batch` and evaluation's, each once: what a kernel plan for a run should cover.
+  std::vector<GemmShape> planned_gemms(std::size_t batch) const;
   double train_flops_per_example() const;
   // Where each layer's parameters (W then b) start in the flat buffer, input layer first.
   const std::vector<std::size_t>& layer_offsets() const { return offsets_; }

@@ -32,3 +32,24 @@ TEST_CASE("this process does not run BLIS's generic kernels on an AVX2+FMA CPU")
   if (cpu.avx2 && cpu.fma) CHECK(arch != "generic");
   MESSAGE("BLIS runs " << arch);
 }
+
+TEST_CASE("AVX-512 kernels are candidates only on a CPU with AVX-512, the AVX2 sets only with AVX2 and FMA") {
+  CpuFeatures zen4{true, true, true, true, true};
+  CHECK(candidate_kernel_sets(zen4) == std::vector<std::string>{"skx", "zen3", "zen2", "zen", "haswell"});
+  CpuFeatures intel_avx2{true, false, true, true, false};
+  CHECK(candidate_kernel_sets(intel_avx2) == std::vector<std::string>{"haswell", "zen3", "zen2", "zen"});
+  CHECK(candidate_kernel_sets(CpuFeatures{true, true, true, false, false}).empty());
+  CHECK(candidate_kernel_sets(CpuFeatures{false, false, false, false, false}).empty());
+}
+
+TEST_CASE("a user's BLIS_ARCH_TYPE is kept, and no other kernel set is probed for a plan") {
+  const BlisConfig& blis = configured_blis();
+  if (blis.user_arch) {
+    CHECK(blis.kernel_sets.empty());
+    CHECK(blis.reason.find("set by the user") != std::string::npos);
+  } else {
+    const CpuFeatures cpu = host_cpu_features();
+    if (cpu.avx2 && cpu.fma) CHECK(!blis.kernel_sets.empty());
+  }
+  MESSAGE(blis.summary());
+}

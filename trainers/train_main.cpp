@@ -12,6 +12,7 @@
 #include "model/idx_reader.hpp"
 #include "trainers/cli.hpp"
 #include "trainers/data_source.hpp"
+#include "trainers/kernel_plan_mpi.hpp"
 #include "trainers/report.hpp"
 #include "trainers/trainer.hpp"
 
@@ -89,6 +90,9 @@ int main(int argc, char** argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   int code = 0;
   try {
+    int ranks = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    gradsync::adopt_rank0_kernel_plan(MPI_COMM_WORLD, *cli.config, ranks);  // every rank: rank 0's kernels per shape
     code = run(*cli.config, blis);
   } catch (const std::exception& e) {
     int rank = 0;

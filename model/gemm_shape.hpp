@@ -1,0 +1,14 @@
+#pragma once
+// The shape of one matrix product, without BLIS: op(A) is m x k, op(B) is k x n (row-major, C is m x n).
+#include <cstddef>
+
+namespace gradsync {
+
+struct GemmShape {
+  bool transpose_a = false, transpose_b = false;
+  std::size_t m = 0, n = 0, k = 0;
+  double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
+  bool operator==(const GemmShape&) const = default;
+};
+
+}  // namespace gradsync

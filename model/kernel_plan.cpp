@@ -1,0 +1,300 @@
+#include "model/kernel_plan.hpp"
+
+#include <blis.h>
+#include <fmt/format.h>
+#include <unistd.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "model/gemm.hpp"
+
+namespace gradsync {
+namespace {
+
+constexpr std::string_view kCacheHeader = "# gradsync BLIS kernel plan v2";  // v2: the default set wins ties
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string shape_text(const GemmShape& g) {
+  return fmt::format("{}{} {} {} {}", g.transpose_a ? 't' : 'n', g.transpose_b ? 't' : 'n', g.m, g.n, g.k);
+}
+
+std::optional<int> arch_index(std::string_view name) {
+  for (int i = 0; i < BLIS_NUM_ARCHS; ++i)
+    if (name == bli_arch_string(static_cast<arch_t>(i))) return i;
+  return std::nullopt;
+}
+
+struct Installed {
+  KernelPlan plan;
+  std::vector<std::pair<GemmShape, cntx_t*>> contexts;
+};
+Installed& installed() {
+  static Installed state;
+  return state;
+}
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      return colon == std::string::npos ? line : line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  return "unknown";
+}
+
+std::string cpu_signature() {
+#if defined(__x86_64__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx)) {
+    const unsigned family = ((eax >> 8) & 0xf) + (((eax >> 8) & 0xf) == 0xf ? (eax >> 20) & 0xff : 0);
+    const unsigned model = ((eax >> 4) & 0xf) | (((eax >> 16) & 0xf) << 4);
+    return fmt::format("family 0x{:x} model 0x{:x} stepping {}", family, model, eax & 0xf);
+  }
+#endif
+  return "no cpuid";
+}
+
+// Per-call seconds of one set on one shape: `calls` back-to-back calls, as a training step makes them.
+double time_calls(const GemmShape& g, cntx_t* cntx, const std::vector<float>& a, const std::vector<float>& b,
+                  std::vector<float>& c, int calls) {
+  const std::size_t lda = g.transpose_a ? g.m : g.k, ldb = g.transpose_b ? g.k : g.n;
+  const double start = now_s();
+  for (int i = 0; i < calls; ++i)
+    gemm_in_row_blocks(g.transpose_a ? Op::T : Op::N, g.transpose_b ? Op::T : Op::N, g.m, g.n, g.k, 1.0f, a.data(),
+                       lda, b.data(), ldb, 0.0f, c.data(), g.n, cntx, [] {});
+  return (now_s() - start) / calls;
+}
+
+}  // namespace
+
+double PlannedGemm::seconds_of(std::string_view set) const {
+  for (const auto& [name, s] : seconds)
+    if (name == set) return s;
+  return 0;
+}
+
+const PlannedGemm* KernelPlan::find(const GemmShape& shape) const {
+  for (const PlannedGemm& g : gemms)
+    if (g.shape == shape) return &g;
+  return nullptr;
+}
+
+std::string KernelPlan::to_text() const {
+  std::string out;
+  for (const PlannedGemm& g : gemms) {
+    out += shape_text(g.shape) + " " + g.kernels;
+    for (const auto& [name, s] : g.seconds) out += fmt::format(" {}={:.6e}", name, s);
+    out += '\n';
+  }
+  return out;
+}
+
+std::optional<KernelPlan> KernelPlan::from_text(std::string_view text) {
+  KernelPlan plan;
+  std::istringstream in{std::string(text)};
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string ops, timing;
+    PlannedGemm g;
+    if (!(fields >> ops >> g.shape.m >> g.shape.n >> g.shape.k >> g.kernels)) return std::nullopt;
+    if (ops.size() != 2 || (ops[0] != 'n' && ops[0] != 't') || (ops[1] != 'n' && ops[1] != 't')) return std::nullopt;
+    if (g.shape.m == 0 || g.shape.n == 0 || g.shape.k == 0 || !arch_index(g.kernels)) return std::nullopt;
+    g.shape.transpose_a = ops[0] == 't';
+    g.shape.transpose_b = ops[1] == 't';
+    while (fields >> timing) {
+      const auto eq = timing.find('=');
+      if (eq == std::string::npos || !arch_index(timing.substr(0, eq))) return std::nullopt;
+      char* end = nullptr;
+      const double s = std::strtod(timing.c_str() + eq + 1, &end);
+      if (end == timing.c_str() + eq + 1 || *end != '\0' || !(s > 0)) return std::nullopt;
+      g.seconds.emplace_back(timing.substr(0, eq), s);
+    }
+    if (plan.find(g.shape)) return std::nullopt;  // a shape twice: which line would win is not defined
+    plan.gemms.push_back(std::move(g));
+  }
+  return plan;
+}
+
+std::string KernelPlan::summary(std::string_view default_set) const {
+  if (gemms.empty()) return fmt::format("GEMM kernels: {} for every shape ({})", default_set, source);
+  std::string out = fmt::format("GEMM kernels per shape (m x n x k; {}):", source);
+  for (const PlannedGemm& g : gemms) {
+    out += fmt::format(" {}{}x{}x{} {}", g.shape.transpose_a || g.shape.transpose_b ? shape_text(g.shape).substr(0, 2) + ":" : "",
+                       g.shape.m, g.shape.n, g.shape.k, g.kernels);
+    const double chosen = g.seconds_of(g.kernels), fallback = g.seconds_of(default_set);
+    if (chosen > 0 && fallback > 0 && g.kernels != default_set) out += fmt::format(" ({:.2f}x)", fallback / chosen);
+    out += ',';
+  }
+  out.pop_back();
+  return out;
+}
+
+bool per_call_contexts_available() {
+#if defined(GRADSYNC_BLIS_PER_CALL_CONTEXTS)
+  return true;
+#else
+  return false;
+#endif
+}
+
+cntx_s* kernel_set_context(std::string_view name) {
+#if defined(GRADSYNC_BLIS_PER_CALL_CONTEXTS)
+  const auto index = arch_index(name);
+  if (!index) return nullptr;
+  bli_init();
+  // The gks registers and initializes a native context for every set the build contains, not only for the
+  // set BLIS runs by default; the array is null for sets this build lacks.
+  cntx_t** contexts = bli_gks_lookup_id(static_cast<arch_t>(*index));
+  return contexts ? contexts[BLIS_NAT] : nullptr;
+#else
+  (void)name;
+  return nullptr;
+#endif
+}
+
+KernelPlan measure_kernel_plan(std::span<const GemmShape> shapes, std::span<const std::string> sets,
+                               std::string_view preferred, int rounds) {
+  KernelPlan plan;
+  plan.source = "measured";
+  std::vector<cntx_t*> contexts;
+  for (const std::string& set : sets) {
+    contexts.push_back(kernel_set_context(set));
+    if (!contexts.back()) throw std::invalid_argument(fmt::format("measure_kernel_plan: no kernel set {} here", set));
+  }
+  if (sets.empty()) return plan;
+  for (const GemmShape& g : shapes) {
+    if (plan.find(g) || g.flops() == 0) continue;
+    std::vector<float> a(g.m * g.k), b(g.k * g.n), c(g.m * g.n);
+    std::uint32_t x = 12345;
+    const auto fill = [&x](std::vector<float>& v) {
+      for (float& f : v) f = static_cast<float>((x = x * 1664525u + 1013904223u) >> 8) * 0x1p-24f - 0.5f;
+    };
+    fill(a);
+    fill(b);
+    // About half a millisecond per sample: long enough to time, short enough that rounds interleave finely.
+    const int calls = static_cast<int>(std::clamp(5e-4 * 3e10 / g.flops(), 1.0, 2000.0));
+    std::vector<double> best(sets.size(), std::numeric_limits<double>::infinity());
+    for (std::size_t s = 0; s < sets.size(); ++s) time_calls(g, contexts[s], a, b, c, 2);  // warm caches, pools
+    for (int r = 0; r < rounds; ++r)
+      for (std::size_t i = 0; i < sets.size(); ++i) {
+        const std::size_t s = (i + static_cast<std::size_t>(r)) % sets.size();  // rotate who goes first
+        best[s] = std::min(best[s], time_calls(g, contexts[s], a, b, c, calls));
+      }
+    std::size_t winner = static_cast<std::size_t>(std::min_element(best.begin(), best.end()) - best.begin());
+    for (std::size_t s = 0; s < sets.size(); ++s)
+      if (sets[s] == preferred && best[s] <= best[winner] * (1 + kPlanMargin)) winner = s;
+    PlannedGemm planned{g, sets[winner], {}};
+    for (std::size_t s = 0; s < sets.size(); ++s) planned.seconds.emplace_back(sets[s], best[s]);
+    plan.gemms.push_back(std::move(planned));
+  }
+  return plan;
+}
+
+std::string kernel_cache_key(const BlisConfig& blis) {
+  return fmt::format("cpu={} ({}) blis={} sets={} threads={}", cpu_model_name(), cpu_signature(),
+                     bli_info_get_version_str(), fmt::join(blis.kernel_sets, ","), blis.threads);
+}
+
+std::optional<std::filesystem::path> kernel_cache_file(const BlisConfig& blis) {
+  std::filesystem::path dir;
+  if (const char* env = std::getenv("GRADSYNC_KERNEL_CACHE"); env && *env) {
+    if (std::string_view(env) == "off") return std::nullopt;
+    dir = env;
+  } else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+    dir = std::filesystem::path(xdg) / "gradsync";
+  } else if (const char* home = std::getenv("HOME"); home && *home) {
+    dir = std::filesystem::path(home) / ".cache" / "gradsync";
+  } else {
+    return std::nullopt;
+  }
+  return dir / fmt::format("blis-kernels-{:016x}.txt", std::hash<std::string>{}(kernel_cache_key(blis)));
+}
+
+KernelPlan make_kernel_plan(std::span<const GemmShape> shapes, const BlisConfig& blis) {
+  KernelPlan plan;
+  if (blis.user_arch) {
+    plan.source = "BLIS_ARCH_TYPE set by the user";
+    return plan;
+  }
+  if (!per_call_contexts_available()) {
+    plan.source = "this BLIS hides per-call contexts (shared library)";
+    return plan;
+  }
+  if (blis.kernel_sets.size() < 2) {
+    plan.source = "no other kernel set runs here";
+    return plan;
+  }
+  const auto file = kernel_cache_file(blis);
+  const std::string key = kernel_cache_key(blis);
+  KernelPlan cached;
+  if (file) {
+    std::ifstream in(*file);
+    std::string header, key_line;
+    if (std::getline(in, header) && header == kCacheHeader && std::getline(in, key_line) && key_line == "# " + key) {
+      std::stringstream rest;
+      rest << in.rdbuf();
+      if (auto parsed = KernelPlan::from_text(rest.str())) cached = std::move(*parsed);
+    }
+  }
+  std::vector<GemmShape> missing;
+  for (const GemmShape& g : shapes)
+    if (!cached.find(g) && std::find(missing.begin(), missing.end(), g) == missing.end()) missing.push_back(g);
+  if (!missing.empty()) {
+    for (PlannedGemm& g : measure_kernel_plan(missing, blis.kernel_sets, blis.arch).gemms) cached.gemms.push_back(std::move(g));
+    if (file) {  // temp + rename: a reader never sees half a file, and concurrent writers only lose an update
+      std::error_code ec;
+      std::filesystem::create_directories(file->parent_path(), ec);
+      const auto temp = file->string() + fmt::format(".{}.tmp", ::getpid());
+      {
+        std::ofstream out(temp);
+        out << kCacheHeader << "\n# " << key << "\n" << cached.to_text();
+      }
+      std::filesystem::rename(temp, *file, ec);
+      if (ec) std::filesystem::remove(temp, ec);
+    }
+  }
+  for (const GemmShape& g : shapes)
+    if (!plan.find(g)) plan.gemms.push_back(*cached.find(g));
+  plan.source = missing.empty() && file ? fmt::format("cached in {}", file->string())
+                                : fmt::format("measured {} of {} shapes", missing.size(), plan.gemms.size());
+  return plan;
+}
+
+void install_kernel_plan(const KernelPlan& plan, std::span<const std::string> runnable) {
+  std::vector<std::pair<GemmShape, cntx_t*>> contexts;
+  for (const PlannedGemm& g : plan.gemms) {
+    if (std::find(runnable.begin(), runnable.end(), g.kernels) == runnable.end())
+      throw std::invalid_argument(fmt::format("kernel plan: set {} (for {}) does not run on this machine (runs: {})",
+                                              g.kernels, shape_text(g.shape), fmt::join(runnable, ", ")));
+    cntx_t* cntx = kernel_set_context(g.kernels);
+    if (!cntx) throw std::invalid_argument(fmt::format("kernel plan: this BLIS has no context for {}", g.kernels));
+    contexts.emplace_back(g.shape, cntx);
+  }
+  installed() = {plan, std::move(contexts)};
+}
+
+const KernelPlan& installed_kernel_plan() { return installed().plan; }
+
+cntx_s* planned_context(const GemmShape& shape) {
+  for (const auto& [g, cntx] : installed().contexts)
+    if (g == shape) return cntx;
+  return nullptr;
+}
+
+}  // namespace gradsync

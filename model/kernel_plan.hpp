@@ -1,0 +1,83 @@
+#pragma once
+// Which BLIS kernel set computes each GEMM shape the model uses, chosen by measurement.
+//
+// Debian's BLIS carries several kernel sets (skx, zen3, zen2, zen, haswell, ...) and no single one is fastest on
+// every shape: AVX-512 kernels win the MLP's large products and lose the 10-class ones. BLIS's expert API takes
+// a context (one set's micro-kernels and block sizes) per call, and its kernel structure (gks) holds a native
+// context for every set the build contains, so each shape can run on its own set inside one process.
+//
+// Every rank of a data-parallel run must run the same set on the same shape, or a run's bits would depend on
+// which process computed which shard: each process may measure, but rank 0's plan is the one installed
+// everywhere (trainers/kernel_plan_mpi.hpp). Knows nothing about MPI.
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "model/blis_setup.hpp"
+#include "model/gemm_shape.hpp"
+
+struct cntx_s;  // BLIS's context type (cntx_t), kept out of this header
+
+namespace gradsync {
+
+struct PlannedGemm {
+  GemmShape shape;
+  std::string kernels;                                  // the set that runs it, e.g. "skx"
+  std::vector<std::pair<std::string, double>> seconds;  // seconds per call of each set timed (empty if unknown)
+  double seconds_of(std::string_view set) const;        // 0 if `set` was not timed
+};
+
+struct KernelPlan {
+  std::vector<PlannedGemm> gemms;  // shapes not listed run on the process's default kernels (BlisConfig::arch)
+  std::string source;              // why this plan: "measured", "cache FILE", "rank 0's", "BLIS_ARCH_TYPE ..."
+
+  const PlannedGemm* find(const GemmShape& shape) const;  // null if the shape is not planned
+  // One line per shape: "nn 128 32 784 skx skx=1.1e-05 zen3=2.0e-05"; from_text(to_text()) gives the same gemms.
+  std::string to_text() const;
+  // Nothing if any line is malformed (a damaged cache file or message is refused whole, never half used).
+  static std::optional<KernelPlan> from_text(std::string_view text);
+  // One line for run headers: each planned shape, its set and its speed-up over `default_set` where timed.
+  std::string summary(std::string_view default_set) const;
+};
+
+// True if this BLIS build hands out per-set contexts (it does when linked statically: the shared library
+// hides bli_gks_lookup_id). Without them every plan is empty and all shapes run on the default kernels.
+bool per_call_contexts_available();
+
+// The context of kernel set `name` (e.g. "skx"), or null if this BLIS has no such set or no per-call contexts.
+// Only sets that configure_blis found this CPU can run (BlisConfig::kernel_sets) are safe to call.
+cntx_s* kernel_set_context(std::string_view name);
+
+// Times every set in `sets` on every shape, interleaved round by round so that a load change hits all sets
+// alike, each through gemm_in_row_blocks as the model calls it; the fastest (least time over the rounds) wins,
+// except that `preferred` (BLIS's default set) keeps a shape unless another set beats it by more than
+// kPlanMargin: several sets share the same small-matrix kernels, and a coin toss between equals would change a
+// run's bits from one machine's cache to the next for nothing. `sets` must be runnable here
+// (BlisConfig::kernel_sets); `rounds` >= 1.
+inline constexpr double kPlanMargin = 0.03;
+KernelPlan measure_kernel_plan(std::span<const GemmShape> shapes, std::span<const std::string> sets,
+                               std::string_view preferred = {}, int rounds = 9);
+
+// The plan for `shapes` on this machine. Empty (every shape on BLIS's default kernels) if the user set
+// BLIS_ARCH_TYPE, fewer than two sets run here, or per-call contexts are unavailable. Otherwise read from the
+// cache file (kernel_cache_file) when it holds every shape, else measured and written back. The cache is keyed
+// by CPU model, BLIS version, the runnable sets and the thread count; $GRADSYNC_KERNEL_CACHE names its directory
+// ("off": always measure, never write).
+KernelPlan make_kernel_plan(std::span<const GemmShape> shapes, const BlisConfig& blis);
+
+std::string kernel_cache_key(const BlisConfig& blis);
+std::optional<std::filesystem::path> kernel_cache_file(const BlisConfig& blis);  // nothing when caching is off
+
+// Makes `plan` the one every GEMM of this process follows (Mlp looks its shapes up here). Throws
+// std::invalid_argument, installing nothing, if the plan names a set this BLIS lacks or this CPU cannot run
+// (`runnable`, i.e. BlisConfig::kernel_sets). Not thread-safe: install before computing.
+void install_kernel_plan(const KernelPlan& plan, std::span<const std::string> runnable);
+const KernelPlan& installed_kernel_plan();
+// The context installed for `shape`, or null (BLIS's default kernels) if the installed plan does not list it.
+cntx_s* planned_context(const GemmShape& shape);
+
+}  // namespace gradsync

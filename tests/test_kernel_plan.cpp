@@ -1,0 +1,214 @@
+// The kernel plan: every set computes the model's GEMMs correctly, plans survive their text form, a user's
+// BLIS_ARCH_TYPE wins, every rank runs rank 0's plan, and a data-parallel run on a plan that mixes kernel sets
+// keeps its replicas bit-identical and equal to serial SGD.
+#include <doctest/doctest.h>
+#include <blis.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "collectives/comm.hpp"
+#include "model/blis_setup.hpp"
+#include "model/gemm.hpp"
+#include "model/kernel_plan.hpp"
+#include "model/mlp.hpp"
+#include "model/synthetic.hpp"
+#include "test_support.hpp"
+#include "trainers/kernel_plan_mpi.hpp"
+#include "model/sgd.hpp"
+#include "trainers/synchronizer.hpp"
+#include "trainers/trainer.hpp"
+
+using namespace gradsync;
+
+namespace {
+
+// Puts back the plan tests/main.cpp adopted when a test case ends, whatever it installed.
+struct RestorePlan {
+  KernelPlan saved = installed_kernel_plan();
+  ~RestorePlan() { install_kernel_plan(saved, configured_blis().kernel_sets); }
+};
+
+// A plan for `shapes` that cycles through `sets`, starting at `first`: shapes that follow each other in a step
+// run on different sets.
+KernelPlan cycling_plan(const std::vector<GemmShape>& shapes, const std::vector<std::string>& sets, std::size_t first) {
+  KernelPlan plan;
+  plan.source = "test";
+  for (std::size_t i = 0; i < shapes.size(); ++i)
+    if (!plan.find(shapes[i])) plan.gemms.push_back({shapes[i], sets[(first + i) % sets.size()], {}});
+  return plan;
+}
+
+std::size_t text_hash(const Comm& world, const std::string& text, bool* all_equal) {
+  const auto h = static_cast<long long>(std::hash<std::string>{}(text) >> 1);
+  long long lo = 0, hi = 0;
+  MPI_Allreduce(&h, &lo, 1, MPI_LONG_LONG, MPI_MIN, world.native());
+  MPI_Allreduce(&h, &hi, 1, MPI_LONG_LONG, MPI_MAX, world.native());
+  *all_equal = lo == hi;
+  return static_cast<std::size_t>(h);
+}
+
+}  // namespace
+
+TEST_CASE("every kernel set this CPU runs computes the model's GEMMs to float accuracy") {
+  const std::vector<std::string>& sets = configured_blis().kernel_sets;
+  MESSAGE("kernel sets that run here: " << fmt::format("{}", fmt::join(sets, ", ")));
+  if (sets.empty() || !per_call_contexts_available()) return;
+  std::vector<GemmShape> shapes = Mlp({784, 128, 10}).planned_gemms(32);
+  shapes.push_back({false, false, 300, 40, 1000});  // cut into row blocks, a ragged last one
+  for (const GemmShape& g : shapes) {
+    const std::size_t lda = g.transpose_a ? g.m : g.k, ldb = g.transpose_b ? g.k : g.n;
+    std::vector<float> a(g.m * g.k), b(g.k * g.n);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>((i * 7919) % 97) / 97.0f - 0.5f;
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>((i * 104729) % 89) / 89.0f - 0.5f;
+    std::vector<double> want(g.m * g.n, 0.0);
+    for (std::size_t i = 0; i < g.m; ++i)
+      for (std::size_t p = 0; p < g.k; ++p) {
+        const double aip = g.transpose_a ? a[p * lda + i] : a[i * lda + p];
+        for (std::size_t j = 0; j < g.n; ++j) want[i * g.n + j] += aip * (g.transpose_b ? b[j * ldb + p] : b[p * ldb + j]);
+      }
+    for (const std::string& set : sets) {
+      std::vector<float> c(g.m * g.n, 1.0f);
+      gemm_in_row_blocks(g.transpose_a ? Op::T : Op::N, g.transpose_b ? Op::T : Op::N, g.m, g.n, g.k, 1.0f, a.data(),
+                         lda, b.data(), ldb, 0.0f, c.data(), g.n, kernel_set_context(set), [] {});
+      double worst = 0;
+      for (std::size_t i = 0; i < c.size(); ++i) worst = std::max(worst, std::fabs(c[i] - want[i]));
+      CAPTURE(set);
+      CAPTURE(g.m);
+      CAPTURE(g.n);
+      CAPTURE(g.k);
+      CHECK(worst < 1e-5 * static_cast<double>(g.k));
+    }
+  }
+}
+
+TEST_CASE("a kernel plan survives its text form, and a damaged one is refused whole") {
+  KernelPlan plan;
+  plan.gemms.push_back({{false, false, 128, 32, 784}, "skx", {{"skx", 1.5e-5}, {"zen3", 2.5e-5}}});
+  plan.gemms.push_back({{false, true, 10, 128, 32}, "zen3", {}});
+  plan.gemms.push_back({{true, false, 128, 32, 10}, "haswell", {{"haswell", 3e-6}}});
+  const auto back = KernelPlan::from_text(plan.to_text());
+  REQUIRE(back);
+  REQUIRE(back->gemms.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(back->gemms[i].shape == plan.gemms[i].shape);
+    CHECK(back->gemms[i].kernels == plan.gemms[i].kernels);
+    CHECK(back->gemms[i].seconds.size() == plan.gemms[i].seconds.size());
+  }
+  CHECK(back->find({false, true, 10, 128, 32})->kernels == "zen3");
+  CHECK(back->find({false, false, 10, 128, 32}) == nullptr);
+  CHECK(back->gemms[0].seconds_of("zen3") == doctest::Approx(2.5e-5));
+  for (const char* bad : {"nn 128 32 skx\n", "xn 1 2 3 skx\n", "nn 1 2 3 nosuchset\n", "nn 0 2 3 skx\n",
+                          "nn 1 2 3 skx zen3=fast\n", "nn 1 2 3 skx\nnn 1 2 3 zen3\n", "nn 1 2 3 skx bogus=1e-5\n"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(KernelPlan::from_text(bad));
+  }
+}
+
+TEST_CASE("a user's BLIS_ARCH_TYPE puts every shape on the user's kernels") {
+  BlisConfig user = configured_blis();
+  user.user_arch = true;
+  const std::vector<GemmShape> shapes = Mlp({784, 128, 10}).planned_gemms(32);
+  const KernelPlan plan = make_kernel_plan(shapes, user);
+  CHECK(plan.gemms.empty());
+  CHECK(plan.source.find("BLIS_ARCH_TYPE") != std::string::npos);
+  if (configured_blis().user_arch) CHECK(installed_kernel_plan().gemms.empty());
+}
+
+TEST_CASE("a plan naming a kernel set this machine cannot run is refused, and the plan in force stays") {
+  RestorePlan restore;
+  const std::string before = installed_kernel_plan().to_text();
+  KernelPlan plan;
+  plan.gemms.push_back({{false, false, 16, 4, 20}, "bulldozer", {}});  // in BLIS's list, never probed here
+  CHECK_THROWS_AS(install_kernel_plan(plan, configured_blis().kernel_sets), std::invalid_argument);
+  CHECK(installed_kernel_plan().to_text() == before);
+}
+
+TEST_CASE("every rank runs rank 0's kernel plan, though each rank would have picked its own") {
+  RestorePlan restore;
+  const Comm world = Comm::world();
+  const std::vector<std::string>& sets = configured_blis().kernel_sets;
+  if (sets.size() < 2 || !per_call_contexts_available()) {
+    MESSAGE("fewer than two kernel sets, or no per-call contexts: nothing to agree on");
+    return;
+  }
+  const std::vector<GemmShape> shapes = Mlp({20, 16, 4}).planned_gemms(4);
+  // What independent choices give: each rank its own plan (the check below is not vacuous).
+  install_kernel_plan(cycling_plan(shapes, sets, static_cast<std::size_t>(world.rank())), sets);
+  bool equal = true;
+  text_hash(world, installed_kernel_plan().to_text(), &equal);
+  if (world.size() > 1) CHECK_FALSE(equal);
+
+  const KernelPlan adopted = adopt_rank0_kernel_plan(world.native(), shapes);
+  text_hash(world, installed_kernel_plan().to_text(), &equal);
+  CHECK(equal);
+  CHECK(installed_kernel_plan().gemms.size() == shapes.size());
+  for (const GemmShape& g : shapes) {
+    CAPTURE(g.m);
+    CHECK(planned_context(g) == kernel_set_context(adopted.find(g)->kernels));
+  }
+}
+
+TEST_CASE("a run on a plan that mixes kernel sets keeps its replicas bit-identical and equals serial SGD") {
+  RestorePlan restore;
+  const Comm world = Comm::world();
+  const std::vector<std::string>& sets = configured_blis().kernel_sets;
+  if (sets.size() < 2 || !per_call_contexts_available()) return;
+  const TrainTest data{make_blobs(1024, 20, 4, 0.3f, 17, 0), make_blobs(256, 20, 4, 0.3f, 17, 1)};
+  TrainConfig c;
+  c.sync = "ring";
+  c.model = "mlp";
+  c.hidden = {16};
+  c.epochs = 1;
+  c.batch = 4;
+  c.sgd.lr = 0.2f;
+  c.seed = 3;
+  c.iterations_per_epoch = 24;
+  const Mlp model(c.layer_sizes(20, 4));
+  const std::size_t workers = static_cast<std::size_t>(world.size());
+  std::vector<GemmShape> shapes = model.planned_gemms(c.batch);
+  for (const GemmShape& g : model.planned_gemms(c.batch * workers)) shapes.push_back(g);  // the serial reference's
+  install_kernel_plan(cycling_plan(shapes, sets, 0), sets);  // the same plan on every rank
+  std::set<std::string> used;
+  for (const PlannedGemm& g : installed_kernel_plan().gemms) used.insert(g.kernels);
+  CHECK(used.size() >= 2);
+
+  // Every rank's replica, stepped as the trainer does (train() hands back rank 0's model only).
+  std::vector<float> params(model.parameter_count()), grads(model.parameter_count());
+  model.init(params, c.seed);
+  Sgd sgd(c.sgd, model.parameter_count());
+  auto sync = make_allreduce_synchronizer(c, world, sgd, model.layer_offsets(), model.parameter_count());
+  Workspace ws(model.sizes(), c.batch);
+  Batch batch(c.batch, 20);
+  std::vector<std::uint32_t> rows(c.batch);
+  for (long s = 0; s < c.iterations_per_epoch; ++s) {
+    for (std::size_t j = 0; j < c.batch; ++j)
+      rows[j] = static_cast<std::uint32_t>((static_cast<std::size_t>(s) * workers * c.batch +
+                                            static_cast<std::size_t>(world.rank()) * c.batch + j) % data.train.rows);
+    gather_batch(data.train, rows, batch);
+    model.loss_and_gradient(params, batch, grads, ws, sync->observer(grads));
+    sync->step(params, grads);
+  }
+  sync->drain(params);
+  bool identical = true;
+  text_hash(world, std::string(reinterpret_cast<const char*>(params.data()), params.size() * sizeof(float)), &identical);
+  CHECK(identical);
+
+  // And train()'s run equals serial SGD with the global batch, as on BLIS's default kernels.
+  const TrainResult r = train(c, data, world);
+  std::vector<float> got = r.params;
+  got.resize(model.parameter_count());
+  MPI_Bcast(got.data(), static_cast<int>(got.size()), MPI_FLOAT, 0, world.native());
+  TrainConfig serial = c;
+  serial.sync = "serial";
+  serial.batch = c.batch * workers;
+  const Comm self(MPI_COMM_SELF);
+  const std::vector<float> reference = train(serial, data, self).params;
+  CHECK(test::relative_difference(got, reference) < 1e-5);
+}
