@@ -90,11 +90,15 @@ CliOutcome parse_train_cli(int argc, char** argv) {
   app.add_option("--checkpoint", c.checkpoint_dir,
                  "this host's checkpoint directory (a local disk; \"%h\" is replaced by the host's name, or by "
                  "$GRADSYNC_HOST when set). Each checkpoint is written on --checkpoint-replicas hosts");
-  app.add_option("--checkpoint-every", c.checkpoint_every, "epochs between epoch-end checkpoints")->capture_default_str();
+  app.add_option("--checkpoint-every", c.checkpoint_every, "epochs between epoch-end checkpoints (0: only after the last epoch)")->capture_default_str();
   app.add_option("--checkpoint-steps", c.checkpoint_steps,
-                 "global steps between checkpoints inside epochs (0: epoch ends only)")->capture_default_str();
+                 "global steps between checkpoints (0: only at epoch ends, see --checkpoint-every); default: "
+                 "--checkpoint-seconds");
   app.add_option("--checkpoint-seconds", c.checkpoint_seconds,
-                 "seconds between checkpoints (turned into a step interval after timing the first steps)");
+                 "seconds between checkpoints, turned into a step interval after timing the first 50 steps; give "
+                 "--checkpoint-steps instead for checkpoints at the same steps in every run (--pipeline and asp/ssp "
+                 "synchronize at each checkpoint)")
+      ->capture_default_str();
   app.add_option("--checkpoint-replicas", c.checkpoint_replicas,
                  "hosts that hold a complete copy of every checkpoint")->capture_default_str();
   app.add_flag("--resume", c.resume,
@@ -127,6 +131,8 @@ CliOutcome parse_train_cli(int argc, char** argv) {
     }
     if (app.count("--checkpoint-seconds") > 0 && app.count("--checkpoint-steps") > 0)
       throw CLI::ValidationError("--checkpoint-seconds", "give --checkpoint-steps or --checkpoint-seconds, not both");
+    if (app.count("--checkpoint-steps") > 0 && c.checkpoint_steps < 0)
+      throw CLI::ValidationError("--checkpoint-steps", fmt::format("must be >= 0, got {}", c.checkpoint_steps));
     if (!pause.empty()) {
       char tail = 0;
       if (std::sscanf(pause.c_str(), "%ld:%lf%c", &c.inject_pause_step, &c.inject_pause_s, &tail) != 2 ||

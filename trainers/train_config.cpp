@@ -91,10 +91,11 @@ std::string validate(const TrainConfig& c, int ranks) {
                        allreduce_method_names(trains));
   if (c.buckets && c.bucket_bytes == 0) return "--bucket-kib: must be positive";
   if (c.timeout_s < 0) return "--timeout: must be >= 0 seconds (0 turns the watchdog off)";
-  if (c.checkpoint_every < 1) return "--checkpoint-every: must be >= 1 epoch";
-  if (c.checkpoint_steps < 0) return "--checkpoint-steps: must be >= 0 (0: checkpoints at epoch ends only)";
-  if (!(c.checkpoint_seconds >= 0 && c.checkpoint_seconds < 1e7))
-    return "--checkpoint-seconds: must be a number of seconds from 0 to 1e7";
+  if (c.checkpoint_every < 0) return "--checkpoint-every: must be >= 0 epochs (0: only after the last)";
+  if (c.checkpoint_steps < TrainConfig::kTimeInterval)
+    return "--checkpoint-steps: must be >= 0 (0: checkpoints at epoch ends only)";
+  if (c.checkpoint_steps == TrainConfig::kTimeInterval && !(c.checkpoint_seconds > 0 && c.checkpoint_seconds < 1e7))
+    return "--checkpoint-seconds: must be a number of seconds above 0 and below 1e7";
   if (c.checkpoint_replicas < 1) return fmt::format("--checkpoint-replicas {}: must be >= 1", c.checkpoint_replicas);
   if (c.global_batch > 0 && c.worker_count(ranks) > 0 &&
       c.global_batch % static_cast<std::size_t>(c.worker_count(ranks)) != 0)

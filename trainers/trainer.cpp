@@ -270,11 +270,12 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
   const auto checkpoint = [&](const CheckpointProgress& progress) {
     const std::span<const float> p = server ? server->local_model() : worker->params();
     const std::span<const float> o = server ? server->local_optimizer_state() : std::span<const float>(sgd.state());
+    const double t0 = now_s();
     const Manifest m = writer->write(progress, p, o);
     if (me == 0 && !config.quiet) {
-      fmt::print("checkpoint: step {}, params crc {:08x}, optimizer crc {:08x}, {} piece(s) on {} host(s) each\n",
-                 m.step, m.params_crc, m.optimizer_crc, m.pieces.size(),
-                 std::min(config.checkpoint_replicas, hosts->hosts()));
+      fmt::print("checkpoint: step {}, params crc {:08x}, optimizer crc {:08x}, {} piece(s) on {} host(s) each, "
+                 "{:.1f} ms\n", m.step, m.params_crc, m.optimizer_crc, m.pieces.size(),
+                 std::min(config.checkpoint_replicas, hosts->hosts()), (now_s() - t0) * 1e3);
       std::fflush(stdout);
     }
   };
@@ -284,9 +285,10 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
   result.model_name = config.model_name();
   result.ranks = ranks;
   result.workers = workers;
-  long interval = checkpointing ? config.checkpoint_steps : 0;  // global steps between mid-epoch checkpoints
-  bool timing = checkpointing && config.checkpoint_seconds > 0;  // --checkpoint-seconds: time the first steps
-  constexpr long kTimedSteps = 20;
+  // Global steps between checkpoints; with a time interval, known once the first steps are timed.
+  long interval = checkpointing ? std::max(0L, config.checkpoint_steps) : 0;
+  bool timing = checkpointing && config.checkpoint_steps == TrainConfig::kTimeInterval;
+  constexpr long kTimedSteps = 50;  // enough that the first, slower steps do not dominate
   std::int64_t global = start.steps_done;
   Workspace eval_ws(model.sizes(), kEvaluationBatch);
   for (int epoch = start.next_epoch; epoch < config.epochs; ++epoch) {
@@ -316,7 +318,7 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
                   "MPI_Allreduce (checkpoint interval)", me);
         interval = std::max<long>(1, std::lround(config.checkpoint_seconds / per_step));
         timing = false;
-        if (me == 0)
+        if (me == 0 && !config.quiet)
           fmt::print("checkpoint every {} steps (--checkpoint-seconds {} at {:.3f} ms per step)\n", interval,
                      config.checkpoint_seconds, per_step * 1e3);
       } else if (interval > 0 && global % interval == 0 && s < steps) {
@@ -357,7 +359,7 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
       if (last) result.params.assign(model_now.begin(), model_now.end());
     }
     const bool checkpoint_now =
-        checkpointing && ((epoch + 1) % config.checkpoint_every == 0 || last || (interval > 0 && global % interval == 0));
+        checkpointing && ((config.checkpoint_every > 0 && (epoch + 1) % config.checkpoint_every == 0) || last || (interval > 0 && global % interval == 0));
     if (checkpoint_now) checkpoint({global, epoch + 1, 0});
     {
       const WaitScope wait("MPI_Barrier (end of epoch; rank 0 evaluates and checkpoints)");

@@ -34,7 +34,7 @@ case "$case_name" in
   kill_rank)
     # SIGKILL one rank mid-training: the job must end non-zero within seconds, the last checkpoint must be
     # intact, and --resume from it must finish the run.
-    "${mpirun_[@]}" -n 2 "$bin/train" --sync ring --model mlp --epochs 8 --iterations-per-epoch 1500 --quiet \
+    "${mpirun_[@]}" -n 2 "$bin/train" --sync ring --model mlp --epochs 8 --iterations-per-epoch 1500 --quiet --checkpoint-steps 1000 \
       --checkpoint "$work/ck" >"$work/run.log" 2>&1 &
     job=$!
     for _ in $(seq 600); do [ -n "$(newest_set "$work/ck")" ] && break; sleep 0.05; done
@@ -52,7 +52,7 @@ case "$case_name" in
     echo "rank 1 killed; mpirun exited with $code after ${elapsed_ms} ms"
     [ "$code" -ne 0 ] || fail "the job exited 0 after losing a rank"
     [ "$elapsed_ms" -lt 10000 ] || fail "took ${elapsed_ms} ms to end (limit 10 s)"
-    "${mpirun_[@]}" -n 2 "$bin/train" --sync ring --model mlp --epochs 8 --iterations-per-epoch 1500 --quiet \
+    "${mpirun_[@]}" -n 2 "$bin/train" --sync ring --model mlp --epochs 8 --iterations-per-epoch 1500 --quiet --checkpoint-steps 1000 \
       --checkpoint "$work/ck" --resume >"$work/resume.log" 2>&1 || { cat "$work/resume.log"; fail "resume failed"; }
     expect_in "$work/resume.log" "done: ring"
     ;;
@@ -109,7 +109,7 @@ case "$case_name" in
     # NaN in a gradient stops the run naming epoch, step and rank; the checkpoint of the last good epoch stays
     # and resumes.
     set +e
-    "${mpirun_[@]}" -n 2 "$bin/train" --sync ring "${short[@]}" --epochs 3 --checkpoint "$work/ck" \
+    "${mpirun_[@]}" -n 2 "$bin/train" --sync ring "${short[@]}" --epochs 3 --checkpoint "$work/ck" --checkpoint-every 1 \
       --inject-nan-step 170 >"$work/run.log" 2>&1
     code=$?; set -e
     [ "$code" -ne 0 ] || fail "a diverged run exited 0"
