@@ -1,18 +1,27 @@
 // bench_compute: serial training throughput on real MNIST, and how close it is to the FLOP bound, i.e. the time
-// BLIS needs for exactly the GEMMs a step performs, each timed in isolation at the same shapes. One core.
-//   build/bin/bench_compute --epochs 5 --reps 3
+// BLIS needs for exactly the GEMMs a step performs, each timed in isolation at the same shapes on the kernels the
+// run uses (the kernel plan: the fastest set per shape). Also: the kernel chosen per shape with every set's
+// rate, the step's work outside GEMMs as its own share, and (--compare-default) the plan against BLIS's default
+// set alone, run for run, alternating. One core.
+//   build/bin/bench_compute --epochs 5 --reps 3 [--compare-default]
 #include <fmt/format.h>
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <numeric>
 #include <vector>
 
 #include "model/blis_setup.hpp"
 #include "model/gemm.hpp"
+#include "model/kernel_plan.hpp"
 #include "model/mlp.hpp"
+#include "model/rng.hpp"
+#include "model/sgd.hpp"
+#include "trainers/checkpointing.hpp"
 #include "trainers/data_source.hpp"
+#include "trainers/kernel_plan_mpi.hpp"
 #include "trainers/trainer.hpp"
 
 namespace {
@@ -20,27 +29,36 @@ namespace {
 using namespace gradsync;
 
 constexpr double kGemmTimingSeconds = 0.2;
+constexpr double kAnatomySeconds = 0.5;
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// Seconds per call of one GEMM shape, on buffers that stay in cache as they do in training.
-double gemm_seconds(const GemmShape& g) {
+// Seconds per call of one GEMM shape on the kernels the installed plan gives it, cut into row blocks as the
+// model cuts it, on buffers that stay in cache as they do in training.
+double gemm_seconds(const GemmShape& g, double budget_s = kGemmTimingSeconds) {
   const std::size_t lda = g.transpose_a ? g.m : g.k, ldb = g.transpose_b ? g.k : g.n;
   std::vector<float> a(g.m * g.k, 0.5f), b(g.k * g.n, 0.25f), c(g.m * g.n, 0.0f);
+  cntx_t* cntx = planned_context(g);
   const auto call = [&] {
-    gemm(g.transpose_a ? Op::T : Op::N, g.transpose_b ? Op::T : Op::N, g.m, g.n, g.k, 1.0f, a.data(), lda, b.data(), ldb,
-         0.0f, c.data(), g.n);
+    gemm_in_row_blocks(g.transpose_a ? Op::T : Op::N, g.transpose_b ? Op::T : Op::N, g.m, g.n, g.k, 1.0f, a.data(), lda,
+                       b.data(), ldb, 0.0f, c.data(), g.n, cntx, [] {});
   };
   for (int i = 0; i < 10; ++i) call();
   long calls = 0;
   const double start = now_s();
-  while (now_s() - start < kGemmTimingSeconds) {
+  while (now_s() - start < budget_s) {
     for (int i = 0; i < 20; ++i) call();
     calls += 20;
   }
   return (now_s() - start) / static_cast<double>(calls);
+}
+
+double step_gemm_seconds(const Mlp& mlp, std::size_t batch, double budget_s = kGemmTimingSeconds) {
+  double s = 0;
+  for (const GemmShape& g : mlp.training_gemms(batch)) s += gemm_seconds(g, budget_s);
+  return s;
 }
 
 double median(std::vector<double> v) {
@@ -48,15 +66,75 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// Microseconds per step of each part of a serial training step, measured on real batches in the trainer's order.
+struct Anatomy {
+  double gather = 0, pass = 0, gemm = 0, nan_check = 0, update = 0;
+  double total() const { return gather + pass + nan_check + update; }
+  double outside_gemm() const { return total() - gemm; }
+};
+
+Anatomy step_anatomy(const Mlp& mlp, const Dataset& train, std::size_t batch) {
+  std::vector<float> params(mlp.parameter_count()), grads(mlp.parameter_count());
+  mlp.init(params, 1);
+  Sgd sgd(SgdOptions{}, mlp.parameter_count());
+  Workspace ws(mlp.sizes(), batch);
+  Batch b(batch, train.features);
+  std::vector<std::uint32_t> perm(train.rows), slice(batch);
+  shuffled_indices(perm, 1, 0);
+  Anatomy sum;
+  long steps = 0;
+  bool finite = true;
+  const double start = now_s();
+  for (std::size_t first = 0; now_s() - start < kAnatomySeconds; first = (first + batch) % (train.rows - batch), ++steps) {
+    std::copy_n(perm.begin() + static_cast<long>(first), batch, slice.begin());
+    const double t0 = now_s();
+    gather_batch(train, slice, b);
+    const double t1 = now_s();
+    mlp.loss_and_gradient(params, b, grads, ws);
+    const double t2 = now_s();
+    finite = finite && all_finite(grads);
+    const double t3 = now_s();
+    sgd.step(params, grads);
+    const double t4 = now_s();
+    sum.gather += t1 - t0;
+    sum.pass += t2 - t1;
+    sum.nan_check += t3 - t2;
+    sum.update += t4 - t3;
+  }
+  if (!finite) fmt::print("warning: the anatomy run diverged\n");
+  const double per = 1e6 / static_cast<double>(steps);
+  return {sum.gather * per, sum.pass * per, step_gemm_seconds(mlp, batch, 0.05) * 1e6, sum.nan_check * per,
+          sum.update * per};
+}
+
+// The kernel chosen for each shape and every set's rate there (from the plan's measurement).
+void print_plan(const KernelPlan& plan, const std::string& default_set) {
+  for (const PlannedGemm& g : plan.gemms) {
+    std::string rates;
+    for (const auto& [set, s] : g.seconds) rates += fmt::format(" {}={:.1f}", set, g.shape.flops() / s / 1e9);
+    const double chosen = g.seconds_of(g.kernels), fallback = g.seconds_of(default_set);
+    fmt::print("  {}{} {:>4} x {:>4} x {:>4}  -> {:<8} {:>6}   GFLOP/s:{}\n", g.shape.transpose_a ? 'T' : 'N',
+               g.shape.transpose_b ? 'T' : 'N', g.shape.m, g.shape.n, g.shape.k, g.kernels,
+               chosen > 0 && fallback > 0 ? fmt::format("{:.2f}x", fallback / chosen) : "", rates);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"bench_compute: serial MNIST training throughput against the BLIS FLOP bound"};
   int epochs = 5, reps = 3;
+  bool compare_default = false;
   std::string data_dir;
+  std::vector<std::string> models = {"softmax", "mlp"};
+  std::vector<std::size_t> batches = {32, 256};
   app.add_option("--epochs", epochs, "epochs per run")->capture_default_str()->check(CLI::Range(1, 1000));
   app.add_option("--reps", reps, "runs per configuration (median reported)")->capture_default_str()->check(CLI::Range(1, 1000));
   app.add_option("--data", data_dir, "MNIST directory (default: data/mnist)");
+  app.add_option("--models", models, "softmax and/or mlp")->capture_default_str();
+  app.add_option("--batches", batches, "batch sizes")->capture_default_str();
+  app.add_flag("--compare-default", compare_default,
+               "also run every configuration on BLIS's default kernel set alone, alternating with the plan run for run");
   CLI11_PARSE(app, argc, argv);
   const BlisConfig blis = configure_blis(1);
   MPI_Init(&argc, &argv);
@@ -66,42 +144,77 @@ int main(int argc, char** argv) {
   base.epochs = epochs;
   base.quiet = true;
   const TrainTest data = load_training_data(base);
-  fmt::print("bench_compute: serial, 1 core, real MNIST, {} epochs, median of {}; {}\n", epochs, reps, blis.summary());
-  fmt::print("{:<9} {:>5} {:>9} {:>10} {:>10} {:>9} {:>11} {:>11} {:>9} {:>7}\n", "model", "batch", "wall_s", "compute_s",
-             "images/s", "GFLOP", "GFLOP/s", "BLIS GF/s", "bound_s", "ratio");
-  for (const std::string model : {"softmax", "mlp"}) {
-    for (std::size_t batch : {32, 256}) {
+  fmt::print("bench_compute: serial, 1 core, real MNIST, {} epochs, median of {}; {}\n", epochs, reps,
+             blis.summary());
+  std::vector<std::string> table, anatomy, versus;
+  for (const std::string& model : models) {
+    for (std::size_t batch : batches) {
       TrainConfig c = base;
       c.model = model;
       c.batch = batch;
       c.sgd.lr = 0.1f;
-      // The bound is timed right after each run, so every ratio compares two measurements of the same minute
-      // (this host's speed drifts by tens of percent between minutes); the ratio reported is the median of those.
       const Mlp mlp(c.layer_sizes(data.train.features, 10));
+      const KernelPlan plan = adopt_rank0_kernel_plan(MPI_COMM_WORLD, mlp.planned_gemms(batch));
+      fmt::print("{} batch {}: kernels per shape ({}); x = speed-up over {}\n", c.model_name(), batch, plan.source,
+                 blis.arch);
+      print_plan(plan, blis.arch);
       double step_flops = 0;
       for (const GemmShape& g : mlp.training_gemms(batch)) step_flops += g.flops();
-      std::vector<double> wall, compute, bound, ratio;
+      // The bound is timed right after each run, so every ratio compares two measurements of the same minute
+      // (this host's speed drifts by tens of percent between minutes); the ratio reported is the median of those.
+      std::vector<double> wall, compute, bound, ratio, default_wall, default_bound, speedup;
       TrainResult r;
       for (int i = 0; i < reps; ++i) {
+        install_kernel_plan(plan, blis.kernel_sets);
         r = train(c, data, self);
-        double step_gemm_s = 0;
-        for (const GemmShape& g : mlp.training_gemms(batch)) step_gemm_s += gemm_seconds(g);
+        const double b = static_cast<double>(r.steps) * step_gemm_seconds(mlp, batch);
         wall.push_back(r.wall_s);
         compute.push_back(r.compute_s);
-        bound.push_back(static_cast<double>(r.steps) * step_gemm_s);
-        ratio.push_back(r.wall_s / bound.back());
+        bound.push_back(b);
+        ratio.push_back(r.wall_s / b);
+        if (compare_default) {  // the same run on BLIS's default set for every shape, right after
+          install_kernel_plan(KernelPlan{{}, "default"}, blis.kernel_sets);
+          const TrainResult d = train(c, data, self);
+          default_wall.push_back(d.wall_s);
+          default_bound.push_back(static_cast<double>(d.steps) * step_gemm_seconds(mlp, batch));
+          speedup.push_back(d.wall_s / r.wall_s);
+        }
       }
+      install_kernel_plan(plan, blis.kernel_sets);
       const double steps = static_cast<double>(r.steps);
       const double w = median(wall), bnd = median(bound);
-      fmt::print("{:<9} {:>5} {:>9.3f} {:>10.3f} {:>10.0f} {:>9.1f} {:>11.1f} {:>11.1f} {:>9.3f} {:>6.2f}x\n",
-                 c.model_name(), batch, w, median(compute), steps * static_cast<double>(batch) / w,
-                 steps * step_flops / 1e9, steps * step_flops / w / 1e9, steps * step_flops / bnd / 1e9, bnd,
-                 median(ratio));
+      table.push_back(fmt::format("{:<9} {:>5} {:>9.3f} {:>10.3f} {:>10.0f} {:>9.1f} {:>11.1f} {:>11.1f} {:>9.3f} {:>6.2f}x",
+                                  c.model_name(), batch, w, median(compute), steps * static_cast<double>(batch) / w,
+                                  steps * step_flops / 1e9, steps * step_flops / w / 1e9,
+                                  steps * step_flops / bnd / 1e9, bnd, median(ratio)));
+      if (compare_default)
+        versus.push_back(fmt::format("{:<9} {:>5} {:>10.3f} {:>10.3f} {:>8.2f}x {:>13.3f} {:>13.3f}", c.model_name(),
+                                     batch, w, median(default_wall), median(speedup), bnd, median(default_bound)));
+      const Anatomy a = step_anatomy(mlp, data.train, batch);
+      anatomy.push_back(fmt::format("{:<9} {:>5} {:>8.1f} {:>8.1f} {:>8.1f} {:>9.1f} {:>8.1f} {:>8.1f} {:>9.1f} {:>7.0f}%",
+                                    c.model_name(), batch, a.total(), a.gemm, a.gather, a.pass - a.gemm, a.nan_check,
+                                    a.update, a.outside_gemm(), 100 * a.outside_gemm() / a.total()));
     }
   }
+  fmt::print("\n{:<9} {:>5} {:>9} {:>10} {:>10} {:>9} {:>11} {:>11} {:>9} {:>7}\n", "model", "batch", "wall_s",
+             "compute_s", "images/s", "GFLOP", "GFLOP/s", "BLIS GF/s", "bound_s", "ratio");
+  for (const std::string& line : table) fmt::print("{}\n", line);
   fmt::print("wall_s: training time (test evaluation excluded); bound_s: the step's GEMMs at BLIS's measured rate\n"
-             "for those shapes, times the steps, timed right after each run; ratio: the median over runs of\n"
-             "wall_s / bound_s of the same run (wall_s and bound_s are medians too).\n");
+             "for those shapes on the planned kernels, times the steps, timed right after each run; ratio: the\n"
+             "median over runs of wall_s / bound_s of the same run (wall_s and bound_s are medians too).\n");
+  if (compare_default) {
+    fmt::print("\nplan against {} alone, alternating run for run:\n{:<9} {:>5} {:>10} {:>10} {:>9} {:>13} {:>13}\n",
+               blis.arch, "model", "batch", "plan_s", "default_s", "speedup", "plan bound_s", "default bound");
+    for (const std::string& line : versus) fmt::print("{}\n", line);
+    fmt::print("speedup: median over runs of default_s / plan_s of adjacent runs.\n");
+  }
+  fmt::print("\nstep anatomy, us per step (serial step in the trainer's order, {:.1f} s of real batches each):\n"
+             "{:<9} {:>5} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8} {:>9} {:>8}\n",
+             kAnatomySeconds, "model", "batch", "step", "GEMMs", "gather", "elemwise", "NaN chk", "update", "non-GEMM",
+             "share");
+  for (const std::string& line : anatomy) fmt::print("{}\n", line);
+  fmt::print("GEMMs: the step's GEMMs timed alone on the planned kernels; elemwise: the forward and backward pass\n"
+             "less its GEMMs (bias, ReLU, softmax, loss, output delta, bias gradients, ReLU mask).\n");
   MPI_Finalize();
   return 0;
 }
