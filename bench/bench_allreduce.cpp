@@ -182,6 +182,7 @@ int main(int argc, char** argv) {
     for (std::string m; std::getline(ss, m, ',');) {
       AllreduceOptions o;
       o.check_agreement = !no_check;
+      o.report_choices = true;
       // "ring+nocheck": the same method without the agreement check, interleaved with the checked one, so
       // the check's cost is measured as a ratio within one run.
       std::string suffix;

@@ -32,6 +32,7 @@ struct AllreduceOptions {
   bool server_contributes = false;               // ps: server ranks also add their own buffer
   bool bf16_wire = false;                        // ring: send float32 as bfloat16 (make_allreduce("ring-bf16"))
   int ranks_per_host = 0;  // hier: 0 finds hosts with MPI_Comm_split_type; > 0 groups consecutive ranks (tests)
+  bool report_choices = false;  // auto: rank 0 prints each choice once per size (train and the benchmarks do)
 };
 
 struct ElementRange {

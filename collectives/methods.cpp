@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "collectives/auto_allreduce.hpp"
 #include "collectives/hier_allreduce.hpp"
 #include "collectives/mpi_allreduce.hpp"
 #include "collectives/ps_allreduce.hpp"
@@ -24,6 +25,7 @@ constexpr AllreduceMethod kMethods[] = {
     {.name = "ring",
      .summary = "ring allreduce: reduce-scatter then all-gather with the neighbours, 2(P-1) steps",
      .chunked = true,
+     .modelled = true,
      .make = [](const Comm& comm, const AllreduceOptions& o) { return make_ring(comm, o, false); }},
     {.name = "ps",
      .summary = "central parameter server on rank 0: workers push, the server sums in rank order and sends back",
@@ -46,11 +48,13 @@ constexpr AllreduceMethod kMethods[] = {
      }},
     {.name = "rd",
      .summary = "recursive doubling: log2 P steps of the whole buffer, for small messages",
+     .modelled = true,
      .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
        return std::make_unique<RecursiveDoublingAllreduce>(comm, o);
      }},
     {.name = "rhd",
      .summary = "recursive halving and doubling (Rabenseifner): 2 log2 P steps of halving, then doubling, pieces",
+     .modelled = true,
      .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
        return std::make_unique<RecursiveHalvingDoublingAllreduce>(comm, o);
      }},
@@ -58,8 +62,15 @@ constexpr AllreduceMethod kMethods[] = {
      .summary = "two-level: reduce-scatter inside each host, a ring across hosts per local rank, all-gather inside",
      .chunked = true,
      .two_level = true,
+     .modelled = true,
      .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
        return std::make_unique<HierAllreduce>(comm, o);
+     }},
+    {.name = "auto",
+     .summary = "per call, the modelled method the fitted cost model predicts fastest (tuning file or defaults)",
+     .two_level = true,
+     .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
+       return std::make_unique<AutoAllreduce>(comm, o);
      }},
     {.name = "ring-bf16",
      .summary = "the ring sending float32 as bfloat16: half the bytes, each value rounded to 2^-8 per hop",

@@ -29,6 +29,7 @@ struct AllreduceMethod {
   ServerRanks servers = ServerRanks::none;
   bool chunked = false;  // reads options.chunk_bytes (its message size)
   bool two_level = false;  // reads options.ranks_per_host (hosts found or emulated: hier_allreduce.hpp)
+  bool modelled = false;   // cost_model.hpp predicts it: "auto" chooses among these
   // Plans the method; the contract of make_allreduce.
   std::unique_ptr<Allreduce> (*make)(const Comm& comm, const AllreduceOptions& options) = nullptr;
 

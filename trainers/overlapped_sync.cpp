@@ -25,6 +25,7 @@ class AllreduceJob final : public CommJob {
 AllreduceOptions options_of(const TrainConfig& config) {
   AllreduceOptions options;
   options.chunk_bytes = config.chunk_bytes;
+  options.report_choices = true;  // auto says once per size what it chose
   return options;
 }
 

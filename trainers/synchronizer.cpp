@@ -74,6 +74,7 @@ std::unique_ptr<Synchronizer> make_allreduce_synchronizer(const TrainConfig& con
   if (config.buckets) return make_bucketed_allreduce(config, workers, sgd, layer_offsets, parameter_count);
   AllreduceOptions options;
   options.chunk_bytes = config.chunk_bytes;
+  options.report_choices = true;  // auto says once per size what it chose
   auto allreduce = make_allreduce(config.sync, workers, options);
   if (config.average_every > 0) return std::make_unique<ModelAveraging>(std::move(allreduce), sgd, config.average_every);
   return std::make_unique<GradientAllreduce>(std::move(allreduce), sgd);

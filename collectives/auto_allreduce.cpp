@@ -1,0 +1,94 @@
+#include "collectives/auto_allreduce.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <stdexcept>
+
+#include "collectives/methods.hpp"
+
+namespace gradsync {
+namespace {
+
+// Rank 0's model on every rank: the same inputs give the same choice everywhere.
+CostModel rank0_model(const Comm& comm) {
+  CostModel model;
+  std::string problem;
+  if (comm.rank() == 0) {
+    try {
+      model = find_cost_model();
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+  }
+  if (!comm.all_ok(problem.empty()))
+    throw std::runtime_error(comm.rank() == 0 ? fmt::format("auto: {}", problem)
+                                              : "auto: rank 0 could not read its tuning file");
+  double values[5] = {model.intra.alpha_s, model.intra.beta_s_per_byte, model.inter.alpha_s,
+                      model.inter.beta_s_per_byte, model.gamma_s_per_byte};
+  check_mpi(MPI_Bcast(values, 5, MPI_DOUBLE, 0, comm.native()), "MPI_Bcast (auto's cost model)", comm.rank());
+  std::uint64_t from_defaults = comm.rank() == 0 && model.source == default_cost_model().source;
+  check_mpi(MPI_Bcast(&from_defaults, 1, MPI_UINT64_T, 0, comm.native()), "MPI_Bcast (auto's cost model)",
+            comm.rank());
+  return {{values[0], values[1]}, {values[2], values[3]}, values[4],
+          comm.rank() == 0 ? model.source : from_defaults ? "built-in defaults" : "rank 0's tuning file"};
+}
+
+int ranks_per_host(const Comm& comm, const AllreduceOptions& options) {
+  if (options.ranks_per_host > 0) return options.ranks_per_host;
+  const auto [fewest, most] = comm.min_max(static_cast<std::uint64_t>(comm.split_by_node().size()));
+  return fewest == most ? static_cast<int>(most) : 1;  // uneven hosts: model the job as flat
+}
+
+}  // namespace
+
+AutoAllreduce::AutoAllreduce(Comm comm, AllreduceOptions options)
+    : Allreduce(std::move(comm), options), model_(rank0_model(comm_)), ranks_per_host_(ranks_per_host(comm_, options)) {
+  AllreduceOptions part = options;
+  part.check_agreement = false;  // auto's own check covers the part it runs
+  part.ranks_per_host = ranks_per_host_;
+  for (const AllreduceMethod& m : allreduce_method_table()) {
+    if (!m.modelled) continue;
+    if (m.two_level && (ranks_per_host_ <= 1 || ranks_per_host_ >= comm_.size())) continue;  // it would be the ring
+    candidates_.push_back(m.make(comm_, part));
+  }
+}
+
+std::size_t AutoAllreduce::choose(std::size_t bytes) const {
+  std::size_t best = 0;
+  double best_s = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < candidates_.size(); ++i) {
+    const auto t = model_.predict(candidates_[i]->name(), bytes, comm_.size(), ranks_per_host_,
+                                  candidates_[i]->options().chunk_bytes);
+    if (t && *t < best_s) best = i, best_s = *t;
+  }
+  return best;
+}
+
+std::string_view AutoAllreduce::choice(std::size_t count, Dtype type) const {
+  return candidates_[choose(count * dtype_size(type))]->name();
+}
+
+void AutoAllreduce::begin(std::byte* data, std::size_t count, Dtype type) {
+  const std::size_t bytes = count * dtype_size(type);
+  current_ = candidates_[choose(bytes)].get();
+  if (options_.report_choices && comm_.rank() == 0 && reported_.insert(bytes).second) {
+    std::string predictions;
+    for (const auto& c : candidates_)
+      if (const auto t = model_.predict(c->name(), bytes, comm_.size(), ranks_per_host_, c->options().chunk_bytes))
+        predictions += fmt::format("{}{} {:.1f} us", predictions.empty() ? "" : ", ", c->name(), *t * 1e6);
+    fmt::print("auto: {} bytes on {} ranks ({} per host): {} (predicted {}; {})\n", bytes, comm_.size(),
+               ranks_per_host_, current_->name(), predictions, model_.source);
+    std::fflush(stdout);
+  }
+  begin_of(*current_, data, count, type);
+  stage_ = stage_of(*current_);
+}
+
+bool AutoAllreduce::advance() {
+  if (advance_of(*current_)) return true;
+  stage_ = stage_of(*current_);
+  return false;
+}
+
+}  // namespace gradsync

@@ -1,0 +1,37 @@
+#pragma once
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "collectives/allreduce.hpp"
+#include "collectives/cost_model.hpp"
+
+namespace gradsync {
+
+// "auto": per call, the hand-written method the cost model (cost_model.hpp) predicts fastest for this many bytes,
+// ranks and ranks per host, among the registry's modelled methods (methods.hpp); NCCL's tuner, on gradsync's fitted
+// alpha-beta-gamma model. Every rank uses rank 0's tuning and so makes the same choice. With
+// options.report_choices rank 0 prints each choice once per size, with the predictions behind it.
+class AutoAllreduce final : public Allreduce {
+ public:
+  // Collective over `comm`: it finds the hosts (or takes options.ranks_per_host), broadcasts rank 0's cost model,
+  // and plans every candidate. A tuning file rank 0 cannot read is an error (std::runtime_error) on every rank.
+  AutoAllreduce(Comm comm, AllreduceOptions options);
+  std::string_view name() const override { return "auto"; }
+  // The candidate chosen for `count` elements of `type`, and the model behind it.
+  std::string_view choice(std::size_t count, Dtype type) const;
+  const CostModel& model() const { return model_; }
+
+ private:
+  void begin(std::byte* data, std::size_t count, Dtype type) override;
+  bool advance() override;
+  std::size_t choose(std::size_t bytes) const;
+
+  CostModel model_;
+  int ranks_per_host_ = 1;
+  std::vector<std::unique_ptr<Allreduce>> candidates_;
+  std::set<std::size_t> reported_;  // sizes whose choice rank 0 has printed
+  Allreduce* current_ = nullptr;
+};
+
+}  // namespace gradsync

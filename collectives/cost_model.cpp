@@ -1,0 +1,124 @@
+#include "collectives/cost_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace gradsync {
+namespace {
+
+// Defaults: a one-node shared-memory exchange and the emulated 1 Gbit/s links of bench/cluster (docs/collectives.md).
+constexpr double kIntraAlphaUs = 1.5;
+constexpr double kIntraBetaNsPerByte = 0.2;
+constexpr double kInterAlphaUs = 17.8;
+constexpr double kInterBetaNsPerByte = 8.64;
+constexpr double kGammaNsPerByte = 0.12;
+
+int floor_log2(int p) {
+  int k = 0;
+  while ((2 << k) <= p) ++k;
+  return k;
+}
+
+}  // namespace
+
+CostModel default_cost_model() {
+  return {{kIntraAlphaUs * 1e-6, kIntraBetaNsPerByte * 1e-9}, {kInterAlphaUs * 1e-6, kInterBetaNsPerByte * 1e-9},
+          kGammaNsPerByte * 1e-9, "built-in defaults"};
+}
+
+CostModel load_cost_model(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(fmt::format("tuning file {}: cannot be read", path));
+  CostModel m = default_cost_model();
+  m.source = path;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const auto eq = line.find('=');
+    const auto trim = [](std::string s) {
+      s.erase(0, s.find_first_not_of(" \t\r"));
+      s.erase(s.find_last_not_of(" \t\r") + 1);
+      return s;
+    };
+    const std::string key = trim(line.substr(0, eq)), text = eq == std::string::npos ? "" : trim(line.substr(eq + 1));
+    char* end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    if (eq == std::string::npos || text.empty() || *end != '\0' || !(value >= 0) || !std::isfinite(value))
+      throw std::runtime_error(fmt::format("tuning file {} line {}: '{}' is not 'key = non-negative number'", path,
+                                           number, line));
+    if (key == "intra_alpha_us") m.intra.alpha_s = value * 1e-6;
+    else if (key == "intra_beta_ns_per_byte") m.intra.beta_s_per_byte = value * 1e-9;
+    else if (key == "inter_alpha_us") m.inter.alpha_s = value * 1e-6;
+    else if (key == "inter_beta_ns_per_byte") m.inter.beta_s_per_byte = value * 1e-9;
+    else if (key == "gamma_ns_per_byte") m.gamma_s_per_byte = value * 1e-9;
+    else
+      throw std::runtime_error(fmt::format("tuning file {} line {}: unknown key '{}'", path, number, key));
+  }
+  return m;
+}
+
+CostModel find_cost_model() {
+  if (const char* path = std::getenv("GRADSYNC_TUNING"); path && *path) return load_cost_model(path);
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    const std::string path = std::string(home) + "/.config/gradsync/tuning.txt";
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) return load_cost_model(path);
+  }
+  return default_cost_model();
+}
+
+// n bytes, p ranks, L per host, H = p / L hosts. A step between ranks 2^k apart stays inside a host while 2^k < L.
+std::optional<double> CostModel::predict(std::string_view method, std::size_t bytes, int p, int per_host,
+                                         std::size_t chunk_bytes) const {
+  if (p <= 1 || bytes == 0) return 0.0;
+  const double n = static_cast<double>(bytes), g = gamma_s_per_byte;
+  const int hosts = std::max(1, p / std::max(1, per_host));
+  const LinkCost& flat = hosts > 1 ? inter : intra;  // a flat ring or fold step crosses hosts somewhere
+  const auto link_at = [&](int distance) -> const LinkCost& { return distance < per_host ? intra : inter; };
+  const auto messages = [&](double piece) {
+    return chunk_bytes == 0 ? 1.0 : std::max(1.0, std::ceil(piece / static_cast<double>(chunk_bytes)));
+  };
+  const int levels = floor_log2(p), core = 1 << levels;
+  // The ranks beyond the largest power of two fold their buffer in and get the result back.
+  const double fold = core == p ? 0.0 : 2 * (flat.alpha_s + n * flat.beta_s_per_byte) + n * g;
+  if (method == "ring") {
+    const double seg = n / p;
+    return 2 * (p - 1) * messages(seg) * flat.alpha_s + 2.0 * (p - 1) / p * n * flat.beta_s_per_byte +
+           (p - 1.0) / p * n * g;
+  }
+  if (method == "rd") {
+    double t = fold;
+    for (int k = 0; k < levels; ++k) t += link_at(1 << k).alpha_s + n * link_at(1 << k).beta_s_per_byte + n * g;
+    return t;
+  }
+  if (method == "rhd") {
+    double t = fold, piece = n;
+    for (int k = 0; k < levels; ++k) {  // halving: step k trades half of what is left with the rank 2^k away
+      piece /= 2;
+      const LinkCost& link = link_at(1 << k);
+      t += 2 * (link.alpha_s + piece * link.beta_s_per_byte) + piece * g;  // and the doubling step back
+    }
+    return t;
+  }
+  if (method == "hier") {
+    if (hosts <= 1 || per_host <= 1) return std::nullopt;
+    const double local = per_host, slice = n / local;
+    const double inside = 2 * (local - 1) * (messages(slice) * intra.alpha_s + slice * intra.beta_s_per_byte) +
+                          (local - 1) * slice * g;
+    // All L ranks of a host cross at once: the link's bandwidth is shared by L slices.
+    const double h = hosts, piece = slice / h;
+    const double across = 2 * (h - 1) * (messages(piece) * inter.alpha_s + piece * local * inter.beta_s_per_byte) +
+                          (h - 1) * piece * g;
+    return inside + across;
+  }
+  return std::nullopt;
+}
+
+}  // namespace gradsync

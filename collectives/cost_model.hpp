@@ -1,0 +1,43 @@
+#pragma once
+// The alpha-beta-gamma model of the hand-written allreduce methods: alpha the time of one message, beta the time per
+// byte on the link, gamma the time per byte reduced. "auto" (auto_allreduce.hpp) picks a method per call with it.
+// Links are of two kinds, inside a host (shared memory) and between hosts (the network). The parameters come from a
+// small tuning file that bench/cluster/fit_cost_model.py writes from measurements (scripts/tune.sh on one node,
+// bench/cluster/bench_cluster.sh across hosts), or from built-in defaults when there is none.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gradsync {
+
+struct LinkCost {
+  double alpha_s = 0;          // per message
+  double beta_s_per_byte = 0;  // per byte sent
+};
+
+struct CostModel {
+  LinkCost intra;  // between ranks of one host
+  LinkCost inter;  // between hosts
+  double gamma_s_per_byte = 0;
+  std::string source;  // where the values came from, for run headers
+
+  // Predicted seconds for `method` ("ring", "rd", "rhd", "hier") to sum `bytes` on `ranks` ranks placed
+  // `ranks_per_host` to a host (consecutive ranks share a host; ranks_per_host == ranks: one host), with messages of
+  // at most `chunk_bytes` where the method chunks. Nothing for a method it has no formula for, or hier on one host
+  // or on hosts of one rank (where it is the ring).
+  std::optional<double> predict(std::string_view method, std::size_t bytes, int ranks, int ranks_per_host,
+                                std::size_t chunk_bytes) const;
+};
+
+// The built-in parameters (docs/collectives.md says where they come from).
+CostModel default_cost_model();
+// Reads a tuning file: lines "key = value" (intra_alpha_us, intra_beta_ns_per_byte, inter_alpha_us,
+// inter_beta_ns_per_byte, gamma_ns_per_byte; '#' starts a comment); keys it lacks keep the defaults. Throws
+// std::runtime_error naming the file, the line and what is wrong with it.
+CostModel load_cost_model(const std::string& path);
+// $GRADSYNC_TUNING if set (it must be readable), else $HOME/.config/gradsync/tuning.txt if it exists, else the
+// defaults. Local: each process reads its own; auto makes every rank use rank 0's.
+CostModel find_cost_model();
+
+}  // namespace gradsync

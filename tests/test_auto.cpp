@@ -1,0 +1,79 @@
+// auto: the cost model it chooses with, the tuning file it reads, and that every rank makes the same choice.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "collectives/auto_allreduce.hpp"
+#include "collectives/cost_model.hpp"
+#include "collectives/methods.hpp"
+#include "test_support.hpp"
+
+using namespace gradsync;
+
+TEST_CASE("the cost model: latency-optimal methods for small messages, bandwidth-optimal ones for large") {
+  const CostModel m = default_cost_model();
+  const auto t = [&](const char* method, std::size_t bytes, int p, int per_host) {
+    return *m.predict(method, bytes, p, per_host, std::size_t{16} << 20);
+  };
+  // 16 ranks on 16 hosts: log2 P latencies beat 2(P-1) for a small buffer; for a large one the bytes decide.
+  CHECK(t("rd", 64, 16, 1) < t("ring", 64, 16, 1));
+  CHECK(t("rhd", 64 << 20, 16, 1) <= t("rd", 64 << 20, 16, 1));
+  CHECK(t("ring", 64 << 20, 16, 1) < t("rd", 64 << 20, 16, 1));
+  // Several ranks per host: hier sends 1/L of the buffer over each host's link per rank.
+  CHECK(t("hier", 64 << 20, 4, 2) < t("ring", 64 << 20, 4, 2));
+  CHECK_FALSE(m.predict("hier", 1024, 4, 1, 0).has_value());  // hosts of one rank: hier is the ring
+  CHECK_FALSE(m.predict("mpi", 1024, 4, 1, 0).has_value());   // the vendor's algorithm is not modelled
+  CHECK(*m.predict("ring", 0, 4, 1, 0) == 0.0);
+}
+
+TEST_CASE("a tuning file sets the parameters it names and is refused with its file and line when malformed") {
+  const auto dir = test::temp_dir("tuning", Comm::world().rank());
+  const std::string good = (dir / "good.txt").string(), bad = (dir / "bad.txt").string();
+  std::ofstream(good) << "# fitted\ninter_alpha_us = 40\ninter_beta_ns_per_byte=2.5 # 3.2 Gbit/s\n";
+  std::ofstream(bad) << "intra_alpha_us = 1\ngamma_ns_per_byte = fast\n";
+  const CostModel m = load_cost_model(good);
+  CHECK(m.inter.alpha_s == doctest::Approx(40e-6));
+  CHECK(m.inter.beta_s_per_byte == doctest::Approx(2.5e-9));
+  CHECK(m.intra.alpha_s == default_cost_model().intra.alpha_s);  // not named: the default stays
+  CHECK(m.source == good);
+  CHECK_THROWS_WITH_AS(load_cost_model(bad), doctest::Contains("bad.txt line 2"), std::runtime_error);
+  CHECK_THROWS_WITH_AS(load_cost_model((dir / "missing.txt").string()), doctest::Contains("cannot be read"),
+                       std::runtime_error);
+  std::ofstream(bad) << "inter_latency_us = 3\n";
+  CHECK_THROWS_WITH_AS(load_cost_model(bad), doctest::Contains("unknown key 'inter_latency_us'"), std::runtime_error);
+}
+
+TEST_CASE("auto makes the model's choice, the same on every rank, and sums exactly with it") {
+  const Comm world = Comm::world();
+  for (int per_host : {0, 1, 2}) {
+    if (per_host > 0 && world.size() % per_host != 0) continue;
+    AllreduceOptions options;
+    options.ranks_per_host = per_host;
+    AutoAllreduce a(world, options);
+    const int l = per_host > 0 ? per_host : world.size();
+    for (std::size_t count : {std::size_t{1}, std::size_t{1000}, std::size_t{1} << 22}) {
+      const std::string chosen(a.choice(count, Dtype::f32));
+      // The argmin of the model over the modelled methods that apply here.
+      std::string best;
+      double best_s = 1e300;
+      for (const AllreduceMethod& m : allreduce_method_table()) {
+        if (!m.modelled) continue;
+        const auto t = a.model().predict(m.name, count * 4, world.size(), l,
+                                         m.chunked ? kSharedMemoryChunkBytes : 0);
+        if (t && *t < best_s && !(m.two_level && (l <= 1 || l >= world.size()))) best = m.name, best_s = *t;
+      }
+      CAPTURE(per_host);
+      CAPTURE(count);
+      CHECK(chosen == best);
+      const auto [lo, hi] = world.min_max(std::hash<std::string>{}(chosen));
+      CHECK(lo == hi);
+      std::vector<float> data(count, static_cast<float>(world.rank() + 1));
+      a.run(std::span<float>(data));
+      CHECK(data.front() == static_cast<float>(world.size() * (world.size() + 1) / 2));
+      CHECK(data.back() == data.front());
+    }
+  }
+}
