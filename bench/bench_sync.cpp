@@ -30,6 +30,7 @@
 
 #include "bench/cross_core_bound.hpp"
 #include "collectives/comm.hpp"
+#include "collectives/methods.hpp"
 #include "model/blis_setup.hpp"
 #include "trainers/kernel_plan_mpi.hpp"
 #include "model/mlp.hpp"
@@ -89,6 +90,8 @@ struct MethodTimes {
 
 // "ring", "ring-buckets", "mpi-pipe-thread", ...: a method and the overlap options its suffixes name, as
 // TrainConfig::sync_name() spells them. Returns false for an unknown suffix.
+bool every_rank_sum(const AllreduceMethod& m) { return m.every_rank_gets_sum(); }
+
 bool parse_method(const std::string& name, TrainConfig& c) {
   std::string rest = name;
   const auto take = [&](const std::string& suffix) {
@@ -110,10 +113,12 @@ int run(int argc, char** argv, const Comm& world) {
   std::vector<std::size_t> hidden = {128};
   long steps = 6000, block = 32, settle = 4;
   app.add_option("--methods", methods,
-                 "comma-separated: ring, mpi, ring-bf16 (bfloat16 on the wire), xcore (the ring's schedule through a "
-                 "shared window, one node only), serial (rank 0 alone: the baseline for the speedup column); an "
-                 "allreduce method may carry train's overlap suffixes: -buckets (--buckets), -pipe (--pipeline 1), "
-                 "then -thread (--progress thread), e.g. ring-pipe-thread")
+                 "comma-separated: the allreduce methods that leave the sum on every rank (" +
+                     allreduce_method_names(every_rank_sum) +
+                     "), xcore (the ring's schedule through a shared window, one node only), serial (rank 0 alone: "
+                     "the baseline for the speedup column); an allreduce method may carry train's overlap suffixes: "
+                     "-buckets (--buckets), -pipe (--pipeline 1), then -thread (--progress thread), e.g. "
+                     "ring-pipe-thread")
       ->capture_default_str();
   app.add_option("--batch", batch, "batch per worker")->capture_default_str()->check(CLI::Range(1, 60000));
   app.add_option("--hidden", hidden, "MLP hidden widths, comma-separated")
@@ -154,10 +159,11 @@ int run(int argc, char** argv, const Comm& world) {
   for (std::string m; std::getline(list, m, ',');) {
     TrainConfig c;
     const bool known = m == "xcore" || m == "serial" ||
-                       (parse_method(m, c) && (c.sync == "ring" || c.sync == "mpi" || c.sync == "ring-bf16"));
+                       (parse_method(m, c) && find_allreduce_method(c.sync) &&
+                        find_allreduce_method(c.sync)->every_rank_gets_sum());
     if (!known)
-      return usage_error(fmt::format("--methods: '{}' is not ring, mpi, ring-bf16 (with -buckets, -pipe, -thread "
-                                     "suffixes), xcore or serial", m));
+      return usage_error(fmt::format("--methods: '{}' is not one of {} (with -buckets, -pipe, -thread suffixes), "
+                                     "xcore or serial", m, allreduce_method_names(every_rank_sum)));
     names.push_back(m);
   }
   if (names.empty()) return usage_error("--methods: name at least one method");
