@@ -80,14 +80,21 @@ std::optional<double> CostModel::predict(std::string_view method, std::size_t by
   if (p <= 1 || bytes == 0) return 0.0;
   const double n = static_cast<double>(bytes), g = gamma_s_per_byte;
   const int hosts = std::max(1, p / std::max(1, per_host));
-  const LinkCost& flat = hosts > 1 ? inter : intra;  // a flat ring or fold step crosses hosts somewhere
-  const auto link_at = [&](int distance) -> const LinkCost& { return distance < per_host ? intra : inter; };
+  const LinkCost& flat = hosts > 1 ? inter : intra;  // a flat ring crosses hosts somewhere, one rank per host at once
+  // A butterfly step between ranks `distance` apart: inside a host, or across, where all L ranks of a host send
+  // at once and share its link.
+  const auto link_at = [&](int distance) {
+    return distance < per_host || hosts <= 1
+               ? intra
+               : LinkCost{inter.alpha_s, inter.beta_s_per_byte * static_cast<double>(std::max(1, per_host))};
+  };
   const auto messages = [&](double piece) {
     return chunk_bytes == 0 ? 1.0 : std::max(1.0, std::ceil(piece / static_cast<double>(chunk_bytes)));
   };
   const int levels = floor_log2(p), core = 1 << levels;
   // The ranks beyond the largest power of two fold their buffer in and get the result back.
-  const double fold = core == p ? 0.0 : 2 * (flat.alpha_s + n * flat.beta_s_per_byte) + n * g;
+  const LinkCost fold_link = link_at(1);  // ranks 2i and 2i+1
+  const double fold = core == p ? 0.0 : 2 * (fold_link.alpha_s + n * fold_link.beta_s_per_byte) + n * g;
   if (method == "ring") {
     const double seg = n / p;
     return 2 * (p - 1) * messages(seg) * flat.alpha_s + 2.0 * (p - 1) / p * n * flat.beta_s_per_byte +
@@ -95,14 +102,17 @@ std::optional<double> CostModel::predict(std::string_view method, std::size_t by
   }
   if (method == "rd") {
     double t = fold;
-    for (int k = 0; k < levels; ++k) t += link_at(1 << k).alpha_s + n * link_at(1 << k).beta_s_per_byte + n * g;
+    for (int k = 0; k < levels; ++k) {
+      const LinkCost link = link_at(1 << k);
+      t += link.alpha_s + n * link.beta_s_per_byte + n * g;
+    }
     return t;
   }
   if (method == "rhd") {
     double t = fold, piece = n;
     for (int k = 0; k < levels; ++k) {  // halving: step k trades half of what is left with the rank 2^k away
       piece /= 2;
-      const LinkCost& link = link_at(1 << k);
+      const LinkCost link = link_at(1 << k);
       t += 2 * (link.alpha_s + piece * link.beta_s_per_byte) + piece * g;  // and the doubling step back
     }
     return t;

@@ -8,7 +8,7 @@ training step and speedup to p = 1024 workers on 1, 10 and 100 Gbit/s links. Sta
 
   bench/cluster/fit_cost_model.py --pingpong P.csv --membw membw.txt --allreduce allreduce.csv --out DIR
       [--train train.csv] [--link-gbps 1] [--gamma-ns-per-byte G] [--compute-us-per-sample 7.4] [--batch 32]
-      [--alpha-us A] [--overlap-efficiency E]
+      [--alpha-us A] [--overlap-efficiency E] [--tuning-out FILE [--link intra|inter]]
 
 --train takes `train --csv` rows of MLP-128 runs made with --iterations-per-epoch auto on the same network and
 compares each run's synchronization time per step with the model's allreduce time for the gradient.
@@ -34,6 +34,7 @@ import math
 import os
 import re
 import statistics
+import subprocess
 import sys
 
 MLP128_FLOATS = 101_770          # 784*128 + 128 + 128*10 + 10
@@ -44,6 +45,7 @@ SMALL_MAX_BYTES = 1024           # ping-pong sizes that fit alpha (latency regim
 LARGE_MIN_BYTES = 1 << 20        # ping-pong sizes that fit beta (bandwidth regime)
 EXTRAPOLATION_LINKS_GBPS = (1, 10, 100)
 EXTRAPOLATION_P = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+EXTRAPOLATION_PER_HOST = 8       # ranks per host for hier and auto in the extrapolation (an 8-GPU-node layout)
 
 
 # ---- fitting -------------------------------------------------------------------------------------------------
@@ -113,14 +115,66 @@ def ps_colocated(p, n, a, b, g):
     return 2 * (p - 1) * a + 2 * (p - 1) / p * n * b + (p - 1) / p * n * g
 
 
+def write_tuning(path, link, alpha, beta, gamma, quiet=False):
+    """Sets this link's alpha and beta and gamma in auto's tuning file, keeping the other link's lines: one command
+    measures inside a host, another across hosts, and both end in the same file."""
+    keep = []
+    if os.path.exists(path):
+        with open(path) as f:
+            keep = [line for line in f if not line.startswith((f"{link}_", "gamma_"))]
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        f.writelines(keep)
+        f.write(f"{link}_alpha_us = {alpha * 1e6:.3f}\n{link}_beta_ns_per_byte = {beta * 1e9:.5f}\n"
+                f"gamma_ns_per_byte = {gamma * 1e9:.5f}\n")
+    if not quiet:
+        print(f"fit_cost_model: wrote the {link} link to {path}", file=sys.stderr)
+
+
 def overlapped_step(t_comp, t_comm, efficiency):
     """A step whose communication runs beside its compute: the longer of the two, plus what overlap fails to hide
     of the shorter one."""
     return max(t_comp, t_comm) + (1 - efficiency) * min(t_comp, t_comm)
 
 
+# The methods auto chooses among (rd, rhd, hier, and auto itself) are predicted by gradsync's own cost model
+# (collectives/cost_model.hpp, through build/bin/cost_model), so that the formulas auto uses are the ones checked
+# here. Set by main(): the binary, a tuning file holding the fitted parameters, and the ranks per host.
+MODELLED = {"bin": None, "tuning": None, "per_host": 1, "cache": {}}
+MODELLED_METHODS = ("rd", "rhd", "hier", "auto")
+
+
+def modelled(method, p, n, chunk, params=None, per_host=None):
+    """Seconds the cost_model binary predicts for `method` on p ranks and n bytes; `params` (alpha, beta, gamma)
+    and `per_host` default to the fitted link and --ranks-per-host. One binary run per distinct setting, cached."""
+    per_host = per_host or MODELLED["per_host"]
+    key = (p, chunk, params, per_host)
+    if key not in MODELLED["cache"]:
+        tuning = MODELLED["tuning"]
+        if params:
+            tuning = os.path.join(os.path.dirname(MODELLED["tuning"]), "extrapolation_tuning.txt")
+            if os.path.exists(tuning):
+                os.remove(tuning)
+            write_tuning(tuning, "inter", *params, quiet=True)
+        out = subprocess.run([MODELLED["bin"], "--tuning", tuning, "--np", str(p), "--ranks-per-host", str(per_host),
+                              "--min-bytes", "4", "--max-bytes", "1G", "--step-factor", "2",
+                              "--chunk-bytes", str(chunk or DEFAULT_CHUNK)],
+                             capture_output=True, text=True, check=True).stdout
+        MODELLED["cache"][key] = {(r["method"], int(r["bytes"])): float(r["predicted_us"]) * 1e-6
+                                  for r in csv.DictReader(out.splitlines())}
+    table_ = MODELLED["cache"][key]
+    if (method, n) in table_:
+        return table_[(method, n)]
+    # Sizes off the powers of two: the nearest row below, scaled by bytes (the large-message regime).
+    below = max((b for (m, b) in table_ if m == method and b <= n), default=None)
+    return None if below is None else table_[(method, below)] * n / below
+
+
 def predict(method, p, n, a, b, g, chunk):
     """Predicted seconds for a bench_allreduce row label, or None when the model has nothing to say."""
+    if method in MODELLED_METHODS and MODELLED["bin"]:
+        t = modelled(method, p, n, chunk)
+        return None if t is None else {method: t}
     if method == "ring":
         return {"ring": ring(p, n, a, b, g), "ring-chunked": ring_chunked(p, n, a, b, g, chunk or DEFAULT_CHUNK)}
     if method == "mpi-ring":
@@ -214,6 +268,13 @@ def main():
                     help="MLP-128 compute per sample on one core at batch 32 (build/bin/bench_compute: 2.23 s for "
                          "5 x 60,000 samples; default 7.4)")
     ap.add_argument("--batch", type=int, default=32, help="per-worker batch (default 32)")
+    ap.add_argument("--tuning-out", help="write (or update) auto's tuning file (collectives/cost_model.hpp) here")
+    ap.add_argument("--link", choices=["intra", "inter"], default="inter",
+                    help="which link the ping-pong measured, for --tuning-out: inside a host or between hosts")
+    ap.add_argument("--cost-model-bin", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                                             "build", "bin", "cost_model"),
+                    help="gradsync's cost_model binary, which predicts rd, rhd, hier and auto (default build/bin)")
+    ap.add_argument("--ranks-per-host", type=int, default=1, help="ranks per host in the --allreduce run (default 1)")
     ap.add_argument("--check-min-bytes", type=int, default=1 << 20, help="model-vs-measured check from this size")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -236,6 +297,17 @@ def main():
         ("gamma_ns_per_byte", f"{gamma * 1e9:.4f}", gamma_how),
     ]
     write_csv(os.path.join(args.out, "params.csv"), ["name", "value", "how"], params)
+    if args.tuning_out:
+        write_tuning(args.tuning_out, args.link, alpha, beta, gamma)
+    if os.path.exists(args.cost_model_bin):
+        # The fitted link as the model's inter-host link (and as the intra one when the whole run is one host).
+        MODELLED["tuning"] = os.path.join(args.out, "fitted_tuning.txt")
+        if os.path.exists(MODELLED["tuning"]):
+            os.remove(MODELLED["tuning"])
+        write_tuning(MODELLED["tuning"], args.link, alpha, beta, gamma)
+        MODELLED["bin"], MODELLED["per_host"] = args.cost_model_bin, args.ranks_per_host
+    else:
+        print(f"fit_cost_model: no {args.cost_model_bin}: rd, rhd, hier and auto are not modelled", file=sys.stderr)
     report = ["# alpha-beta-gamma cost model", "", "## Fitted parameters", "",
               table(["name", "value", "how"], params), ""]
 
@@ -276,6 +348,7 @@ def main():
         # The issue's checks. Errors are (predicted - measured) / measured.
         rings = sorted({r["method"] for r in measured if r["method"].startswith("ring") or r["method"] == "mpi-ring"})
         pairs = [(m, "ring-chunked" if m.startswith("ring") else "ring") for m in rings] + [("ps", "ps")]
+        pairs += [(m, m) for m in ("rd", "rhd", "hier") if any(r["method"] == m for r in measured)]
         for method, model in pairs:
             errs = [float(r[6]) for r in rows_out
                     if r[2] >= args.check_min_bytes and r[0] == method and r[4] == model]
@@ -325,6 +398,13 @@ def main():
     models = [("mlp128", MLP128_FLOATS), ("25M", BIG_MODEL_FLOATS)]
     methods = [("ring", ring), ("rabenseifner", rabenseifner), ("ps", lambda p, n, a, b, g: ps(p + 1, n, a, b, g)),
                ("ps-sharded-colocated", ps_colocated)]
+    if MODELLED["bin"]:
+        # gradsync's own methods, as auto predicts them; hier and auto with hosts of EXTRAPOLATION_PER_HOST ranks.
+        for name, per_host in (("rd", 1), ("rhd", 1), ("hier", EXTRAPOLATION_PER_HOST), ("auto", EXTRAPOLATION_PER_HOST)):
+            label = name if per_host == 1 else f"{name}-{per_host}perhost"
+            methods.append((label, lambda p, n, a, b, g, name=name, per_host=per_host:
+                            modelled(name, p, n, 0, (a, b, g), per_host if p > per_host else 1)
+                            if not (name == "hier" and p <= per_host) else float("inf")))
     ext_rows, summary, crossovers = [], [], []
     for model_name, floats in models:
         n = floats * FLOAT_BYTES
