@@ -16,4 +16,7 @@ host="$1"
 shift
 ns="$(awk -v h="$host" '$1 == h || $2 == h { print $2; exit }' "$state/hosts" 2>/dev/null || true)"
 [ -n "$ns" ] || { echo "netns_agent.sh: unknown host '$host' (not in $state/hosts: is the cluster up?)" >&2; exit 255; }
-exec ip netns exec "$ns" /bin/sh -c "$*"
+# Each namespace-host also gets a host name of its own (a UTS namespace): Open MPI tells nodes apart by name, and
+# with every namespace answering the machine's name, ranks on different hosts counted as one node, so
+# MPI_Comm_split_type(SHARED) hung as soon as a host ran two ranks.
+exec ip netns exec "$ns" unshare --uts /bin/sh -c "hostname $ns; $*"

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The allreduce algorithms against each other and MPI_Allreduce on the emulated cluster (bench/cluster/cluster.sh):
+#   flat:  one rank per host on --hosts hosts: every modelled method, auto and MPI_Allreduce from 4 B to 64 MiB;
+#          the cost model is fitted to a ping-pong between two hosts and written as auto's tuning file (inter link);
+#   hosts: --per-host ranks on each of 2 hosts (more ranks than cores: the link is the bottleneck, say so beside
+#          any figure): ring, hier, rhd, auto and MPI_Allreduce from 1 MiB to 64 MiB.
+# Every method runs with the same agreement check; methods are interleaved within each size (median of --reps).
+# Usage (root): bench/cluster/bench_algorithms.sh [--hosts 4] [--per-host 2] [--rate 1gbit] [--reps 5] [--out DIR]
+# Writes to DIR (default results/algorithms-DATE): flat.csv and hosts.csv (bench_allreduce --csv columns),
+# pingpong.csv, membw.txt, tuning.txt (auto's tuning file from this network), model_flat/ (fit_cost_model.py outputs),
+# algorithms.txt (the targets as ratios), logs/. The cluster is always torn down at the end.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/common.sh"
+HERE="$GRADSYNC_ROOT/bench/cluster"
+CLUSTER="$HERE/cluster.sh"
+
+hosts=4
+per_host=2
+rate=1gbit
+reps=5
+out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --hosts) need_value "$1" $#; need_uint "$1" "$2" 2; hosts="$2"; shift 2 ;;
+    --per-host) need_value "$1" $#; need_uint "$1" "$2" 2; per_host="$2"; shift 2 ;;
+    --rate) need_value "$1" $#; rate="$2"; shift 2 ;;
+    --reps) need_value "$1" $#; need_uint "$1" "$2" 1; reps="$2"; shift 2 ;;
+    --out) need_value "$1" $#; out="$2"; shift 2 ;;
+    -h|--help) show_help "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) die "bench_algorithms.sh: unknown option '$1' (see --help)" ;;
+  esac
+done
+for b in bench_allreduce bench_membw pingpong cost_model; do
+  [ -x "$BIN/$b" ] || die "$BIN/$b is missing: build first (scripts/setup.sh)"
+done
+mpi_launcher "$BUILD_DIR"
+[ "$MPI_FLAVOUR" = openmpi ] || die "bench_algorithms.sh maps ranks with Open MPI's flags; this tree uses $MPI_FLAVOUR"
+why="$("$CLUSTER" check)" || die "$why"
+# The methods come from the registry: the modelled ones and auto, with the vendor baseline.
+modelled="$("$BIN/bench_allreduce" --list-methods | awk -F'\t' '$1 != "hier" && $2 ~ /exact/ && $2 ~ /servers=none/ && $1 != "mpi" {print $1}' | paste -sd,)"
+
+out="${out:-$GRADSYNC_ROOT/results/algorithms-$(date +%Y%m%d-%H%M%S)}"
+refuse_existing "$out" flat.csv hosts.csv
+mkdir -p "$out/logs"
+out="$(cd "$out" && pwd)"
+cleanup() { "$CLUSTER" down >/dev/null 2>&1 || say "warning: '$CLUSTER down' failed: run it by hand"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+failed=()
+run() {  # run NAME LIMIT_S [MPIRUN_ARGS...] -- CMD...
+  local name="$1" limit="$2" rc=0
+  shift 2
+  say "$name"
+  run_limited "$limit" "$out/logs/$name.log" "$CLUSTER" run "$@" || rc=$?
+  [ "$rc" -eq 0 ] || failed+=("$name (exit $rc$( [ "$rc" -eq 124 ] && echo ", out of time"))")
+  return 0
+}
+bench=("$BIN/bench_allreduce" --iters 3 --warmup 1 --reps "$reps")
+
+"$CLUSTER" down >/dev/null 2>&1 || true
+"$CLUSTER" up "$hosts" --rate "$rate"
+run pingpong 300 -np 2 -- "$BIN/pingpong" --min-bytes 0 --max-bytes 16M --step-factor 2 --reps 5 --csv "$out/pingpong.csv"
+run flat 2400 -- "${bench[@]}" --methods "$modelled,mpi" --min-bytes 4 --max-bytes 64M --step-factor 4 \
+  --csv "$out/flat.csv"
+"$CLUSTER" down
+"$CLUSTER" up 2 --rate "$rate"
+run hosts 2400 -np $((2 * per_host)) --map-by "ppr:$per_host:node" --oversubscribe -- "${bench[@]}" \
+  --methods "ring,hier,rhd,auto,mpi" --min-bytes 1M --max-bytes 64M --step-factor 4 --csv "$out/hosts.csv"
+"$CLUSTER" down
+trap - EXIT
+
+run_limited 120 "$out/membw.txt" env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+  "$MPIEXEC" -n 1 --bind-to none "$BIN/bench_membw" --bytes 64M || failed+=("bench_membw")
+link_gbps="$(awk -v r="$rate" 'BEGIN { v = r + 0; if (r ~ /mbit/) v /= 1000; else if (r ~ /kbit/) v /= 1e6; print v }')"
+python3 "$HERE/fit_cost_model.py" --pingpong "$out/pingpong.csv" --membw "$out/membw.txt" --allreduce "$out/flat.csv" \
+  --out "$out/model_flat" --link-gbps "$link_gbps" --tuning-out "$out/tuning.txt" --link inter \
+  --cost-model-bin "$BIN/cost_model" >"$out/logs/model_flat.log" 2>&1 || true
+
+# The targets as ratios within each run: a method's time over another's at the same size.
+{
+  echo "# bench_algorithms: $hosts emulated hosts (flat) and 2 x $per_host (hosts) at $rate ($(date -u +%Y-%m-%d), $(uname -n))"
+  for f in flat hosts; do
+    [ -s "$out/$f.csv" ] || continue
+    awk -F, -v f="$f" 'NR > 1 { t[$1, $3] = $6; m[$1] = 1; b[$3] = 1 }
+      END { n = asorti(b, sizes, "@ind_num_asc")
+        for (i = 1; i <= n; i++) { s = sizes[i]; best = ""; bt = 1e30
+          for (x in m) if (x != "mpi" && x != "auto" && ((x, s) in t) && t[x, s] < bt) { bt = t[x, s]; best = x }
+          line = sprintf("%s %10s B:", f, s)
+          for (x in m) if ((x, s) in t) line = line sprintf("  %s %.1f us", x, t[x, s])
+          if (("auto", s) in t && ("mpi", s) in t)
+            line = line sprintf("  | auto/best(%s) %.2f  auto/mpi %.2f", best, t["auto", s] / bt, t["auto", s] / t["mpi", s])
+          if (("hier", s) in t && ("ring", s) in t) line = line sprintf("  ring/hier %.2f", t["ring", s] / t["hier", s])
+          if (("rd", s) in t && ("mpi", s) in t) line = line sprintf("  rd/mpi %.2f", t["rd", s] / t["mpi", s])
+          print line } }' "$out/$f.csv"
+  done
+  awk -F, 'NR > 1 && $1 == "auto" { a[$3] = $6 } NR > 1 && $1 == "mpi" { m[$3] = $6 }
+    END { for (s in a) if (s in m) { l += log(a[s] / m[s]); n++ }
+      if (n) printf "flat: geometric mean of auto / mpi over %d sizes: %.3f\n", n, exp(l / n) }' "$out/flat.csv"
+  sed -n '/^## Checks/,/^## /p' "$out/model_flat/report.txt" 2>/dev/null | grep -E 'rd|rhd|hier' || true
+} >"$out/algorithms.txt"
+cat "$out/algorithms.txt" >&2
+say "results in $out"
+if [ "${#failed[@]}" -gt 0 ]; then
+  printf 'failed: %s\n' "${failed[@]}" >&2
+  exit 1
+fi
