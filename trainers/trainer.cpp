@@ -254,17 +254,18 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
       params_now = server->gather_model();
       optimizer_now = server->gather_optimizer_state();
     }
+    int equal = 1;
     if (me == 0) {
       print_resume(start, config, ranks, workers, layout_of_state.pieces());
       const std::uint32_t params_crc = crc32_floats(params_now), optimizer_crc = crc32_floats(optimizer_now);
-      if (params_crc != start.manifest.params_crc || optimizer_crc != start.manifest.optimizer_crc)
-        throw std::logic_error(fmt::format("resumed state differs from the checkpoint (params crc {:08x} vs {:08x}, "
-                                           "optimizer {:08x} vs {:08x})", params_crc, start.manifest.params_crc,
-                                           optimizer_crc, start.manifest.optimizer_crc));
-      fmt::print("resumed state: step {}, params crc {:08x}, optimizer crc {:08x}: equal to the checkpoint's\n",
-                 start.steps_done, params_crc, optimizer_crc);
+      equal = params_crc == start.manifest.params_crc && optimizer_crc == start.manifest.optimizer_crc;
+      fmt::print("resumed state: step {}, params crc {:08x}, optimizer crc {:08x}: {} the checkpoint's\n",
+                 start.steps_done, params_crc, optimizer_crc, equal ? "equal to" : "DIFFERENT from");
       std::fflush(stdout);
     }
+    // A bug, not bad input; every rank stops, none trains on from a state that is not the checkpoint's.
+    check_mpi(MPI_Bcast(&equal, 1, MPI_INT, 0, world.native()), "MPI_Bcast (resumed state check)", me);
+    if (!equal) throw std::logic_error("the resumed state differs from the checkpoint's (see rank 0's CRCs)");
   }
   // Every checkpoint is collective; no gradient is in flight (the segment before it drained).
   const auto checkpoint = [&](const CheckpointProgress& progress) {
