@@ -18,6 +18,7 @@ constexpr double kIntraBetaNsPerByte = 0.2;
 constexpr double kInterAlphaUs = 17.8;
 constexpr double kInterBetaNsPerByte = 8.64;
 constexpr double kGammaNsPerByte = 0.12;
+constexpr double kInterExchangeFactor = 2.0;
 
 int floor_log2(int p) {
   int k = 0;
@@ -29,7 +30,7 @@ int floor_log2(int p) {
 
 CostModel default_cost_model() {
   return {{kIntraAlphaUs * 1e-6, kIntraBetaNsPerByte * 1e-9}, {kInterAlphaUs * 1e-6, kInterBetaNsPerByte * 1e-9},
-          kGammaNsPerByte * 1e-9, "built-in defaults"};
+          kInterExchangeFactor, kGammaNsPerByte * 1e-9, "built-in defaults"};
 }
 
 CostModel load_cost_model(const std::string& path) {
@@ -58,6 +59,7 @@ CostModel load_cost_model(const std::string& path) {
     else if (key == "inter_alpha_us") m.inter.alpha_s = value * 1e-6;
     else if (key == "inter_beta_ns_per_byte") m.inter.beta_s_per_byte = value * 1e-9;
     else if (key == "gamma_ns_per_byte") m.gamma_s_per_byte = value * 1e-9;
+    else if (key == "inter_exchange_factor") m.inter_exchange_factor = std::max(1.0, value);
     else
       throw std::runtime_error(fmt::format("tuning file {} line {}: unknown key '{}'", path, number, key));
   }
@@ -80,13 +82,16 @@ std::optional<double> CostModel::predict(std::string_view method, std::size_t by
   if (p <= 1 || bytes == 0) return 0.0;
   const double n = static_cast<double>(bytes), g = gamma_s_per_byte;
   const int hosts = std::max(1, p / std::max(1, per_host));
-  const LinkCost& flat = hosts > 1 ? inter : intra;  // a flat ring crosses hosts somewhere, one rank per host at once
+  // Across hosts, pairwise exchanges pay the exchange factor.
+  const LinkCost exchange{inter.alpha_s, inter.beta_s_per_byte * inter_exchange_factor};
+  // A flat ring crosses hosts somewhere, one rank per host at once; a ring of two is a pairwise exchange.
+  const LinkCost flat = hosts <= 1 ? intra : p == 2 ? exchange : inter;
   // A butterfly step between ranks `distance` apart: inside a host, or across, where all L ranks of a host send
   // at once and share its link.
   const auto link_at = [&](int distance) {
     return distance < per_host || hosts <= 1
                ? intra
-               : LinkCost{inter.alpha_s, inter.beta_s_per_byte * static_cast<double>(std::max(1, per_host))};
+               : LinkCost{exchange.alpha_s, exchange.beta_s_per_byte * static_cast<double>(std::max(1, per_host))};
   };
   const auto messages = [&](double piece) {
     return chunk_bytes == 0 ? 1.0 : std::max(1.0, std::ceil(piece / static_cast<double>(chunk_bytes)));
@@ -124,7 +129,8 @@ std::optional<double> CostModel::predict(std::string_view method, std::size_t by
                           (local - 1) * slice * g;
     // All L ranks of a host cross at once: the link's bandwidth is shared by L slices.
     const double h = hosts, piece = slice / h;
-    const double across = 2 * (h - 1) * (messages(piece) * inter.alpha_s + piece * local * inter.beta_s_per_byte) +
+    const LinkCost& cross = hosts == 2 ? exchange : inter;  // a cross ring of two hosts is pairwise
+    const double across = 2 * (h - 1) * (messages(piece) * cross.alpha_s + piece * local * cross.beta_s_per_byte) +
                           (h - 1) * piece * g;
     return inside + across;
   }

@@ -19,6 +19,10 @@ struct LinkCost {
 struct CostModel {
   LinkCost intra;  // between ranks of one host
   LinkCost inter;  // between hosts
+  // A pairwise exchange across hosts (both ranks send to and receive from each other at once, as in rd, rhd and a
+  // ring of two) moves its bytes this many times slower than a one-way stream: over TCP the rendezvous messages of
+  // one direction queue behind the other direction's data on the same connection.
+  double inter_exchange_factor = 1;
   double gamma_s_per_byte = 0;
   std::string source;  // where the values came from, for run headers
 
@@ -33,7 +37,7 @@ struct CostModel {
 // The built-in parameters (docs/collectives.md says where they come from).
 CostModel default_cost_model();
 // Reads a tuning file: lines "key = value" (intra_alpha_us, intra_beta_ns_per_byte, inter_alpha_us,
-// inter_beta_ns_per_byte, gamma_ns_per_byte; '#' starts a comment); keys it lacks keep the defaults. Throws
+// inter_beta_ns_per_byte, inter_exchange_factor, gamma_ns_per_byte; '#' starts a comment); keys it lacks keep the defaults. Throws
 // std::runtime_error naming the file, the line and what is wrong with it.
 CostModel load_cost_model(const std::string& path);
 // $GRADSYNC_TUNING if set (it must be readable), else $HOME/.config/gradsync/tuning.txt if it exists, else the

@@ -81,9 +81,8 @@ python3 "$HERE/fit_cost_model.py" --pingpong "$out/pingpong.csv" --membw "$out/m
   echo "# bench_algorithms: $hosts emulated hosts (flat) and 2 x $per_host (hosts) at $rate ($(date -u +%Y-%m-%d), $(uname -n))"
   for f in flat hosts; do
     [ -s "$out/$f.csv" ] || continue
-    awk -F, -v f="$f" 'NR > 1 { t[$1, $3] = $6; m[$1] = 1; b[$3] = 1 }
-      END { n = asorti(b, sizes, "@ind_num_asc")
-        for (i = 1; i <= n; i++) { s = sizes[i]; best = ""; bt = 1e30
+    awk -F, -v f="$f" 'NR > 1 { t[$1, $3] = $6; m[$1] = 1; if (!($3 in seen)) { seen[$3] = 1; sizes[++n] = $3 } }
+      END { for (i = 1; i <= n; i++) { s = sizes[i]; best = ""; bt = 1e30
           for (x in m) if (x != "mpi" && x != "auto" && ((x, s) in t) && t[x, s] < bt) { bt = t[x, s]; best = x }
           line = sprintf("%s %10s B:", f, s)
           for (x in m) if ((x, s) in t) line = line sprintf("  %s %.1f us", x, t[x, s])

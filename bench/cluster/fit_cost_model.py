@@ -40,6 +40,7 @@ import sys
 MLP128_FLOATS = 101_770          # 784*128 + 128 + 128*10 + 10
 BIG_MODEL_FLOATS = 25_000_000
 FLOAT_BYTES = 4
+DEFAULT_EXCHANGE_FACTOR = 2.0    # collectives/cost_model.cpp kInterExchangeFactor
 DEFAULT_CHUNK = 16 << 20         # collectives/allreduce.hpp kNetworkChunkBytes: the ring's default across hosts
 SMALL_MAX_BYTES = 1024           # ping-pong sizes that fit alpha (latency regime)
 LARGE_MIN_BYTES = 1 << 20        # ping-pong sizes that fit beta (bandwidth regime)
@@ -338,6 +339,17 @@ def main():
                 err = (tp - t) / t * 100
                 rows_out.append([r["method"], p, n, f"{t * 1e6:.1f}", model, f"{tp * 1e6:.1f}", f"{err:+.1f}",
                                  r["busbw_gbps"], f"{n / tp / 1e9 * 2 * (p - 1) / p:.4f}"])
+        # Pairwise exchanges across hosts (rd, rhd) against the model: their bandwidth-regime ratio scales the
+        # exchange factor the model assumed (cost_model.hpp's default), which --tuning-out then records.
+        ratios = [float(r[3]) / float(r[5]) for r in rows_out
+                  if r[0] in ("rd", "rhd") and r[4] == r[0] and r[2] >= args.check_min_bytes]
+        if ratios and args.tuning_out and args.link == "inter":
+            factor = DEFAULT_EXCHANGE_FACTOR * statistics.median(ratios)
+            with open(args.tuning_out, "a") as f:
+                f.write(f"inter_exchange_factor = {factor:.3f}\n")
+            report += [f"Pairwise exchanges across hosts: measured / modelled (factor {DEFAULT_EXCHANGE_FACTOR:g}) = "
+                       f"{statistics.median(ratios):.3f} (median of {len(ratios)} rd/rhd rows >= "
+                       f"{human(args.check_min_bytes)}): inter_exchange_factor = {factor:.3f} in {args.tuning_out}", ""]
         write_csv(os.path.join(args.out, "model_vs_measured.csv"),
                   ["method", "np", "bytes", "measured_us", "model", "predicted_us", "error_pct", "measured_busbw_gbps",
                    "predicted_busbw_gbps"], rows_out)
