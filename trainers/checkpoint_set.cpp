@@ -185,9 +185,11 @@ Manifest CheckpointWriter::write(const CheckpointProgress& progress, std::span<c
   }
 
   // Every holder serializes its pieces; what each piece is (its CRCs and size) is agreed by all ranks at once:
-  // for each value the max over holders of v and of ~v, so a disagreement between holders shows as max != min.
+  // for each value the max over holders of v and of -v, so a disagreement between holders shows as max != -max(-v).
+  // Signed 64-bit values (all of them are far below 2^63), with INT64_MIN from the ranks that hold no copy: Debian's
+  // MPICH 4.0 compares MPI_UINT64_T as signed under MPI_MAX, which broke the earlier unsigned max(v), max(~v) form.
   constexpr std::size_t kFields = 5;  // params crc, optimizer crc, file crc, file bytes, not finite
-  std::vector<std::uint64_t> agreed(2 * kFields * pieces, 0);
+  std::vector<std::int64_t> agreed(2 * kFields * pieces, std::numeric_limits<std::int64_t>::min());
   std::vector<std::vector<std::uint8_t>> files(held.size());
   for (std::size_t i = 0; i < held.size(); ++i) {
     const Held& h = held[i];
@@ -199,17 +201,17 @@ Manifest CheckpointWriter::write(const CheckpointProgress& progress, std::span<c
     c.epoch = progress.next_epoch;
     c.rng = {config_.seed, h.range.begin, h.range.end, layout_.parameter_count};
     files[i] = serialize_checkpoint(c, piece_file_name(h.k, pieces));
-    const std::uint64_t values[kFields] = {crc32_floats(h.params), crc32_floats(h.optimizer),
-                                           stored_file_crc(files[i]), files[i].size(),
-                                           all_finite(h.params) && all_finite(h.optimizer) ? 0u : 1u};
+    const std::int64_t values[kFields] = {crc32_floats(h.params), crc32_floats(h.optimizer),
+                                          stored_file_crc(files[i]), static_cast<std::int64_t>(files[i].size()),
+                                          all_finite(h.params) && all_finite(h.optimizer) ? 0 : 1};
     for (std::size_t f = 0; f < kFields; ++f) {
       agreed[h.k * 2 * kFields + f] = values[f];
-      agreed[h.k * 2 * kFields + kFields + f] = ~values[f];
+      agreed[h.k * 2 * kFields + kFields + f] = -values[f];
     }
   }
   {
     const WaitScope wait("MPI_Allreduce (checkpoint piece checksums)", progress.step);
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, agreed.data(), static_cast<int>(agreed.size()), MPI_UINT64_T, MPI_MAX,
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, agreed.data(), static_cast<int>(agreed.size()), MPI_INT64_T, MPI_MAX,
                             world_.native()),
               "MPI_Allreduce (checkpoint piece checksums)", me);
   }
@@ -225,10 +227,10 @@ Manifest CheckpointWriter::write(const CheckpointProgress& progress, std::span<c
   m.param_count = layout_.parameter_count;
   m.optimizer_count = layout_.optimizer_count;
   for (std::size_t k = 0; k < pieces; ++k) {
-    const std::uint64_t* max = &agreed[k * 2 * kFields];
-    const std::uint64_t* neg = max + kFields;
+    const std::int64_t* max = &agreed[k * 2 * kFields];
+    const std::int64_t* neg = max + kFields;
     for (std::size_t f = 0; f < kFields; ++f)
-      if (max[f] != ~neg[f])
+      if (max[f] != -neg[f])
         throw CheckpointError(fmt::format("checkpoint at step {} not written: the holders of piece {} of {} hold "
                                           "different bits (replicas that should be identical are not); the previous "
                                           "checkpoint is kept", progress.step, k, pieces));
@@ -240,7 +242,8 @@ Manifest CheckpointWriter::write(const CheckpointProgress& progress, std::span<c
     m.params_crc = k == 0 ? static_cast<std::uint32_t>(max[0]) : crc32_concat(m.params_crc, static_cast<std::uint32_t>(max[0]), floats);
     m.optimizer_crc = k == 0 ? static_cast<std::uint32_t>(max[1])
                              : crc32_concat(m.optimizer_crc, static_cast<std::uint32_t>(max[1]), with_optimizer ? floats : 0);
-    m.pieces.push_back({range.begin, range.end, piece_file_name(k, pieces), max[3], static_cast<std::uint32_t>(max[2]), false});
+    m.pieces.push_back({range.begin, range.end, piece_file_name(k, pieces), static_cast<std::uint64_t>(max[3]),
+                        static_cast<std::uint32_t>(max[2]), false});
   }
 
   std::string error;

@@ -105,7 +105,11 @@ for c in "${CASES[@]}"; do
   case "$c" in
     ring_kill_host0) run_case "$c" 0 kill --sync ring --momentum 0.9 ;;
     ps_kill_server_host) run_case "$c" 1 kill --sync ps --servers 2 --momentum 0.9 ;;
-    ring_cut_link) run_case "$c" 2 cut --sync ring ;;
+    ring_cut_link)
+      # Under MPICH the ranks' bytes do not cross the emulated links (UCX moves them through shared memory, see
+      # cluster.sh), so a cut link stops nothing but Hydra's own connection to the host: nothing of ours to test.
+      if [ "$MPI_FLAVOUR" = mpich ]; then echo "[$c] skipped: MPICH's data does not cross the emulated links"; continue; fi
+      run_case "$c" 2 cut --sync ring ;;
     ring_damaged_replica)
       run_case "$c" 3 kill+damage --sync ring
       grep -q "corrupted" "$work/$c.out" || fail "the damaged replica was not reported"
