@@ -12,7 +12,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/common.sh"
 HERE="$GRADSYNC_ROOT/bench/cluster"
-CLUSTER="$HERE/cluster.sh"
+source "$HERE/drivers.sh"
 
 hosts=4
 per_host=2
@@ -43,28 +43,17 @@ out="${out:-$GRADSYNC_ROOT/results/algorithms-$(date +%Y%m%d-%H%M%S)}"
 refuse_existing "$out" flat.csv hosts.csv
 mkdir -p "$out/logs"
 out="$(cd "$out" && pwd)"
-cleanup() { "$CLUSTER" down >/dev/null 2>&1 || say "warning: '$CLUSTER down' failed: run it by hand"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-failed=()
-run() {  # run NAME LIMIT_S [MPIRUN_ARGS...] -- CMD...
-  local name="$1" limit="$2" rc=0
-  shift 2
-  say "$name"
-  run_limited "$limit" "$out/logs/$name.log" "$CLUSTER" run "$@" || rc=$?
-  [ "$rc" -eq 0 ] || failed+=("$name (exit $rc$( [ "$rc" -eq 124 ] && echo ", out of time"))")
-  return 0
-}
+teardown_cluster_on_exit
 bench=("$BIN/bench_allreduce" --iters 3 --warmup 1 --reps "$reps")
 
 "$CLUSTER" down >/dev/null 2>&1 || true
 "$CLUSTER" up "$hosts" --rate "$rate"
-run pingpong 300 -np 2 -- "$BIN/pingpong" --min-bytes 0 --max-bytes 16M --step-factor 2 --reps 5 --csv "$out/pingpong.csv"
-run flat 2400 -- "${bench[@]}" --methods "$modelled,mpi" --min-bytes 4 --max-bytes 64M --step-factor 4 \
+cluster_run pingpong 300 -np 2 -- "$BIN/pingpong" --min-bytes 0 --max-bytes 16M --step-factor 2 --reps 5 --csv "$out/pingpong.csv"
+cluster_run flat 2400 -- "${bench[@]}" --methods "$modelled,mpi" --min-bytes 4 --max-bytes 64M --step-factor 4 \
   --csv "$out/flat.csv"
 "$CLUSTER" down
 "$CLUSTER" up 2 --rate "$rate"
-run hosts 2400 -np $((2 * per_host)) --map-by "ppr:$per_host:node" --oversubscribe -- "${bench[@]}" \
+cluster_run hosts 2400 -np $((2 * per_host)) --map-by "ppr:$per_host:node" --oversubscribe -- "${bench[@]}" \
   --methods "ring,hier,rhd,auto,mpi" --min-bytes 1M --max-bytes 64M --step-factor 4 --csv "$out/hosts.csv"
 "$CLUSTER" down
 trap - EXIT

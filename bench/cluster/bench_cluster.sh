@@ -26,7 +26,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/common.sh"
 HERE="$GRADSYNC_ROOT/bench/cluster"
-CLUSTER="$HERE/cluster.sh"
+source "$HERE/drivers.sh"
 
 hosts=4
 rate=1gbit
@@ -91,24 +91,14 @@ pingpong="$BIN/pingpong"
 [ -x "$pingpong" ] || die "$pingpong is missing: build first (scripts/setup.sh)"
 
 # Teardown always runs: normal end, a failed run (set -e), or an interrupt.
-cleanup() { "$CLUSTER" down >/dev/null 2>&1 || say "warning: '$CLUSTER down' failed: run it by hand"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+teardown_cluster_on_exit
 "$CLUSTER" down >/dev/null 2>&1 || true
 "$CLUSTER" up "$hosts" --rate "$rate" --queue "$queue"
 
-failed=()
-# run NAME LIMIT_S [MPIRUN_ARGS...] -- CMD...: one bounded run on the cluster, its output in logs/NAME.log.
+# run NAME LIMIT_S [MPIRUN_ARGS...] -- CMD...: cluster_run, then the run's table on the terminal.
 run() {
-  local name="$1" limit="$2" rc=0
-  shift 2
-  say "$name"
-  run_limited "$limit" "$out/logs/$name.log" "$CLUSTER" run "$@" || rc=$?
-  grep -v '^\s*$' "$out/logs/$name.log" | grep -E '^(#|  )' >&2 || true
-  if [ "$rc" -ne 0 ]; then
-    failed+=("$name (exit $rc$( [ "$rc" -eq 124 ] && echo ", out of time"))")
-  fi
-  return 0
+  cluster_run "$@"
+  grep -v '^\s*$' "$out/logs/$1.log" | grep -E '^(#|  )' >&2 || true
 }
 
 bench=("$BIN/bench_allreduce" --min-bytes "$min_bytes" --max-bytes "$max_bytes" --step-factor "$step"

@@ -23,7 +23,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/common.sh"
 HERE="$GRADSYNC_ROOT/bench/cluster"
-CLUSTER="$HERE/cluster.sh"
+source "$HERE/drivers.sh"
 
 hosts=2
 rate=1gbit
@@ -78,21 +78,10 @@ out="${out:-$GRADSYNC_ROOT/results/overlap-$(date +%Y%m%d-%H%M%S)}"
 refuse_existing "$out" overlap_steps.csv overlap_train.csv
 mkdir -p "$out/logs"
 out="$(cd "$out" && pwd)"
-cleanup() { "$CLUSTER" down >/dev/null 2>&1 || say "warning: '$CLUSTER down' failed: run it by hand"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+teardown_cluster_on_exit
 "$CLUSTER" down >/dev/null 2>&1 || true
 "$CLUSTER" up "$hosts" --rate "$rate"
 
-failed=()
-run() {  # run NAME LIMIT_S [MPIRUN_ARGS...] -- CMD...
-  local name="$1" limit="$2" rc=0
-  shift 2
-  say "$name"
-  run_limited "$limit" "$out/logs/$name.log" "$CLUSTER" run "$@" || rc=$?
-  [ "$rc" -eq 0 ] || failed+=("$name (exit $rc$( [ "$rc" -eq 124 ] && echo ", out of time"))")
-  return 0
-}
 
 # 1. Steps, alternated inside one run per setting.
 methods=ring,ring-buckets,ring-buckets-thread,ring-pipe,ring-pipe-thread,mpi,mpi-pipe,mpi-pipe-thread
@@ -101,7 +90,7 @@ steps=$((blocks * block * n_methods))
 echo "setting,hosts,method,timed,compute_us,sync_us,hidden_us,step_us,step_ratio" >"$out/overlap_steps.csv"
 for s in "${setting_list[@]}"; do
   setting_args "$s"
-  run "steps_$s" 1800 ${extra[@]+"${extra[@]}"} -- "$BIN/bench_sync" --methods "$methods" --hidden "$hidden" \
+  cluster_run "steps_$s" 1800 ${extra[@]+"${extra[@]}"} -- "$BIN/bench_sync" --methods "$methods" --hidden "$hidden" \
     --batch "$batch" --steps "$steps" --block "$block" --settle 1 --data "$data_dir"
   # bench_sync's table: method timed compute sync hidden step step/first. step_ratio is over the blocking row of
   # the same allreduce (ring-* over ring, mpi-* over mpi).
@@ -118,7 +107,7 @@ done
 if [ "$epochs" -gt 0 ]; then
   for sync in ring ps; do
     for pipeline in 0 1; do
-      run "train_${sync}_pipe$pipeline" $((300 + 300 * epochs)) -- "$BIN/train" --sync "$sync" --model mlp \
+      cluster_run "train_${sync}_pipe$pipeline" $((300 + 300 * epochs)) -- "$BIN/train" --sync "$sync" --model mlp \
         --hidden "$hidden" --batch "$batch" --lr "$lr" --momentum "$momentum" --epochs "$epochs" \
         --pipeline "$pipeline" --progress "$progress" --data "$data_dir" \
         --csv "$out/overlap_train.csv"
