@@ -42,7 +42,9 @@ class Comm {
   // MPI_COMM_TYPE_SHARED), ordered as here.
   Comm split_by_node() const;
   // Collective over this communicator: the smallest and largest `value` any rank passed, the same on every rank
-  // (one MPI_Allreduce). Equal exactly when all ranks passed the same value.
+  // (one MPI_Allreduce). Equal exactly when all ranks passed the same value. Values must stay below 2^63 to be true
+  // minima and maxima on every MPI: Debian's MPICH 4.0 compares MPI_UINT64_T as signed (the equality test holds
+  // for any value).
   std::pair<std::uint64_t, std::uint64_t> min_max(std::uint64_t value) const;
   // Collective over this communicator: true on every rank iff every rank passed true. A rank that hit a local
   // problem (a file it cannot read, memory it cannot get) reports it here, so all ranks leave together instead of
