@@ -16,11 +16,10 @@
 
 namespace gradsync {
 
-// Ring chunk sizes, from the chunk sweeps (README, "Collectives" and "Scale-out"). On shared memory at np = 2,
-// 1 MiB was the fastest or within 3% of it from 256 KiB to 64 MiB (64 KiB: up to 31% slower; 16 MiB: the chunk
-// no longer stays in cache). Across hosts every chunk is a lockstep rendezvous on TCP, so larger chunks win: on
-// 1 Gbit/s links 16 MiB chunks reached 88.5-91% of the link at 64 MiB, 1 MiB chunks 83-86%, 256 KiB 47%. Scratch
-// memory is one chunk either way. kAutoChunkBytes picks between the two per communicator (make_allreduce).
+// Ring chunk sizes, chosen by the chunk sweeps (docs/collectives.md and docs/scale-out.md have the figures). On
+// shared memory the chunk being added should stay in cache, and smaller chunks pay a per-message cost; across
+// hosts every chunk is a lockstep rendezvous on TCP, so larger chunks keep the link busier. Scratch memory is one
+// chunk either way. kAutoChunkBytes picks between the two per communicator (make_allreduce).
 inline constexpr std::size_t kSharedMemoryChunkBytes = std::size_t{1} << 20;
 inline constexpr std::size_t kNetworkChunkBytes = std::size_t{16} << 20;
 inline constexpr std::size_t kAutoChunkBytes = 0;

@@ -150,7 +150,7 @@ fi
 # Constant-work training per method across the hosts: the allreduce of a real gradient between real steps.
 if [ "$train_epochs" -gt 0 ]; then
   for sync in ring mpi ps ring-bf16; do
-    # An epoch takes 3-12 s here; the limit only bounds a launch that hangs (see cluster_test.sh).
+    # The limit is far above an epoch's time; it only bounds a launch that hangs (see cluster_test.sh).
     run "train_$sync" $((120 + 60 * train_epochs)) -- "$BIN/train" --sync "$sync" --model mlp --hidden 128 --lr 0.1 --batch 32 \
       --epochs "$train_epochs" --iterations-per-epoch auto --data "$data_dir" --csv "$out/train.csv"
   done

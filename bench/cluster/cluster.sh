@@ -28,7 +28,7 @@
 #                of the same host: a stall per message that no real network with flow queueing has.
 #   small-first  packets under 256 bytes (TCP ACKs, MPI's rendezvous handshakes) go before bulk data: the
 #                sparse-flow priority of fq_codel, Linux's default queue on real hosts, which this kernel lacks
-#                (no fq_codel, sfq or fq; HTB and u32 are what it has). Measured with both: README, "Scale-out".
+#                (no fq_codel, sfq or fq; HTB and u32 are what it has). Measured with both: docs/scale-out.md.
 #
 # --ssh starts an ssh server in every host namespace, listening only on that host's address, with a host key and
 #   a client key generated for this cluster into a temporary folder (named in STATE/ssh_dir; removed by `down`):

@@ -46,8 +46,7 @@ trap 'status=130; exit' INT TERM
 "$CLUSTER" up "$HOSTS" --rate 1gbit || { status=1; fail "cluster.sh up failed"; }
 # launch NAME EXPECT [MPIRUN_ARGS...] -- CMD...: one bounded cluster run; sets out and rc. A run that failed without
 # printing anything matching EXPECT never started: Open MPI's rsh launch into namespaces occasionally hangs
-# before MPI_Init with one daemon missing (measured: 3 in 90 launches of `true`, the first launch after `up`
-# included). That is the launcher, not a collective, so it is retried up to twice, loudly; a third silent hang
+# before MPI_Init with one daemon missing (the first launch after `up` included). That is the launcher, not a collective, so it is retried up to twice, loudly; a third silent hang
 # in a row fails the test.
 launch() {
   local name="$1" expect="$2" attempt
