@@ -54,9 +54,9 @@ mpi_yield_shim() {
 }
 
 # mpirun_flags NP [shared|bound]: sets MPIRUN_FLAGS, the placement for NP ranks on this machine (bound: one
-# rank per host of a hostfile, always bound). Ranks that fit are bound one per core (no migrations, and no sched_yield in their waits: np = 2 ring training ran faster that
-# way). More ranks than cores, or `shared` (a test suite that may share the cores with anything), must yield when
-# idle or busy-polling starves them:
+# rank per host of a hostfile, always bound). Ranks that fit are bound one per core (no migrations, and no
+# sched_yield in their waits). More ranks than cores, or `shared` (a test suite that may share the cores with
+# anything), must yield when idle or busy-polling starves them:
 #   Open MPI:  --oversubscribe (it refuses more ranks than slots otherwise) and mpi_yield_when_idle.
 #   MPICH:     Hydra places any number of ranks. Debian's MPICH 4.0 runs the ch4:ucx device, whose waits spin
 #              in ucp_worker_progress with no sched_yield and no setting for one (MPIR_CVAR_POLLS_BEFORE_YIELD is
@@ -99,9 +99,10 @@ mpi_env() {
 }
 
 # Open MPI's shared-memory transport for training launches on one node: copy-in/copy-out through 128 KiB
-# fragments instead of the kernel's single copy (CMA). Training moves one 407 KB gradient per step; whole steps
-# were shorter with it in most paired launches of bench_sync (README, "Transport"). The collective benchmarks keep
-# Open MPI's defaults: there the vendor baseline runs on its own settings. MPICH has no such switch: nothing.
+# fragments instead of the kernel's single copy (CMA). Training moves one mid-sized gradient per step, where the
+# kernel's page-by-page copy costs more than it saves (docs/performance.md, "Transport for training"). The
+# collective benchmarks keep Open MPI's defaults: there the vendor baseline runs on its own settings. MPICH has no
+# such switch: nothing.
 training_shm_flags() {
   case "$MPI_FLAVOUR" in
     mpich) TRAINING_SHM_FLAGS=() ;;

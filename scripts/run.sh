@@ -3,7 +3,7 @@
 # least 2) trains the MLP on real MNIST with every sync method, and prints one comparison table: each method at
 # np = N against the serial run (median of R runs). Along the way it measures what the charts need: the same
 # methods at every np from 1 to N (speedup, step split, time to accuracy), a small allreduce sweep at np = N and a
-# short straggler run (parameter-server staleness). About 155 s on 2 cores once built.
+# short straggler run (parameter-server staleness). A few minutes on 2 cores once built.
 # Usage: scripts/run.sh [--np N] [--epochs E] [--batch B] [--reps R] [--out DIR]
 # Results go to results/run-DATE/ (or DIR): the CSVs, each driver's table (*.txt), logs/ and charts/.
 set -euo pipefail

@@ -28,10 +28,10 @@ if ! cmake --build "$asan_dir" -j1 >"$asan_dir/build.log" 2>&1; then
 fi
 
 # Open MPI keeps one-time allocations (hwloc topology, plugin state, ORTE bookkeeping) until exit by design:
-# ~120 KB in ~3300 blocks per rank, every run. Rather than turn LeakSanitizer off, which would hide leaks in
+# the same small set per rank, every run. Rather than turn LeakSanitizer off, which would hide leaks in
 # our code, suppress the leaks whose allocation stack passes through Open MPI's libraries. That needs whole
 # stacks: those libraries have no frame pointers, so ASan's default fast unwinder stops right above malloc and
-# nothing would match; fast_unwind_on_malloc=0 unwinds with DWARF instead (the suite takes ~40% longer).
+# nothing would match; fast_unwind_on_malloc=0 unwinds with DWARF instead (slower, but only here).
 # A leak allocated by our own code has none of these libraries on its stack and is still reported.
 suppressions="$asan_dir/lsan-openmpi.supp"
 printf 'leak:%s\n' libmpi.so libopen-pal.so libopen-rte.so libhwloc.so libevent libpmix.so libucp.so libucs.so \
