@@ -1,5 +1,5 @@
 // bench_sync: the synchronizers compared inside one training run. Separate runs of `train` land in different
-// states of this host (README, "two speeds"), so their ratio says as much about the minute as about the method.
+// states of this host (docs/collectives.md, "Two speeds"), so their ratio says as much about the minute as about the method.
 // Here every rank trains the MLP on MNIST and switches synchronizer every --block steps (ring, mpi, ring, ...),
 // timing whole steps per method: the two methods see the same moments, the same data and the same caches.
 // `serial` blocks are the baseline for speedups: rank 0 alone trains its own replica with batch --batch while the

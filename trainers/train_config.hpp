@@ -58,7 +58,7 @@ struct TrainConfig {
   long checkpoint_steps = kTimeInterval;
   // Seconds between checkpoints, turned into a step interval after timing the first steps (all ranks agree on
   // the slowest). The default keeps the overhead of checkpointing, which is a fixed cost per checkpoint, under
-  // 2% of training time (README, "Elastic training": how it was measured).
+  // 2% of training time (docs/reliability.md, "Measured").
   static constexpr double kDefaultCheckpointSeconds = 10;
   double checkpoint_seconds = kDefaultCheckpointSeconds;
   int checkpoint_replicas = 2;       // every checkpoint piece is written on this many hosts (fewer if fewer exist)

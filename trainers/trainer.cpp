@@ -182,7 +182,7 @@ long steps_per_epoch(const TrainConfig& config, std::size_t rows, int workers) {
 
 namespace {
 
-// Rank 0: what a resumed run keeps and what changed with the world size (README, "Elastic training").
+// Rank 0: what a resumed run keeps and what changed with the world size (docs/reliability.md).
 void print_resume(const ResumePoint& p, const TrainConfig& c, int ranks, int workers, std::size_t pieces) {
   const Manifest& m = p.manifest;
   fmt::print("resumed from the checkpoint of step {} (epoch {}, {} examples into it); {}\n", m.step, m.next_epoch + 1,
