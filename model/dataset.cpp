@@ -4,9 +4,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#if defined(__AVX__)
-#include <immintrin.h>
-#endif
 #include <sys/mman.h>
 
 #include <cstdint>
@@ -78,72 +75,18 @@ Dataset make_dataset(const std::vector<std::uint32_t>& image_dims, const std::ve
   return d;
 }
 
-namespace {
-
-constexpr std::size_t kTile = 8;
-
-#if defined(__AVX2__)
-// The 8 x 8 tile of pixels of examples src[0..7] at features i0..i0+7: converted and scaled in registers, stored as
-// 8 rows of `rows` (row stride f), then transposed in registers and stored as 8 rows of `columns` (row stride n).
-// One pass over the bytes: the float rows are never read back.
-inline void gather_tile(const std::uint8_t* const* src, std::size_t i0, float* rows, std::size_t f, float* columns,
-                        std::size_t n) {
-  const __m256 scale = _mm256_set1_ps(kPixelScale);
-  __m256 r[8], t[8];
-  for (int k = 0; k < 8; ++k) {
-    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src[k] + i0));
-    r[k] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes)), scale);
-    _mm256_storeu_ps(rows + k * f, r[k]);
-  }
-  for (int k = 0; k < 8; k += 2) {
-    t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
-    t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
-  }
-  for (int k = 0; k < 8; k += 4) {
-    r[k] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    r[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    r[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    r[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-  for (int k = 0; k < 4; ++k) {
-    _mm256_storeu_ps(columns + k * n, _mm256_permute2f128_ps(r[k], r[k + 4], 0x20));
-    _mm256_storeu_ps(columns + (k + 4) * n, _mm256_permute2f128_ps(r[k], r[k + 4], 0x31));
-  }
-}
-constexpr bool kTiledGather = true;
-#else
-inline void gather_tile(const std::uint8_t* const*, std::size_t, float*, std::size_t, float*, std::size_t) {}
-constexpr bool kTiledGather = false;
-#endif
-
-}  // namespace
-
-// Both layouts in one pass over the examples' bytes, 8 examples x 8 features at a time (convert, store the rows,
-// transpose in registers, store the columns). Writing the rows first and transposing them afterwards cost about
-// twice as much (bench_compute), and an element-by-element transpose more than the whole softmax step.
+// Only the rows: a contiguous bytes -> float convert per example, which the compiler vectorizes. The forward
+// GEMM reads them transposed (BLIS packs op(B) into its own panels whatever the layout, so a second, column
+// layout saves BLIS no work), and one layout is half the floats of two: at batch 256 two layouts no longer fit
+// the core's L2 next to the weights. bench_batch_layout times both layouts against rows and columns alone.
 void gather_batch(const Dataset& data, std::span<const std::uint32_t> indices, Batch& out) {
   const std::size_t n = indices.size(), f = data.features;
   out.size = n;
-  float* __restrict rows = out.rows.data();
-  float* __restrict columns = out.columns.data();
-  for (std::size_t j = 0; j < n; ++j) out.labels[j] = data.labels[indices[j]];
-  const std::size_t n_tiled = kTiledGather ? n - n % kTile : 0, f_tiled = kTiledGather ? f - f % kTile : 0;
-  // Feature blocks outermost: each block fills 8 whole rows of `columns` before moving on, and the examples'
-  // rows are each written front to back, so both outputs are written while their lines sit in L1.
-  for (std::size_t i0 = 0; i0 < f_tiled; i0 += kTile)
-    for (std::size_t j0 = 0; j0 < n_tiled; j0 += kTile) {
-      const std::uint8_t* src[kTile];
-      for (std::size_t k = 0; k < kTile; ++k) src[k] = &data.pixels[indices[j0 + k] * f];
-      gather_tile(src, i0, rows + j0 * f + i0, f, columns + i0 * n + j0, n);
-    }
-  // Edges: the last n % 8 examples and the last f % 8 features (everything, without AVX2).
   for (std::size_t j = 0; j < n; ++j) {
-    const std::uint8_t* src = &data.pixels[indices[j] * f];
-    for (std::size_t i = j < n_tiled ? f_tiled : 0; i < f; ++i) {
-      const float v = static_cast<float>(src[i]) * kPixelScale;
-      rows[j * f + i] = v;
-      columns[i * n + j] = v;
-    }
+    out.labels[j] = data.labels[indices[j]];
+    const std::uint8_t* __restrict src = &data.pixels[indices[j] * f];
+    float* __restrict dst = out.rows.data() + j * f;
+    for (std::size_t i = 0; i < f; ++i) dst[i] = static_cast<float>(src[i]) * kPixelScale;
   }
 }
 

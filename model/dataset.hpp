@@ -20,13 +20,13 @@ struct Dataset {
 
 inline constexpr float kPixelScale = 1.0f / 255.0f;
 
-// A batch in the two layouts the model's GEMMs want: `rows` (size x features, row-major) for weight
-// gradients and `columns` (features x size, row-major) for the forward pass. Sized once for max_size.
+// A batch as `rows` (size x features, row-major): the forward GEMM reads it transposed, the input layer's weight
+// gradient as it is. Sized once for max_size.
 struct Batch {
   Batch() = default;
   Batch(std::size_t max_size, std::size_t feature_count)
-      : rows(max_size * feature_count), columns(max_size * feature_count), labels(max_size), features(feature_count) {}
-  std::vector<float> rows, columns;
+      : rows(max_size * feature_count), labels(max_size), features(feature_count) {}
+  std::vector<float> rows;
   std::vector<std::uint8_t> labels;
   std::size_t size = 0;
   std::size_t features = 0;

@@ -97,13 +97,16 @@ void Mlp::init(std::span<float> params, std::uint64_t seed) const {
 
 double Mlp::forward(std::span<const float> params, const Batch& batch, Workspace& ws, PassObserver* observer) const {
   const std::size_t layers = sizes_.size() - 1, n = batch.size;
-  const float* input = batch.columns.data();  // in x n
+  const float* input = batch.rows.data();  // the batch's rows are A^T: n x in
   for (std::size_t l = 0; l < layers; ++l) {
     const std::size_t in = sizes_[l], out = sizes_[l + 1];
     float* z = ws.activations_[l].data();
     const float* b = params.data() + bias_offset(l);
     for (std::size_t o = 0; o < out; ++o) std::fill_n(z + o * n, n, b[o]);  // bias, then Z += W A
-    gemm_observed(observer, Op::N, Op::N, out, n, in, 1.0f, params.data() + weight_offset(l), in, input, n, 1.0f, z, n);
+    if (l == 0)
+      gemm_observed(observer, Op::N, Op::T, out, n, in, 1.0f, params.data() + weight_offset(l), in, input, in, 1.0f, z, n);
+    else
+      gemm_observed(observer, Op::N, Op::N, out, n, in, 1.0f, params.data() + weight_offset(l), in, input, n, 1.0f, z, n);
     if (l + 1 < layers) relu_inplace(z, out * n);
     if (observer) observer->between_kernels();
     input = z;
@@ -190,7 +193,7 @@ Evaluation Mlp::evaluate(std::span<const float> params, const Dataset& data, Wor
 std::vector<GemmShape> Mlp::training_gemms(std::size_t batch) const {
   std::vector<GemmShape> gemms;
   const std::size_t layers = sizes_.size() - 1;
-  for (std::size_t l = 0; l < layers; ++l) gemms.push_back({false, false, sizes_[l + 1], batch, sizes_[l]});  // Z = W A
+  for (std::size_t l = 0; l < layers; ++l) gemms.push_back({false, l == 0, sizes_[l + 1], batch, sizes_[l]});  // Z = W A
   for (std::size_t l = layers; l-- > 0;) {
     gemms.push_back({false, l > 0, sizes_[l + 1], sizes_[l], batch});            // dW = delta A^T
     if (l > 0) gemms.push_back({true, false, sizes_[l], batch, sizes_[l + 1]});  // W^T delta
@@ -200,7 +203,7 @@ std::vector<GemmShape> Mlp::training_gemms(std::size_t batch) const {
 
 std::vector<GemmShape> Mlp::evaluation_gemms(std::size_t batch) const {
   std::vector<GemmShape> gemms;
-  for (std::size_t l = 0; l + 1 < sizes_.size(); ++l) gemms.push_back({false, false, sizes_[l + 1], batch, sizes_[l]});
+  for (std::size_t l = 0; l + 1 < sizes_.size(); ++l) gemms.push_back({false, l == 0, sizes_[l + 1], batch, sizes_[l]});
   return gemms;
 }
 
