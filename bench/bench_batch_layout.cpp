@@ -1,13 +1,14 @@
-// bench_batch_layout: what the batch's layout costs the input layer. A step gathers the sampled MNIST rows
-// (bytes -> float) and the input layer's two GEMMs read them: the forward product Z = W X and the weight
-// gradient dW = delta X^T. Three ways to lay the batch out, timed interleaved on real batches, one core:
-//   both     the rows (batch x features) and the columns (features x batch), written in one tiled pass,
-//            each GEMM reading the layout it wants untransposed
-//   rows     the rows only (a contiguous convert: the model's gather_batch); the forward GEMM reads them
-//            transposed (BLIS packs op(B) into its panels either way)
-//   columns  the columns only (the tiled transpose); the weight gradient reads them transposed
-// Each variant runs the trainer's order: gather this step's rows, prefetch the next step's, then the two GEMMs
-// on the kernel plan's set for their shapes.
+// bench_batch_layout: what the batch's path into the input layer costs. A step gathers the sampled MNIST rows
+// (bytes -> float), asks for the next step's rows, and the input layer's two GEMMs read the batch: the forward
+// product Z = W X and the weight gradient dW = delta X^T. Variants, timed interleaved on real batches, one core:
+//   both       the rows (batch x features) and the columns (features x batch), written in one tiled pass, each
+//              GEMM reading the layout it wants untransposed; the whole next batch prefetched (the model before)
+//   columns    the columns only (the tiled transpose); the weight gradient reads them transposed
+//   rows       the rows only (a contiguous convert); the forward GEMM reads them transposed (BLIS packs op(B)
+//              into its panels either way); the whole next batch prefetched
+//   rows+ahead the model's gather_batch and prefetch_examples: rows only, each row requested kGatherLookahead
+//              rows before it is converted, and only the next batch's first rows prefetched a step ahead
+// Each runs the trainer's order (gather, prefetch, GEMMs) with the GEMMs on the kernel plan's set for their shapes.
 //   build/bin/bench_batch_layout --batches 32 256 --outputs 10 128
 #include <fmt/format.h>
 
@@ -35,8 +36,8 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// Which layout a variant writes; the GEMMs follow from it.
 enum class Layout { Both, Rows, Columns };
-constexpr Layout kLayouts[] = {Layout::Both, Layout::Rows, Layout::Columns};
 
 // The 8 x 8 tile of pixels of examples src[0..7] at features i0..i0+7, converted and scaled in registers; stored as
 // 8 rows of `rows` (row stride f) if `rows` is not null, then transposed in registers and stored as 8 rows of
@@ -91,6 +92,34 @@ void gather_tiled(const Dataset& data, std::span<const std::uint32_t> indices, f
     }
 }
 
+// The rows alone without lookahead, and the whole next batch requested a step ahead (the model's first rows-only
+// gather and its prefetch before kGatherLookahead).
+void gather_rows(const Dataset& data, std::span<const std::uint32_t> indices, float* rows) {
+  const std::size_t f = data.features;
+  for (std::size_t j = 0; j < indices.size(); ++j) {
+    const std::uint8_t* __restrict src = &data.pixels[indices[j] * f];
+    float* __restrict dst = rows + j * f;
+    for (std::size_t i = 0; i < f; ++i) dst[i] = static_cast<float>(src[i]) * kPixelScale;
+  }
+}
+
+void prefetch_batch(const Dataset& data, std::span<const std::uint32_t> indices) {
+  constexpr std::size_t kCacheLine = 64;
+  for (std::uint32_t index : indices)
+    for (std::size_t offset = 0; offset < data.features; offset += kCacheLine)
+      __builtin_prefetch(&data.pixels[index * data.features + offset]);
+}
+
+struct Variant {
+  const char* name;
+  Layout layout;
+  bool model;  // gather_batch and prefetch_examples, as the trainer calls them
+};
+constexpr Variant kVariants[] = {
+    {"both", Layout::Both, false}, {"columns", Layout::Columns, false}, {"rows", Layout::Rows, false},
+    {"rows+ahead", Layout::Rows, true}};
+constexpr std::size_t kVariantCount = std::size(kVariants);
+
 struct Case {
   std::size_t out, batch, features;
   GemmShape forward(Layout l) const { return {false, l == Layout::Rows, out, batch, features}; }
@@ -125,7 +154,7 @@ int main(int argc, char** argv) {
   for (std::size_t out : outputs)
     for (std::size_t batch : batches) {
       cases.push_back({out, batch, train.features});
-      for (Layout l : kLayouts) {
+      for (Layout l : {Layout::Both, Layout::Rows, Layout::Columns}) {
         shapes.push_back(cases.back().forward(l));
         shapes.push_back(cases.back().weight_gradient(l));
       }
@@ -134,10 +163,12 @@ int main(int argc, char** argv) {
   install_kernel_plan(plan, blis.kernel_sets);
   fmt::print("bench_batch_layout: real MNIST, 1 core, {} rounds of {:.2f} s per variant; {}\n", rounds, block_s,
              blis.summary());
-  fmt::print("us per step: gather + the input layer's forward and weight-gradient GEMMs (median over rounds);\n"
-             "x: the variant's median ratio to 'both' within a round\n");
-  fmt::print("{:>4} {:>5}  {:>9} {:>9} {:>9}  {:>7} {:>7}\n", "out", "batch", "both", "rows", "columns", "rows x",
-             "cols x");
+  fmt::print("us per step: gather, prefetch and the input layer's forward and weight-gradient GEMMs (median over\n"
+             "rounds); x: the variant's median ratio to 'both' within a round\n");
+  fmt::print("{:>4} {:>5}", "out", "batch");
+  for (const Variant& v : kVariants) fmt::print(" {:>10}", v.name);
+  for (std::size_t v = 1; v < kVariantCount; ++v) fmt::print(" {:>11}", fmt::format("{} x", kVariants[v].name));
+  fmt::print("\n");
 
   std::vector<std::uint32_t> perm(train.rows);
   shuffled_indices(perm, 1, 0);
@@ -148,47 +179,52 @@ int main(int argc, char** argv) {
         dw(c.out * f);
     std::size_t first = 0;
     const auto slice = [&](std::size_t s) { return std::span<const std::uint32_t>(perm.data() + s, n); };
-    const auto step = [&](Layout l) {
+    const auto step = [&](const Variant& v) {
       const auto idx = slice(first);
       first = first + 2 * n > train.rows ? 0 : first + n;
-      if (l == Layout::Both) gather_tiled(train, idx, rows.data(), columns.data());
-      if (l == Layout::Rows) gather_batch(train, idx, batch);
-      if (l == Layout::Columns) gather_tiled(train, idx, nullptr, columns.data());
-      prefetch_examples(train, slice(first));
-      const float* x_rows = l == Layout::Rows ? batch.rows.data() : rows.data();
+      if (v.model) {
+        gather_batch(train, idx, batch);
+        prefetch_examples(train, slice(first));
+      } else {
+        if (v.layout == Layout::Rows) gather_rows(train, idx, rows.data());
+        else gather_tiled(train, idx, v.layout == Layout::Both ? rows.data() : nullptr, columns.data());
+        prefetch_batch(train, slice(first));
+      }
+      const float* x_rows = v.model ? batch.rows.data() : rows.data();
       const float* x_cols = columns.data();
-      const GemmShape fw = c.forward(l), wg = c.weight_gradient(l);
-      if (l == Layout::Rows)
+      const GemmShape fw = c.forward(v.layout), wg = c.weight_gradient(v.layout);
+      if (v.layout == Layout::Rows)
         gemm(Op::N, Op::T, c.out, n, f, 1.0f, w.data(), f, x_rows, f, 1.0f, z.data(), n, planned_context(fw));
       else
         gemm(Op::N, Op::N, c.out, n, f, 1.0f, w.data(), f, x_cols, n, 1.0f, z.data(), n, planned_context(fw));
-      if (l == Layout::Columns)
+      if (v.layout == Layout::Columns)
         gemm(Op::N, Op::T, c.out, f, n, 1.0f, delta.data(), n, x_cols, n, 0.0f, dw.data(), f, planned_context(wg));
       else
         gemm(Op::N, Op::N, c.out, f, n, 1.0f, delta.data(), n, x_rows, f, 0.0f, dw.data(), f, planned_context(wg));
     };
-    std::vector<double> us[3], ratio[2];
-    for (Layout l : kLayouts)
-      for (int i = 0; i < 20; ++i) step(l);
+    std::vector<double> us[kVariantCount], ratio[kVariantCount];
+    for (const Variant& v : kVariants)
+      for (int i = 0; i < 20; ++i) step(v);
     for (int r = 0; r < rounds; ++r) {
-      double round_us[3] = {};
-      for (int i = 0; i < 3; ++i) {
-        const int v = (i + r) % 3;
+      double round_us[kVariantCount] = {};
+      for (std::size_t i = 0; i < kVariantCount; ++i) {
+        const std::size_t v = (i + static_cast<std::size_t>(r)) % kVariantCount;  // rotate who goes first
         long steps = 0;
         const double start = now_s();
         double t = 0;
         do {
-          for (int k = 0; k < 10; ++k) step(kLayouts[v]);
+          for (int k = 0; k < 10; ++k) step(kVariants[v]);
           steps += 10;
         } while ((t = now_s() - start) < block_s);
         round_us[v] = 1e6 * t / static_cast<double>(steps);
         us[v].push_back(round_us[v]);
       }
-      ratio[0].push_back(round_us[1] / round_us[0]);
-      ratio[1].push_back(round_us[2] / round_us[0]);
+      for (std::size_t v = 1; v < kVariantCount; ++v) ratio[v].push_back(round_us[v] / round_us[0]);
     }
-    fmt::print("{:>4} {:>5}  {:>9.2f} {:>9.2f} {:>9.2f}  {:>6.3f}x {:>6.3f}x\n", c.out, n, median(us[0]), median(us[1]),
-               median(us[2]), median(ratio[0]), median(ratio[1]));
+    fmt::print("{:>4} {:>5}", c.out, n);
+    for (std::size_t v = 0; v < kVariantCount; ++v) fmt::print(" {:>10.2f}", median(us[v]));
+    for (std::size_t v = 1; v < kVariantCount; ++v) fmt::print(" {:>10.3f}x", median(ratio[v]));
+    fmt::print("\n");
   }
   return 0;
 }

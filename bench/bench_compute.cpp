@@ -79,16 +79,18 @@ Anatomy step_anatomy(const Mlp& mlp, const Dataset& train, std::size_t batch) {
   Sgd sgd(SgdOptions{}, mlp.parameter_count());
   Workspace ws(mlp.sizes(), batch);
   Batch b(batch, train.features);
-  std::vector<std::uint32_t> perm(train.rows), slice(batch);
+  std::vector<std::uint32_t> perm(train.rows);
   shuffled_indices(perm, 1, 0);
+  const auto slice = [&](std::size_t first) { return std::span<const std::uint32_t>(perm.data() + first, batch); };
+  const auto next = [&](std::size_t first) { return first + 2 * batch > train.rows ? 0 : first + batch; };
   Anatomy sum;
   long steps = 0;
   bool finite = true;
   const double start = now_s();
-  for (std::size_t first = 0; now_s() - start < kAnatomySeconds; first = (first + batch) % (train.rows - batch), ++steps) {
-    std::copy_n(perm.begin() + static_cast<long>(first), batch, slice.begin());
+  for (std::size_t first = 0; now_s() - start < kAnatomySeconds; first = next(first), ++steps) {
     const double t0 = now_s();
-    gather_batch(train, slice, b);
+    gather_batch(train, slice(first), b);
+    prefetch_examples(train, slice(next(first)));  // as the trainer does: the next batch's rows load meanwhile
     const double t1 = now_s();
     mlp.loss_and_gradient(params, b, grads, ws);
     const double t2 = now_s();

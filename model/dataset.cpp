@@ -36,6 +36,12 @@ Dataset load_split(const std::string& dir, const std::string& prefix) {
 
 namespace {
 
+void prefetch_row(const Dataset& data, std::uint32_t index) {
+  constexpr std::size_t kCacheLine = 64;
+  const std::uint8_t* row = &data.pixels[index * data.features];
+  for (std::size_t offset = 0; offset < data.features; offset += kCacheLine) __builtin_prefetch(row + offset);
+}
+
 // Batches read random rows all over the 47 MB of MNIST pixels: with 4 KiB pages nearly every row is a TLB miss.
 // Asking for transparent huge pages before the first write (the region is still untouched after reserve())
 // makes those 2 MiB pages. Advice only: where THP is off or unavailable nothing changes.
@@ -78,11 +84,13 @@ Dataset make_dataset(const std::vector<std::uint32_t>& image_dims, const std::ve
 // Only the rows: a contiguous bytes -> float convert per example, which the compiler vectorizes. The forward
 // GEMM reads them transposed (BLIS packs op(B) into its own panels whatever the layout, so a second, column
 // layout saves BLIS no work), and one layout is half the floats of two: at batch 256 two layouts no longer fit
-// the core's L2 next to the weights. bench_batch_layout times both layouts against rows and columns alone.
+// the core's L2 next to the weights. Each example's bytes are requested kGatherLookahead rows ahead, so that
+// several random rows are in flight from memory while one converts (bench_batch_layout times the variants).
 void gather_batch(const Dataset& data, std::span<const std::uint32_t> indices, Batch& out) {
   const std::size_t n = indices.size(), f = data.features;
   out.size = n;
   for (std::size_t j = 0; j < n; ++j) {
+    if (j + kGatherLookahead < n) prefetch_row(data, indices[j + kGatherLookahead]);
     out.labels[j] = data.labels[indices[j]];
     const std::uint8_t* __restrict src = &data.pixels[indices[j] * f];
     float* __restrict dst = out.rows.data() + j * f;
@@ -91,11 +99,7 @@ void gather_batch(const Dataset& data, std::span<const std::uint32_t> indices, B
 }
 
 void prefetch_examples(const Dataset& data, std::span<const std::uint32_t> indices) {
-  constexpr std::size_t kCacheLine = 64;
-  for (std::uint32_t index : indices) {
-    const std::uint8_t* row = &data.pixels[index * data.features];
-    for (std::size_t offset = 0; offset < data.features; offset += kCacheLine) __builtin_prefetch(row + offset);
-  }
+  for (std::size_t j = 0; j < std::min(indices.size(), kGatherLookahead); ++j) prefetch_row(data, indices[j]);
 }
 
 TrainTest load_idx_dataset(const std::string& dir) {

@@ -38,9 +38,14 @@ struct Batch {
 // runs every step). Allocates nothing.
 void gather_batch(const Dataset& data, std::span<const std::uint32_t> indices, Batch& out);
 
-// Asks the CPU to start loading these examples into cache: call it one step ahead, so that the random-row
-// reads of the next gather overlap the current step's compute instead of stalling on memory. Every index must be
-// < data.rows (as for gather_batch).
+// How many examples ahead of the one it converts gather_batch asks the CPU to load: enough random rows in flight
+// to cover memory latency, few enough not to evict the rows still to convert.
+inline constexpr std::size_t kGatherLookahead = 6;
+
+// Asks the CPU to start loading the first kGatherLookahead of these examples into cache: call it one step ahead
+// with the next batch's indices, so that the next gather does not start on a stall (it requests the rest itself,
+// a few rows ahead: prefetching the whole batch here as well made the step slower in bench_batch_layout).
+// Every index must be < data.rows (as for gather_batch).
 void prefetch_examples(const Dataset& data, std::span<const std::uint32_t> indices);
 
 struct TrainTest {
