@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
   const Comm world = Comm::world();
   const bool lead = world.rank() == 0;
   CLI::App app{"bench_allreduce: time and bandwidth of every allreduce method, with an exact check per row"};
-  std::string methods = allreduce_method_names([](const AllreduceMethod& m) { return m.exact; }, ","), min_bytes = "4", max_bytes = "64M", chunks, csv;
+  std::string methods = allreduce_method_names([](const AllreduceMethod& m) { return m.exact; }, ","), min_bytes = "4", max_bytes = "64M", chunks, segment, csv;
   double step_factor = 2;
   int iters = 0, warmup = 3, servers = 0, reps = 5;
   bool no_check = false;
@@ -161,6 +161,9 @@ int main(int argc, char** argv) {
   app.add_option("--reps", reps, "timed blocks per row, methods interleaved; the median is reported")
       ->capture_default_str();
   app.add_option("--chunk-bytes", chunks, "ring chunk size; a comma-separated list sweeps it (default: 1 MiB on one node, 16 MiB across hosts)");
+  app.add_option("--segment-bytes", segment,
+                 "largest message of a pairwise exchange (rd, rhd, a ring of two), or 'whole' (default: whole on one node, "
+                 "32 KiB across hosts)");
   app.add_option("--servers", servers, "ps-sharded: server ranks (default: np/2)");
   app.add_flag("--no-agreement-check", no_check, "skip the per-call size agreement check (to measure its cost)");
   app.add_option("--csv", csv, "also write the rows to this CSV file");
@@ -177,12 +180,19 @@ int main(int argc, char** argv) {
     if (!chunks.empty() && std::find(chunk_list.begin(), chunk_list.end(), 0) != chunk_list.end())
       throw std::invalid_argument("--chunk-bytes: sizes must be at least 1 byte (leave it out for the default)");
 
+    std::size_t segment_bytes = kAutoSegmentBytes;
+    if (!segment.empty()) {
+      segment_bytes = segment == "whole" ? kWholeMessages : bench::parse_bytes(segment, "--segment-bytes");
+      if (segment_bytes == 0) throw std::invalid_argument("--segment-bytes: at least 1 byte, or 'whole'");
+    }
+
     std::vector<MethodSpec> specs;
     std::stringstream ss(methods);
     for (std::string m; std::getline(ss, m, ',');) {
       AllreduceOptions o;
       o.check_agreement = !no_check;
       o.report_choices = true;
+      o.segment_bytes = segment_bytes;
       // "ring+nocheck": the same method without the agreement check, interleaved with the checked one, so
       // the check's cost is measured as a ratio within one run.
       std::string suffix;

@@ -13,6 +13,7 @@
 #include "collectives/agreement.hpp"
 #include "collectives/comm.hpp"
 #include "collectives/dtype.hpp"
+#include "collectives/segments.hpp"
 
 namespace gradsync {
 
@@ -26,6 +27,9 @@ inline constexpr std::size_t kAutoChunkBytes = 0;
 
 struct AllreduceOptions {
   std::size_t chunk_bytes = kAutoChunkBytes;  // ring: largest message; scratch is one chunk
+  // Pairwise exchanges (rd, rhd, a ring of two ranks: both directions share one connection): the largest single
+  // message; a larger one goes as several, posted at once (segments.hpp). kAutoSegmentBytes: resolved like the chunk.
+  std::size_t segment_bytes = kAutoSegmentBytes;
   bool check_agreement = true;                   // verify count/type agree on all ranks before moving data
   int servers = 1;                               // ps-sharded: number of server ranks, 1..P-1
   bool server_contributes = false;               // ps: server ranks also add their own buffer
@@ -144,9 +148,10 @@ class Allreduce {
 };
 
 // Plans `method` (a name in allreduce_method_table(), methods.hpp) on `comm`. Every rank of `comm` must call it
-// with the same method and options; for a chunked method with chunk_bytes == kAutoChunkBytes it is a collective
-// call, which resolves the chunk to kSharedMemoryChunkBytes when all ranks share a node and kNetworkChunkBytes
-// otherwise (options() then holds the resolved size). Throws std::invalid_argument for an unknown method or options
+// with the same method and options; for a chunked or segmented method (methods.hpp) with chunk_bytes or
+// segment_bytes automatic it is a collective call, which resolves them for shared memory when all ranks share a
+// node (kSharedMemoryChunkBytes, kWholeMessages) and for the network otherwise (kNetworkChunkBytes,
+// kNetworkSegmentBytes); options() then holds the resolved sizes. Throws std::invalid_argument for an unknown method or options
 // that cannot work on this communicator (e.g. servers >= size).
 std::unique_ptr<Allreduce> make_allreduce(std::string_view method, const Comm& comm,
                                           const AllreduceOptions& options = {});

@@ -1,6 +1,7 @@
 #include "collectives/exchange_allreduce.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace gradsync {
 namespace {
@@ -24,7 +25,10 @@ ExchangeAllreduce::Fold ExchangeAllreduce::fold_of(int rank, int size) {
 }
 
 ExchangeAllreduce::ExchangeAllreduce(Comm comm, AllreduceOptions options)
-    : Allreduce(std::move(comm), options), fold_(fold_of(comm_.rank(), comm_.size())) {}
+    : Allreduce(std::move(comm), options), fold_(fold_of(comm_.rank(), comm_.size())) {
+  if (options.segment_bytes == kAutoSegmentBytes)
+    throw std::invalid_argument("rd/rhd: segment_bytes is 0 (automatic); build the method with make_allreduce");
+}
 
 //   P = 6: P' = 4, E = 2.   fold in           core (P' = 4)            fold out
 //   rank 0 (even) ----------> rank 1 (core 0)   butterfly among        rank 1 ---> rank 0
@@ -43,11 +47,15 @@ void ExchangeAllreduce::plan(std::size_t count, Dtype type) {
     plan_core(count, steps_);
     if (fold_.partner >= 0) steps_.push_back({.peer = fold_.partner, .sends = true, .send = all, .fold = true});
   }
-  std::size_t landing = 0;
-  for (const Exchange& e : steps_)
+  const Segmenter cut(options_.segment_bytes, dtype_size(type));
+  std::size_t landing = 0, requests = 0;
+  for (const Exchange& e : steps_) {
     if (e.receives && e.add) landing = std::max(landing, e.recv.size());
+    requests = std::max(requests, (e.receives ? cut.pieces(e.recv.size()) : 0) + (e.sends ? cut.pieces(e.send.size()) : 0));
+  }
   landing *= dtype_size(type);
   if (scratch_.size() < landing) scratch_.resize(landing);
+  requests_.resize(requests);
   planned_count_ = count;
   planned_type_ = type;
 }
@@ -65,19 +73,22 @@ void ExchangeAllreduce::post(std::size_t i) {
   const int tag = folding ? kTagFold : kTagCore;
   const std::size_t elem = dtype_size(planned_type_);
   const MPI_Datatype type = mpi_type(planned_type_);
-  requests_ = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  const Segmenter cut(options_.segment_bytes, elem);
+  std::fill(requests_.begin(), requests_.end(), MPI_REQUEST_NULL);
+  std::size_t posted = 0;
   if (e.receives) {
-    void* landing = e.add ? static_cast<void*>(scratch_.data()) : data_ + e.recv.begin * elem;
-    check_mpi(MPI_Irecv(landing, comm_.to_int_count(e.recv.size(), "MPI_Irecv"), type, e.peer, tag, comm_.native(),
-                        &requests_[0]),
-              folding ? "MPI_Irecv (fold with the partner rank)" : "MPI_Irecv (butterfly exchange)", comm_.rank());
+    std::byte* landing = e.add ? scratch_.data() : data_ + e.recv.begin * elem;
+    cut.irecv(landing, e.recv.size(), type, e.peer, tag, comm_, &requests_[0],
+              folding ? "MPI_Irecv (fold with the partner rank)" : "MPI_Irecv (butterfly exchange)");
+    posted = cut.pieces(e.recv.size());
   }
-  if (e.sends)
-    check_mpi(MPI_Isend(data_ + e.send.begin * elem, comm_.to_int_count(e.send.size(), "MPI_Isend"), type, e.peer, tag,
-                        comm_.native(), &requests_[1]),
-              folding ? "MPI_Isend (fold with the partner rank)" : "MPI_Isend (butterfly exchange)", comm_.rank());
-  stage_ = {requests_, folding ? "fold: exchanging the whole buffer with the partner rank" : "butterfly exchange",
-            e.peer};
+  if (e.sends) {
+    cut.isend(data_ + e.send.begin * elem, e.send.size(), type, e.peer, tag, comm_, &requests_[posted],
+              folding ? "MPI_Isend (fold with the partner rank)" : "MPI_Isend (butterfly exchange)");
+    posted += cut.pieces(e.send.size());
+  }
+  stage_ = {{requests_.data(), posted},
+            folding ? "fold: exchanging the whole buffer with the partner rank" : "butterfly exchange", e.peer};
 }
 
 bool ExchangeAllreduce::advance() {

@@ -1,5 +1,4 @@
 #pragma once
-#include <array>
 #include <cstddef>
 #include <vector>
 
@@ -20,8 +19,8 @@ namespace gradsync {
 // Which partner holds which operand does not matter: IEEE addition is commutative (NaN payloads aside).
 //
 // A subclass plans only the core's exchanges (plan_core); this class adds the folds, plans once per shape
-// (count, type), and runs the plan one exchange per stage. Scratch is one received range, grown only when a larger
-// shape is planned.
+// (count, type), and runs the plan one exchange per stage, each direction cut into pieces of at most
+// options.segment_bytes (segments.hpp). Scratch is one received range, grown only when a larger shape is planned.
 class ExchangeAllreduce : public Allreduce {
  public:
   // Where this rank stands. Local: computed from the communicator's rank and size alone.
@@ -39,7 +38,8 @@ class ExchangeAllreduce : public Allreduce {
   const Fold& fold() const { return fold_; }
 
  protected:
-  // Local (no communication); run() is then collective over `comm`.
+  // Local (no communication); run() is then collective over `comm`. options.segment_bytes must be resolved (> 0:
+  // make_allreduce does it; std::invalid_argument otherwise).
   ExchangeAllreduce(Comm comm, AllreduceOptions options);
 
   // One pairwise exchange of this rank's schedule: sends `send` to `peer` and/or receives `recv` from it. The
@@ -70,7 +70,7 @@ class ExchangeAllreduce : public Allreduce {
   // The reduction in flight.
   std::byte* data_ = nullptr;
   std::size_t next_ = 0;
-  std::array<MPI_Request, 2> requests_{MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  std::vector<MPI_Request> requests_;  // the current exchange's pieces: receives, then sends; sized by plan()
 };
 
 }  // namespace gradsync

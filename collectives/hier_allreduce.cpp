@@ -11,10 +11,11 @@ Comm host_of(const Comm& comm, int ranks_per_host) {
   return ranks_per_host > 0 ? comm.split(comm.rank() / ranks_per_host, comm.rank()) : comm.split_by_node();
 }
 
-AllreduceOptions part_options(const AllreduceOptions& o, std::size_t auto_chunk) {
+AllreduceOptions part_options(const AllreduceOptions& o, bool shared_memory) {
   AllreduceOptions part = o;
   part.check_agreement = false;  // the whole method's check covers its parts
-  if (part.chunk_bytes == kAutoChunkBytes) part.chunk_bytes = auto_chunk;
+  if (part.chunk_bytes == kAutoChunkBytes) part.chunk_bytes = shared_memory ? kSharedMemoryChunkBytes : kNetworkChunkBytes;
+  if (part.segment_bytes == kAutoSegmentBytes) part.segment_bytes = shared_memory ? kWholeMessages : kNetworkSegmentBytes;
   return part;
 }
 
@@ -32,13 +33,14 @@ HierAllreduce::HierAllreduce(Comm comm, AllreduceOptions options)
                                             options.ranks_per_host));
   const bool cross_on_one_node = cross_.on_one_node();
   if (local_.size() > 1) {
-    const AllreduceOptions inside = part_options(options, kSharedMemoryChunkBytes);
+    const AllreduceOptions inside = part_options(options, true);
     parts_[0] = std::make_unique<RingAllreduce>(local_, inside, RingPhases::reduce_scatter);
     parts_[2] = std::make_unique<RingAllreduce>(local_, inside, RingPhases::all_gather);
   }
-  const AllreduceOptions across = part_options(options, cross_on_one_node ? kSharedMemoryChunkBytes : kNetworkChunkBytes);
+  const AllreduceOptions across = part_options(options, cross_on_one_node);
   if (cross_.size() > 1) parts_[1] = std::make_unique<RingAllreduce>(cross_, across);
-  options_.chunk_bytes = across.chunk_bytes;  // what options() reports: the message size on the network
+  options_.chunk_bytes = across.chunk_bytes;  // what options() reports: the message sizes on the network
+  options_.segment_bytes = across.segment_bytes;
 }
 
 void HierAllreduce::begin(std::byte* data, std::size_t count, Dtype type) {

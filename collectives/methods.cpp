@@ -15,16 +15,27 @@
 namespace gradsync {
 namespace {
 
+// The message sizes a method reads (its chunk, its segments) that are left automatic, resolved for this
+// communicator: shared memory or network. One collective MPI_Comm_split_type when any is automatic, none otherwise.
+AllreduceOptions resolved(const Comm& comm, AllreduceOptions o, bool chunked) {
+  const bool chunk = chunked && o.chunk_bytes == kAutoChunkBytes, segment = o.segment_bytes == kAutoSegmentBytes;
+  if (!chunk && !segment) return o;
+  const bool shared = comm.on_one_node();
+  if (chunk) o.chunk_bytes = shared ? kSharedMemoryChunkBytes : kNetworkChunkBytes;
+  if (segment) o.segment_bytes = shared ? kWholeMessages : kNetworkSegmentBytes;
+  return o;
+}
+
 std::unique_ptr<Allreduce> make_ring(const Comm& comm, AllreduceOptions o, bool bf16) {
   o.bf16_wire = bf16;
-  if (o.chunk_bytes == kAutoChunkBytes) o.chunk_bytes = comm.on_one_node() ? kSharedMemoryChunkBytes : kNetworkChunkBytes;
-  return std::make_unique<RingAllreduce>(comm, o);
+  return std::make_unique<RingAllreduce>(comm, resolved(comm, o, true));
 }
 
 constexpr AllreduceMethod kMethods[] = {
     {.name = "ring",
      .summary = "ring allreduce: reduce-scatter then all-gather with the neighbours, 2(P-1) steps",
      .chunked = true,
+     .segmented = true,
      .modelled = true,
      .make = [](const Comm& comm, const AllreduceOptions& o) { return make_ring(comm, o, false); }},
     {.name = "ps",
@@ -48,19 +59,22 @@ constexpr AllreduceMethod kMethods[] = {
      }},
     {.name = "rd",
      .summary = "recursive doubling: log2 P steps of the whole buffer, for small messages",
+     .segmented = true,
      .modelled = true,
      .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
-       return std::make_unique<RecursiveDoublingAllreduce>(comm, o);
+       return std::make_unique<RecursiveDoublingAllreduce>(comm, resolved(comm, o, false));
      }},
     {.name = "rhd",
      .summary = "recursive halving and doubling (Rabenseifner): 2 log2 P steps of halving, then doubling, pieces",
+     .segmented = true,
      .modelled = true,
      .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
-       return std::make_unique<RecursiveHalvingDoublingAllreduce>(comm, o);
+       return std::make_unique<RecursiveHalvingDoublingAllreduce>(comm, resolved(comm, o, false));
      }},
     {.name = "hier",
      .summary = "two-level: reduce-scatter inside each host, a ring across hosts per local rank, all-gather inside",
      .chunked = true,
+     .segmented = true,
      .two_level = true,
      .modelled = true,
      .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
@@ -77,6 +91,7 @@ constexpr AllreduceMethod kMethods[] = {
      .exact = false,
      .float32_only = true,
      .chunked = true,
+     .segmented = true,
      .make = [](const Comm& comm, const AllreduceOptions& o) { return make_ring(comm, o, true); }},
 };
 
@@ -101,8 +116,8 @@ std::string allreduce_method_listing() {
   std::string out;
   for (const AllreduceMethod& m : kMethods) {
     const char* servers = m.servers == ServerRanks::none ? "servers=none" : m.servers == ServerRanks::one ? "servers=1" : "servers=k";
-    out += fmt::format("{}\t{} {} {}{}\t{}\n", m.name, m.exact ? "exact" : "rounded", m.float32_only ? "float32" : "any-type",
-                       servers, m.chunked ? " chunked" : "", m.summary);
+    out += fmt::format("{}\t{} {} {}{}{}\t{}\n", m.name, m.exact ? "exact" : "rounded", m.float32_only ? "float32" : "any-type",
+                       servers, m.chunked ? " chunked" : "", m.segmented ? " segmented" : "", m.summary);
   }
   return out;
 }

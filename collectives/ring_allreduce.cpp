@@ -1,5 +1,6 @@
 #include "collectives/ring_allreduce.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace gradsync {
@@ -22,10 +23,10 @@ RingAllreduce::RingAllreduce(Comm comm, AllreduceOptions options, RingPhases pha
       left_((comm_.rank() - 1 + comm_.size()) % comm_.size()),
       right_((comm_.rank() + 1) % comm_.size()),
       slot_bytes_(std::max(options.chunk_bytes, kMaxElementBytes)),
-      scratch_(slot_bytes_ * kRingWindow),
-      requests_(2 * kRingWindow, MPI_REQUEST_NULL) {
-  if (options.chunk_bytes == kAutoChunkBytes)
-    throw std::invalid_argument("RingAllreduce: chunk_bytes is 0 (automatic); build the ring with make_allreduce");
+      scratch_(slot_bytes_ * kRingWindow) {
+  if (options.chunk_bytes == kAutoChunkBytes || options.segment_bytes == kAutoSegmentBytes)
+    throw std::invalid_argument(
+        "RingAllreduce: chunk_bytes or segment_bytes is 0 (automatic); build the ring with make_allreduce");
   if (options.bf16_wire) outgoing_.resize(scratch_.size());
 }
 
@@ -49,6 +50,8 @@ void RingAllreduce::plan(std::size_t count, Dtype type) {
   chunk_ = std::max<std::size_t>(1, options_.chunk_bytes / wire_.element_bytes(type));
   chunks_ = (partition(count, p, 0).size() + chunk_ - 1) / chunk_;
   window_ = std::min(kRingWindow, chunks_);
+  pieces_ = cut(type).pieces(chunk_);
+  requests_.assign(2 * pieces_ * kRingWindow, MPI_REQUEST_NULL);
   planned_count_ = count;
   planned_type_ = type;
 }
@@ -59,7 +62,13 @@ void RingAllreduce::begin(std::byte* data, std::size_t count, Dtype type) {
   oldest_ = 0;
   posted_ = 0;
   while (posted_ < std::min(window_, total_exchanges())) post(posted_++);
-  stage_ = {{&requests_[0], 2}, steps_[0].add ? kReduceScatterWait : kAllGatherWait, left_};
+  stage_ = {{&requests_[0], 2 * pieces_}, steps_[0].add ? kReduceScatterWait : kAllGatherWait, left_};
+}
+
+// With two ranks the left and right neighbour are one rank, and both directions share one connection: the pairwise
+// case of segments.hpp. With more, each connection carries data one way only and a chunk goes as one message.
+Segmenter RingAllreduce::cut(Dtype type) const {
+  return {left_ == right_ ? options_.segment_bytes : kWholeMessages, wire_.element_bytes(type)};
 }
 
 void RingAllreduce::post(std::size_t i) {
@@ -69,15 +78,16 @@ void RingAllreduce::post(std::size_t i) {
   const MPI_Datatype wire_type = wire_.mpi_element(planned_type_);
   const int tag = step.add ? kTagReduceScatter : kTagAllGather;
   const std::size_t slot = i % window_;
+  const Segmenter pieces = cut(planned_type_);
+  MPI_Request* requests = &requests_[2 * pieces_ * slot];
+  std::fill(requests, requests + 2 * pieces_, MPI_REQUEST_NULL);
   void* landing = wire_.landing(data_ + recv.begin * elem, !step.add, slot_scratch(i));
-  check_mpi(MPI_Irecv(landing, comm_.to_int_count(recv.size(), "MPI_Irecv"), wire_type, left_, tag, comm_.native(),
-                      &requests_[2 * slot]),
-            "MPI_Irecv (ring, from the left neighbour)", comm_.rank());
+  pieces.irecv(static_cast<std::byte*>(landing), recv.size(), wire_type, left_, tag, comm_, requests,
+               "MPI_Irecv (ring, from the left neighbour)");
   std::byte* outgoing = outgoing_.empty() ? nullptr : outgoing_.data() + slot * slot_bytes_;
   const void* message = wire_.pack(data_ + send.begin * elem, send.size(), planned_type_, outgoing);
-  check_mpi(MPI_Isend(message, comm_.to_int_count(send.size(), "MPI_Isend"), wire_type, right_, tag, comm_.native(),
-                      &requests_[2 * slot + 1]),
-            "MPI_Isend (ring, to the right neighbour)", comm_.rank());
+  pieces.isend(static_cast<const std::byte*>(message), send.size(), wire_type, right_, tag, comm_, requests + pieces_,
+               "MPI_Isend (ring, to the right neighbour)");
 }
 
 // The last reduce-scatter step finishes this rank's segment chunk by chunk: each chunk is sealed as it lands,
@@ -101,7 +111,8 @@ bool RingAllreduce::advance() {
   if (oldest_ == total_exchanges()) return true;
   if (posted_ < total_exchanges()) post(posted_++);  // into the slot just freed
   const std::size_t slot = oldest_ % window_;
-  stage_ = {{&requests_[2 * slot], 2}, steps_[oldest_ / chunks_].add ? kReduceScatterWait : kAllGatherWait, left_};
+  stage_ = {{&requests_[2 * pieces_ * slot], 2 * pieces_}, steps_[oldest_ / chunks_].add ? kReduceScatterWait : kAllGatherWait,
+            left_};
   return false;
 }
 

@@ -12,7 +12,7 @@ namespace gradsync {
 // Ring allreduce (Patarasuk & Yuan; the baidu-allreduce / Horovod / Gloo ring). The buffer is cut into P
 // segments; P-1 reduce-scatter steps leave each rank with one fully summed segment, P-1 all-gather steps
 // circulate the summed segments. Each rank sends 2(P-1)/P of the buffer, whatever P is. Messages are at most
-// options.chunk_bytes. Up to kRingWindow exchanges are in flight at once (a pipelined ring): while one chunk is
+// options.chunk_bytes (in a ring of two, cut into pieces of options.segment_bytes). Up to kRingWindow exchanges are in flight at once (a pipelined ring): while one chunk is
 // being added, the next ones are already on the link. Every rank posts its exchanges in the same order, so sends
 // and receives match one to one whatever the window; the scratch memory is one chunk per window slot (two on a
 // bf16 wire), allocated here, once.
@@ -33,8 +33,8 @@ enum class RingPhases : std::uint8_t {
 
 class RingAllreduce final : public Allreduce {
  public:
-  // Collective only in make_allreduce, which resolves options.chunk_bytes; here it must already be > 0
-  // (std::invalid_argument otherwise: a 0 would silently mean one-element messages).
+  // Collective only in make_allreduce, which resolves options.chunk_bytes and segment_bytes; here both must already
+  // be > 0 (std::invalid_argument otherwise: a 0 would silently mean one-element messages).
   RingAllreduce(Comm comm, AllreduceOptions options, RingPhases phases = RingPhases::both);
   std::string_view name() const override { return options_.bf16_wire ? "ring-bf16" : "ring"; }
 
@@ -51,6 +51,8 @@ class RingAllreduce final : public Allreduce {
   void require_supported(Dtype type) const override { wire_.require_supported(type); }
   // The schedule of a reduction of `count` elements of `type`: planned on the first call with that shape, reused.
   void plan(std::size_t count, Dtype type);
+  // How this ring's messages are cut for the wire type of `type` (segments.hpp).
+  Segmenter cut(Dtype type) const;
   // Posts exchange `i` of the schedule (chunk i % chunks_ of step i / chunks_) into window slot i % window_.
   void post(std::size_t i);
   // Adds or takes exchange `i`'s message once it has arrived.
@@ -79,11 +81,12 @@ class RingAllreduce final : public Allreduce {
   // is ready once the same chunk of the step before has landed, which holds as long as the window is at most
   // chunks_ (so it is min(kRingWindow, chunks_)).
   std::size_t window_ = 1;
+  std::size_t pieces_ = 1;   // messages per chunk in each direction: more than one only in a ring of two
   // The reduction in flight.
   std::byte* data_ = nullptr;
   std::size_t oldest_ = 0;  // the oldest exchange in flight: the stage waits for it
   std::size_t posted_ = 0;  // exchanges posted so far
-  std::vector<MPI_Request> requests_;  // two per window slot: receive, send
+  std::vector<MPI_Request> requests_;  // per window slot: the receive's pieces, then the send's
 };
 
 }  // namespace gradsync

@@ -28,6 +28,7 @@ struct Case {
   bool server_contributes = false;
   bool chunked = false;  // the method reads chunk_bytes: worth sweeping it
   int ranks_per_host = 0;  // two-level methods: hosts emulated as groups of this many consecutive ranks
+  bool segmented = false;  // the method reads segment_bytes: worth running it cut into pieces too
 };
 
 // Every exact method of the registry (methods.hpp), with the server layouts that fit on `ranks` ranks.
@@ -38,11 +39,12 @@ std::vector<Case> all_methods(int ranks) {
     const std::string name(m.name);
     switch (m.servers) {
       case ServerRanks::none:
-        cases.push_back({name, 1, false, m.chunked});
+        cases.push_back({name, 1, false, m.chunked, 0, m.segmented});
         // One node, so the found hosts are one host: emulate several, with one and with two ranks each.
         if (m.two_level)
           for (int per_host : {1, 2})
-            if (per_host < ranks && ranks % per_host == 0) cases.push_back({name, 1, false, m.chunked, per_host});
+            if (per_host < ranks && ranks % per_host == 0)
+              cases.push_back({name, 1, false, m.chunked, per_host, m.segmented});
         break;
       case ServerRanks::one:
         cases.push_back({name});
@@ -64,6 +66,13 @@ std::vector<std::size_t> chunks_for(const Case& c, std::vector<std::size_t> swee
   return sweep;
 }
 
+// The segment sizes: automatic (whole messages on one node) and, for segmented methods, pieces of 12 bytes (three
+// floats or one double and a half: pieces that never line up with chunks or segments of the buffer).
+std::vector<std::size_t> segments_for(const Case& c) {
+  if (!c.segmented) return {kAutoSegmentBytes};
+  return {kAutoSegmentBytes, 12};
+}
+
 // How a test drives a reduction: blocking run(), or the nonblocking form completed by wait() or by polling test().
 enum class Drive { run, start_wait, start_test };
 constexpr Drive kDrives[] = {Drive::run, Drive::start_wait, Drive::start_test};
@@ -80,9 +89,10 @@ void reduce_with(Allreduce& allreduce, std::span<T> data, Drive drive) {
 // Runs `method` twice on the same buffer and counts elements that differ from the exact sum on this rank.
 template <class T>
 std::size_t wrong_elements(const Comm& comm, const Case& c, std::size_t count, std::size_t chunk_bytes,
-                           Drive drive = Drive::run) {
+                           Drive drive = Drive::run, std::size_t segment_bytes = kAutoSegmentBytes) {
   AllreduceOptions options;
   options.chunk_bytes = chunk_bytes;
+  options.segment_bytes = segment_bytes;
   options.servers = c.servers;
   options.server_contributes = c.server_contributes;
   options.ranks_per_host = c.ranks_per_host;
@@ -127,14 +137,17 @@ TEST_CASE("every method sums exactly: counts, chunk sizes, repeated calls, block
   for (const Case& c : all_methods(world.size())) {
     for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{3}, p, p + 1, 64 * p - 1, 64 * p + 1, 1024 * p + 1}) {
       for (std::size_t chunk : chunks_for(c, {std::size_t{4}, std::size_t{1024}, kSharedMemoryChunkBytes})) {
-        for (Drive drive : kDrives) {
-          CAPTURE(c.method);
-          CAPTURE(c.servers);
-          CAPTURE(c.server_contributes);
-          CAPTURE(count);
-          CAPTURE(chunk);
-          CAPTURE(static_cast<int>(drive));
-          CHECK(wrong_elements<float>(world, c, count, chunk, drive) == 0);
+        for (std::size_t segment : segments_for(c)) {
+          for (Drive drive : kDrives) {
+            CAPTURE(c.method);
+            CAPTURE(c.servers);
+            CAPTURE(c.server_contributes);
+            CAPTURE(count);
+            CAPTURE(chunk);
+            CAPTURE(segment);
+            CAPTURE(static_cast<int>(drive));
+            CHECK(wrong_elements<float>(world, c, count, chunk, drive, segment) == 0);
+          }
         }
       }
     }
@@ -160,10 +173,13 @@ TEST_CASE("every method sums double, int32 and int64") {
     for (std::size_t count : {std::size_t{5}, std::size_t{1001}}) {
       CAPTURE(c.method);
       CAPTURE(count);
-      for (Drive drive : kDrives) {
-        CHECK(wrong_elements<double>(world, c, count, 64, drive) == 0);
-        CHECK(wrong_elements<std::int32_t>(world, c, count, 64, drive) == 0);
-        CHECK(wrong_elements<std::int64_t>(world, c, count, 64, drive) == 0);
+      for (std::size_t segment : segments_for(c)) {
+        CAPTURE(segment);
+        for (Drive drive : kDrives) {
+          CHECK(wrong_elements<double>(world, c, count, 64, drive, segment) == 0);
+          CHECK(wrong_elements<std::int32_t>(world, c, count, 64, drive, segment) == 0);
+          CHECK(wrong_elements<std::int64_t>(world, c, count, 64, drive, segment) == 0);
+        }
       }
     }
   }
@@ -182,7 +198,10 @@ TEST_CASE("every method works on split sub-communicators of 1, 2 and 3 ranks") {
           CAPTURE(c.servers);
         CAPTURE(c.server_contributes);
           CAPTURE(count);
-          for (Drive drive : kDrives) CHECK(wrong_elements<float>(sub, c, count, chunk, drive) == 0);
+          for (std::size_t segment : segments_for(c)) {
+            CAPTURE(segment);
+            for (Drive drive : kDrives) CHECK(wrong_elements<float>(sub, c, count, chunk, drive, segment) == 0);
+          }
         }
       }
     }
@@ -440,6 +459,7 @@ TEST_CASE("the method table: unique names, each built under its own name, proper
     CHECK(allreduce->name() == m.name);
     CHECK(allreduce->contributes(0) == (m.servers == ServerRanks::none || world.size() == 1));
     CHECK((allreduce->options().chunk_bytes != kAutoChunkBytes) == m.chunked);
+    CHECK((allreduce->options().segment_bytes != kAutoSegmentBytes) == m.segmented);
     std::vector<double> d(4, 1.0);
     if (m.float32_only)
       CHECK_THROWS_AS(allreduce->run(std::span<double>(d)), std::invalid_argument);
@@ -449,8 +469,8 @@ TEST_CASE("the method table: unique names, each built under its own name, proper
   CHECK(seen == allreduce_methods());
   const std::string listing = allreduce_method_listing();
   CHECK(static_cast<std::size_t>(std::count(listing.begin(), listing.end(), '\n')) == seen.size());
-  CHECK(listing.find("rd\texact any-type servers=none\t") != std::string::npos);
-  CHECK(listing.find("ring-bf16\trounded float32 servers=none chunked\t") != std::string::npos);
+  CHECK(listing.find("rd\texact any-type servers=none segmented\t") != std::string::npos);
+  CHECK(listing.find("ring-bf16\trounded float32 servers=none chunked segmented\t") != std::string::npos);
   CHECK(find_allreduce_method("tree") == nullptr);
 }
 

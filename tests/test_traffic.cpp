@@ -334,3 +334,67 @@ TEST_CASE("hier crosses hosts only with its slice: a ring inside each host, one 
   CHECK(o.rec.collectives.size() == 1);
   CHECK(agreement_checks(o.rec) == 1);
 }
+
+namespace {
+
+// The messages a recording's sends would become when each is cut into pieces of at most `segment` bytes.
+std::size_t pieces_of(const std::vector<traffic::Message>& messages, std::size_t segment) {
+  std::size_t n = 0;
+  for (const traffic::Message& m : messages) n += std::max<std::size_t>(1, (m.bytes + segment - 1) / segment);
+  return n;
+}
+
+// What one run of `method` sent and received (a Recording cannot be kept beside another one).
+struct Seen {
+  std::vector<traffic::Message> sends, receives;
+  std::size_t bytes_sent = 0;
+  std::vector<int> send_peers, receive_peers;
+};
+
+Seen seen(const char* method, const Comm& comm, const AllreduceOptions& options, std::size_t count) {
+  Observed o{make_allreduce(method, comm, options), {}};
+  record_run(o, count);
+  return {o.rec.sends, o.rec.receives, o.rec.bytes_sent(), o.rec.send_peers(), o.rec.receive_peers()};
+}
+
+std::size_t largest(const std::vector<traffic::Message>& messages) {
+  std::size_t most = 0;
+  for (const traffic::Message& m : messages) most = std::max(most, m.bytes);
+  return most;
+}
+
+}  // namespace
+
+TEST_CASE("pairwise exchanges go as pieces of at most segment_bytes, the same bytes; a ring of three or more does not") {
+  const Comm world = Comm::world();
+  std::vector<Comm> comms = communicators();
+  if (world.size() >= 2) comms.push_back(world.split(world.rank() / 2, world.rank()));  // pairs (and a single)
+  constexpr std::size_t kSegment = 64;
+  for (const Comm& comm : comms) {
+    for (const char* method : {"rd", "rhd", "ring"}) {
+      for (std::size_t count : {std::size_t{1}, std::size_t{15}, std::size_t{1000}, std::size_t{4099}}) {
+        AllreduceOptions whole_options, cut_options;
+        whole_options.chunk_bytes = cut_options.chunk_bytes = 1024;
+        whole_options.segment_bytes = kWholeMessages;
+        cut_options.segment_bytes = kSegment;
+        const Seen whole = seen(method, comm, whole_options, count), cut = seen(method, comm, cut_options, count);
+        CAPTURE(comm.size());
+        CAPTURE(method);
+        CAPTURE(count);
+        CHECK(cut.bytes_sent == whole.bytes_sent);
+        CHECK(cut.send_peers == whole.send_peers);
+        CHECK(cut.receive_peers == whole.receive_peers);
+        const bool pairwise = std::string_view(method) != "ring" || comm.size() == 2;
+        if (pairwise) {
+          CHECK(largest(cut.sends) <= kSegment);
+          CHECK(largest(cut.receives) <= kSegment);
+          CHECK(cut.sends.size() == pieces_of(whole.sends, kSegment));
+          CHECK(cut.receives.size() == pieces_of(whole.receives, kSegment));
+        } else {
+          CHECK(cut.sends.size() == whole.sends.size());
+          CHECK(largest(cut.sends) == largest(whole.sends));
+        }
+      }
+    }
+  }
+}
