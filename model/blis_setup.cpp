@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <stdexcept>
 #include <vector>
 
 #include "model/kernel_plan.hpp"
@@ -82,6 +83,12 @@ bool kernel_set_runs(int index) {
 
 }  // namespace
 
+std::optional<std::string> blis_arch_env_value(std::string_view user) {
+  if (!user.empty() && user.find_first_not_of("0123456789") == std::string_view::npos) return std::string(user);
+  if (const auto index = arch_index(user)) return std::to_string(*index);
+  return std::nullopt;
+}
+
 std::string BlisConfig::summary() const {
   std::string line = fmt::format("BLIS kernels: {} ({}), {} thread{}", arch, reason, threads, threads == 1 ? "" : "s");
   const KernelPlan& plan = installed_kernel_plan();
@@ -125,7 +132,15 @@ BlisConfig configure_blis(int threads) {
   BlisConfig config;
   config.threads = threads;
   if (const char* user = std::getenv("BLIS_ARCH_TYPE"); user && *user) {
+    const auto value = blis_arch_env_value(user);
+    if (!value) {
+      std::vector<std::string> names;
+      for (int i = 0; i < BLIS_NUM_ARCHS; ++i) names.emplace_back(bli_arch_string(static_cast<arch_t>(i)));
+      throw std::invalid_argument(fmt::format("BLIS_ARCH_TYPE={}: neither a number nor a kernel set of this BLIS ({})",
+                                              user, fmt::join(names, ", ")));
+    }
     config.reason = fmt::format("BLIS_ARCH_TYPE={} set by the user", user);
+    setenv("BLIS_ARCH_TYPE", value->c_str(), 1);
     config.user_arch = true;
   } else if (const auto detected = in_child(detected_arch_id); !detected) {
     config.reason = "detected by BLIS (probe failed; kept BLIS's choice)";

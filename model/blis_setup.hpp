@@ -41,10 +41,16 @@ std::optional<std::string> better_kernel_set(std::string_view detected, const Cp
 // VL), the others AVX2 and FMA. Only names; whether this BLIS has them and they run is probed.
 std::vector<std::string> candidate_kernel_sets(const CpuFeatures& cpu);
 
+// The value BLIS_ARCH_TYPE must hold for BLIS to run kernel set `user` (what a user wrote in BLIS_ARCH_TYPE): a
+// number is kept as it is, a set's name (e.g. "zen3") becomes that set's index in this BLIS, anything else is
+// nothing. Debian's BLIS 0.9 reads the variable with atoi, so a name it is given silently selects set 0 (skx).
+std::optional<std::string> blis_arch_env_value(std::string_view user);
+
 // Must run before any other BLIS call in the process and before MPI_Init: it probes BLIS in forked children,
 // because BLIS fixes its kernel choice, reading BLIS_ARCH_TYPE, once at initialization, and a set this CPU
 // cannot run kills the process that tries it. A BLIS_ARCH_TYPE already set by the user is respected (and then
-// no other set is probed). `threads` is BLIS's thread count for this process (>= 1).
+// no other set is probed); a set's name there is turned into its index, and a value that is neither a number nor
+// a set of this BLIS throws std::invalid_argument. `threads` is BLIS's thread count for this process (>= 1).
 BlisConfig configure_blis(int threads);
 // What the last configure_blis call of this process returned (a default BlisConfig before any).
 const BlisConfig& configured_blis();

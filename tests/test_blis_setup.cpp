@@ -53,3 +53,15 @@ TEST_CASE("a user's BLIS_ARCH_TYPE is kept, and no other kernel set is probed fo
   }
   MESSAGE(blis.summary());
 }
+
+TEST_CASE("a kernel set's name in BLIS_ARCH_TYPE becomes its index; a number stays; anything else is refused") {
+  for (int i = 0; i < BLIS_NUM_ARCHS; ++i) {
+    const std::string name = bli_arch_string(static_cast<arch_t>(i));
+    CAPTURE(name);
+    CHECK(blis_arch_env_value(name) == std::to_string(i));
+  }
+  CHECK(blis_arch_env_value("6") == "6");
+  CHECK_FALSE(blis_arch_env_value("zen9"));
+  CHECK_FALSE(blis_arch_env_value(""));
+  CHECK_FALSE(blis_arch_env_value("-1"));
+}
