@@ -233,7 +233,7 @@ KernelPlan make_kernel_plan(std::span<const GemmShape> shapes, const BlisConfig&
     return plan;
   }
   if (!per_call_contexts_available()) {
-    plan.source = "this BLIS hides per-call contexts (shared library)";
+    plan.source = "this BLIS hides per-call contexts (shared library): BLIS_ARCH_TYPE=<set> picks another for every shape";
     return plan;
   }
   if (blis.kernel_sets.size() < 2) {

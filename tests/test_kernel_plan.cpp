@@ -130,6 +130,24 @@ TEST_CASE("a plan naming a kernel set this machine cannot run is refused, and th
   CHECK(installed_kernel_plan().to_text() == before);
 }
 
+TEST_CASE("without per-call contexts (BLIS's shared library) every shape runs on the process's kernels, and the plan says why") {
+  RestorePlan restore;
+  const BlisConfig& blis = configured_blis();
+  if (per_call_contexts_available()) {
+    CHECK(kernel_set_context(blis.arch) != nullptr);
+    return;
+  }
+  const std::vector<GemmShape> shapes = Mlp({20, 16, 4}).planned_gemms(4);
+  const KernelPlan plan = make_kernel_plan(shapes, blis);
+  CHECK(plan.gemms.empty());
+  if (!blis.user_arch) CHECK(plan.source.find("shared library") != std::string::npos);
+  CHECK(kernel_set_context(blis.arch) == nullptr);
+  KernelPlan naming_a_set;
+  naming_a_set.gemms.push_back({shapes.front(), blis.arch, {}});
+  CHECK_THROWS_AS(install_kernel_plan(naming_a_set, std::vector<std::string>{blis.arch}), std::invalid_argument);
+  CHECK(planned_context(shapes.front()) == nullptr);
+}
+
 TEST_CASE("every rank runs rank 0's kernel plan, though each rank would have picked its own") {
   RestorePlan restore;
   const Comm world = Comm::world();
