@@ -12,13 +12,15 @@
 namespace gradsync {
 namespace {
 
-// Defaults: a one-node shared-memory exchange and the emulated 1 Gbit/s links of bench/cluster (docs/collectives.md).
+// Defaults: a one-node shared-memory exchange (docs/collectives.md) and the emulated 1 Gbit/s links of bench/cluster
+// as bench/cluster/bench_algorithms.sh fits them (its tuning.txt; docs/algorithms.md). Pairwise exchanges between
+// hosts go in eager-sized pieces (segments.hpp), so they run as fast as one-way streams: factor 1.
 constexpr double kIntraAlphaUs = 1.5;
 constexpr double kIntraBetaNsPerByte = 0.2;
-constexpr double kInterAlphaUs = 17.8;
-constexpr double kInterBetaNsPerByte = 8.64;
-constexpr double kGammaNsPerByte = 0.12;
-constexpr double kInterExchangeFactor = 2.0;
+constexpr double kInterAlphaUs = 20.7;
+constexpr double kInterBetaNsPerByte = 8.44;
+constexpr double kGammaNsPerByte = 0.063;
+constexpr double kInterExchangeFactor = 1.0;
 
 int floor_log2(int p) {
   int k = 0;

@@ -20,8 +20,9 @@ struct CostModel {
   LinkCost intra;  // between ranks of one host
   LinkCost inter;  // between hosts
   // A pairwise exchange across hosts (both ranks send to and receive from each other at once, as in rd, rhd and a
-  // ring of two) moves its bytes this many times slower than a one-way stream: over TCP the rendezvous messages of
-  // one direction queue behind the other direction's data on the same connection.
+  // ring of two) moves its bytes this many times slower than a one-way stream. Sent whole over TCP, each large
+  // message's rendezvous waits behind the other direction's data on the same connection; sent in eager-sized pieces
+  // (segments.hpp, the default between hosts) it runs at the link's rate. Fitted by bench_algorithms.sh.
   double inter_exchange_factor = 1;
   double gamma_s_per_byte = 0;
   std::string source;  // where the values came from, for run headers

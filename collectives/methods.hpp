@@ -45,7 +45,7 @@ const AllreduceMethod* find_allreduce_method(std::string_view name);
 // Names of the methods for which `keep` is true, joined by `separator` (for help and error texts).
 std::string allreduce_method_names(bool (*keep)(const AllreduceMethod&), std::string_view separator = ", ");
 // One line per method, "name<TAB>properties<TAB>summary", properties space-separated from: exact | rounded,
-// any-type | float32, servers=none | servers=1 | servers=k, chunked, segmented. Scripts take the first field (cut -f1) and may
+// any-type | float32, servers=none | servers=1 | servers=k, chunked, segmented, two-level, modelled. Scripts take the first field (cut -f1) and may
 // filter on the second (e.g. awk -F'\t' '$2 ~ /exact/').
 std::string allreduce_method_listing();
 

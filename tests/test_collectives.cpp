@@ -469,8 +469,9 @@ TEST_CASE("the method table: unique names, each built under its own name, proper
   CHECK(seen == allreduce_methods());
   const std::string listing = allreduce_method_listing();
   CHECK(static_cast<std::size_t>(std::count(listing.begin(), listing.end(), '\n')) == seen.size());
-  CHECK(listing.find("rd\texact any-type servers=none segmented\t") != std::string::npos);
+  CHECK(listing.find("rd\texact any-type servers=none segmented modelled\t") != std::string::npos);
   CHECK(listing.find("ring-bf16\trounded float32 servers=none chunked segmented\t") != std::string::npos);
+  CHECK(listing.find("hier\texact any-type servers=none chunked segmented two-level modelled\t") != std::string::npos);
   CHECK(find_allreduce_method("tree") == nullptr);
 }
 

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # The allreduce algorithms against each other and MPI_Allreduce on the emulated cluster (bench/cluster/cluster.sh):
-#   flat:  one rank per host on --hosts hosts: every modelled method, auto and MPI_Allreduce from 4 B to 64 MiB;
-#          the cost model is fitted to a ping-pong between two hosts and written as auto's tuning file (inter link);
+#   fit:   one rank per host on --hosts hosts: a ping-pong between two hosts and every modelled one-level method
+#          from 4 B to 64 MiB; the cost model is fitted to them and written as auto's tuning file (inter link);
+#   flat:  the same hosts again, auto reading that tuning file, beside the modelled methods and MPI_Allreduce:
+#          every target is a ratio within this run, and the model fitted on the first run predicts this one;
 #   hosts: --per-host ranks on each of 2 hosts (more ranks than cores: the link is the bottleneck, say so beside
-#          any figure): ring, hier, rhd, auto and MPI_Allreduce from 1 MiB to 64 MiB.
+#          any figure): ring, hier, rhd, auto (same tuning file) and MPI_Allreduce from 1 MiB to 64 MiB.
 # Every method runs with the same agreement check; methods are interleaved within each size (median of --reps).
 # Usage (root): bench/cluster/bench_algorithms.sh [--hosts 4] [--per-host 2] [--rate 1gbit] [--reps 5] [--out DIR]
-# Writes to DIR (default results/algorithms-DATE): flat.csv and hosts.csv (bench_allreduce --csv columns),
-# pingpong.csv, membw.txt, tuning.txt (auto's tuning file from this network), model_flat/ (fit_cost_model.py outputs),
-# algorithms.txt (the targets as ratios), logs/. The cluster is always torn down at the end.
+# Writes to DIR (default results/algorithms-DATE): fit.csv, flat.csv and hosts.csv (bench_allreduce --csv columns),
+# pingpong.csv, membw.txt, tuning.txt (auto's tuning file from this network), model_fit/ (fit_cost_model.py on the
+# fit run), model_flat/ and model_hosts/ (the same parameters against the later runs), algorithms.txt (the targets
+# as ratios), logs/.
+# The cluster is always torn down at the end.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/common.sh"
 HERE="$GRADSYNC_ROOT/bench/cluster"
@@ -36,8 +40,10 @@ done
 mpi_launcher "$BUILD_DIR"
 [ "$MPI_FLAVOUR" = openmpi ] || die "bench_algorithms.sh maps ranks with Open MPI's flags; this tree uses $MPI_FLAVOUR"
 why="$("$CLUSTER" check)" || die "$why"
-# The methods come from the registry: the modelled ones and auto, with the vendor baseline.
-modelled="$("$BIN/bench_allreduce" --list-methods | awk -F'\t' '$1 != "hier" && $2 ~ /exact/ && $2 ~ /servers=none/ && $1 != "mpi" {print $1}' | paste -sd,)"
+# The methods come from the registry: the one-level methods the cost model predicts (what auto chooses among on
+# hosts of one rank); auto and the vendor baseline join them in the measured runs.
+modelled="$("$BIN/bench_allreduce" --list-methods | awk -F'\t' '$2 ~ / modelled/ && $2 !~ / two-level/ {print $1}' | paste -sd,)"
+[ -n "$modelled" ] || die "bench_allreduce --list-methods names no modelled method"
 
 out="${out:-$GRADSYNC_ROOT/results/algorithms-$(date +%Y%m%d-%H%M%S)}"
 refuse_existing "$out" flat.csv hosts.csv
@@ -49,21 +55,31 @@ bench=("$BIN/bench_allreduce" --iters 3 --warmup 1 --reps "$reps")
 "$CLUSTER" down >/dev/null 2>&1 || true
 "$CLUSTER" up "$hosts" --rate "$rate"
 cluster_run pingpong 300 -np 2 -- "$BIN/pingpong" --min-bytes 0 --max-bytes 16M --step-factor 2 --reps 5 --csv "$out/pingpong.csv"
-cluster_run flat 2400 -- "${bench[@]}" --methods "$modelled,mpi" --min-bytes 4 --max-bytes 64M --step-factor 4 \
-  --csv "$out/flat.csv"
-"$CLUSTER" down
-"$CLUSTER" up 2 --rate "$rate"
-cluster_run hosts 2400 -np $((2 * per_host)) --map-by "ppr:$per_host:node" --oversubscribe -- "${bench[@]}" \
-  --methods "ring,hier,rhd,auto,mpi" --min-bytes 1M --max-bytes 64M --step-factor 4 --csv "$out/hosts.csv"
-"$CLUSTER" down
-trap - EXIT
-
+cluster_run fit 2400 -- "${bench[@]}" --methods "$modelled,mpi" --min-bytes 4 --max-bytes 64M --step-factor 4 \
+  --csv "$out/fit.csv"
 run_limited 120 "$out/membw.txt" env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
   "$MPIEXEC" -n 1 --bind-to none "$BIN/bench_membw" --bytes 64M || failed+=("bench_membw")
 link_gbps="$(awk -v r="$rate" 'BEGIN { v = r + 0; if (r ~ /mbit/) v /= 1000; else if (r ~ /kbit/) v /= 1e6; print v }')"
-python3 "$HERE/fit_cost_model.py" --pingpong "$out/pingpong.csv" --membw "$out/membw.txt" --allreduce "$out/flat.csv" \
-  --out "$out/model_flat" --link-gbps "$link_gbps" --tuning-out "$out/tuning.txt" --link inter \
-  --cost-model-bin "$BIN/cost_model" >"$out/logs/model_flat.log" 2>&1 || true
+fit=(python3 "$HERE/fit_cost_model.py" --pingpong "$out/pingpong.csv" --membw "$out/membw.txt" --link-gbps "$link_gbps"
+  --cost-model-bin "$BIN/cost_model")
+# This run only supplies the parameters (its own model checks are in model_fit/report.txt; the ones that count are
+# against the later runs), so a failed check here is not a failure of the benchmark.
+"${fit[@]}" --allreduce "$out/fit.csv" --out "$out/model_fit" --tuning-out "$out/tuning.txt" --link inter \
+  >"$out/logs/model_fit.log" 2>&1 || true
+[ -s "$out/tuning.txt" ] || die "no tuning file from the fit run: see $out/logs/model_fit.log"
+tuned=(-x "GRADSYNC_TUNING=$out/tuning.txt")
+cluster_run flat 2400 "${tuned[@]}" -- "${bench[@]}" --methods "$modelled,auto,mpi" --min-bytes 4 --max-bytes 64M \
+  --step-factor 4 --csv "$out/flat.csv"
+"${fit[@]}" --allreduce "$out/flat.csv" --out "$out/model_flat" >"$out/logs/model_flat.log" 2>&1 \
+  || failed+=("fit_cost_model (flat)")
+"$CLUSTER" down
+"$CLUSTER" up 2 --rate "$rate"
+cluster_run hosts 2400 -np $((2 * per_host)) --map-by "ppr:$per_host:node" --oversubscribe "${tuned[@]}" -- "${bench[@]}" \
+  --methods "ring,hier,rhd,auto,mpi" --min-bytes 1M --max-bytes 64M --step-factor 4 --csv "$out/hosts.csv"
+"${fit[@]}" --allreduce "$out/hosts.csv" --out "$out/model_hosts" --ranks-per-host "$per_host" \
+  >"$out/logs/model_hosts.log" 2>&1 || failed+=("fit_cost_model (hosts)")
+"$CLUSTER" down
+trap - EXIT
 
 # The targets as ratios within each run: a method's time over another's at the same size.
 {
@@ -84,7 +100,10 @@ python3 "$HERE/fit_cost_model.py" --pingpong "$out/pingpong.csv" --membw "$out/m
   awk -F, 'NR > 1 && $1 == "auto" { a[$3] = $6 } NR > 1 && $1 == "mpi" { m[$3] = $6 }
     END { for (s in a) if (s in m) { l += log(a[s] / m[s]); n++ }
       if (n) printf "flat: geometric mean of auto / mpi over %d sizes: %.3f\n", n, exp(l / n) }' "$out/flat.csv"
-  sed -n '/^## Checks/,/^## /p' "$out/model_flat/report.txt" 2>/dev/null | grep -E 'rd|rhd|hier' || true
+  for f in flat hosts; do
+    sed -n '/^## Checks/,/^## /p' "$out/model_$f/report.txt" 2>/dev/null | grep -E '(rd|rhd|hier|ring) vs|busbw' \
+      | sed "s/^/$f /" || true
+  done
 } >"$out/algorithms.txt"
 cat "$out/algorithms.txt" >&2
 say "results in $out"

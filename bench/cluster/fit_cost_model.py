@@ -40,7 +40,6 @@ import sys
 MLP128_FLOATS = 101_770          # 784*128 + 128 + 128*10 + 10
 BIG_MODEL_FLOATS = 25_000_000
 FLOAT_BYTES = 4
-DEFAULT_EXCHANGE_FACTOR = 2.0    # collectives/cost_model.cpp kInterExchangeFactor
 DEFAULT_CHUNK = 16 << 20         # collectives/allreduce.hpp kNetworkChunkBytes: the ring's default across hosts
 SMALL_MAX_BYTES = 1024           # ping-pong sizes that fit alpha (latency regime)
 LARGE_MIN_BYTES = 1 << 20        # ping-pong sizes that fit beta (bandwidth regime)
@@ -116,9 +115,10 @@ def ps_colocated(p, n, a, b, g):
     return 2 * (p - 1) * a + 2 * (p - 1) / p * n * b + (p - 1) / p * n * g
 
 
-def write_tuning(path, link, alpha, beta, gamma, quiet=False):
+def write_tuning(path, link, alpha, beta, gamma, quiet=False, exchange_factor=None):
     """Sets this link's alpha and beta and gamma in auto's tuning file, keeping the other link's lines: one command
-    measures inside a host, another across hosts, and both end in the same file."""
+    measures inside a host, another across hosts, and both end in the same file. With `exchange_factor` the file
+    also fixes inter_exchange_factor (the model's own files: predictions for a one-way-stream exchange)."""
     keep = []
     if os.path.exists(path):
         with open(path) as f:
@@ -128,6 +128,8 @@ def write_tuning(path, link, alpha, beta, gamma, quiet=False):
         f.writelines(keep)
         f.write(f"{link}_alpha_us = {alpha * 1e6:.3f}\n{link}_beta_ns_per_byte = {beta * 1e9:.5f}\n"
                 f"gamma_ns_per_byte = {gamma * 1e9:.5f}\n")
+        if exchange_factor is not None:
+            f.write(f"inter_exchange_factor = {exchange_factor:.3f}\n")
     if not quiet:
         print(f"fit_cost_model: wrote the {link} link to {path}", file=sys.stderr)
 
@@ -156,7 +158,7 @@ def modelled(method, p, n, chunk, params=None, per_host=None):
             tuning = os.path.join(os.path.dirname(MODELLED["tuning"]), "extrapolation_tuning.txt")
             if os.path.exists(tuning):
                 os.remove(tuning)
-            write_tuning(tuning, "inter", *params, quiet=True)
+            write_tuning(tuning, "inter", *params, quiet=True, exchange_factor=1.0)
         out = subprocess.run([MODELLED["bin"], "--tuning", tuning, "--np", str(p), "--ranks-per-host", str(per_host),
                               "--min-bytes", "4", "--max-bytes", "1G", "--step-factor", "2",
                               "--chunk-bytes", str(chunk or DEFAULT_CHUNK)],
@@ -305,7 +307,7 @@ def main():
         MODELLED["tuning"] = os.path.join(args.out, "fitted_tuning.txt")
         if os.path.exists(MODELLED["tuning"]):
             os.remove(MODELLED["tuning"])
-        write_tuning(MODELLED["tuning"], args.link, alpha, beta, gamma)
+        write_tuning(MODELLED["tuning"], args.link, alpha, beta, gamma, exchange_factor=1.0)
         MODELLED["bin"], MODELLED["per_host"] = args.cost_model_bin, args.ranks_per_host
     else:
         print(f"fit_cost_model: no {args.cost_model_bin}: rd, rhd, hier and auto are not modelled", file=sys.stderr)
@@ -339,15 +341,15 @@ def main():
                 err = (tp - t) / t * 100
                 rows_out.append([r["method"], p, n, f"{t * 1e6:.1f}", model, f"{tp * 1e6:.1f}", f"{err:+.1f}",
                                  r["busbw_gbps"], f"{n / tp / 1e9 * 2 * (p - 1) / p:.4f}"])
-        # Pairwise exchanges across hosts (rd, rhd) against the model: their bandwidth-regime ratio scales the
-        # exchange factor the model assumed (cost_model.hpp's default), which --tuning-out then records.
+        # Pairwise exchanges across hosts (rd, rhd) against the model, which predicted them as one-way streams
+        # (factor 1): their bandwidth-regime ratio is the exchange factor, which --tuning-out then records.
         ratios = [float(r[3]) / float(r[5]) for r in rows_out
                   if r[0] in ("rd", "rhd") and r[4] == r[0] and r[2] >= args.check_min_bytes]
         if ratios and args.tuning_out and args.link == "inter":
-            factor = DEFAULT_EXCHANGE_FACTOR * statistics.median(ratios)
+            factor = max(1.0, statistics.median(ratios))
             with open(args.tuning_out, "a") as f:
                 f.write(f"inter_exchange_factor = {factor:.3f}\n")
-            report += [f"Pairwise exchanges across hosts: measured / modelled (factor {DEFAULT_EXCHANGE_FACTOR:g}) = "
+            report += [f"Pairwise exchanges across hosts: measured / modelled as one-way streams = "
                        f"{statistics.median(ratios):.3f} (median of {len(ratios)} rd/rhd rows >= "
                        f"{human(args.check_min_bytes)}): inter_exchange_factor = {factor:.3f} in {args.tuning_out}", ""]
         write_csv(os.path.join(args.out, "model_vs_measured.csv"),
