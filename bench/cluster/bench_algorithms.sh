@@ -4,11 +4,13 @@
 #          from 4 B to 64 MiB; the cost model is fitted to them and written as auto's tuning file (inter link);
 #   flat:  the same hosts again, auto reading that tuning file, beside the modelled methods and MPI_Allreduce:
 #          every target is a ratio within this run, and the model fitted on the first run predicts this one;
+#   jumbo: the same hosts with MTU 9000: ring, rhd and MPI_Allreduce at 16 and 64 MiB (the link's rate, not the
+#          headers of 1500-byte packets, as the ceiling);
 #   hosts: --per-host ranks on each of 2 hosts (more ranks than cores: the link is the bottleneck, say so beside
 #          any figure): ring, hier, rhd, auto (same tuning file) and MPI_Allreduce from 1 MiB to 64 MiB.
 # Every method runs with the same agreement check; methods are interleaved within each size (median of --reps).
 # Usage (root): bench/cluster/bench_algorithms.sh [--hosts 4] [--per-host 2] [--rate 1gbit] [--reps 5] [--out DIR]
-# Writes to DIR (default results/algorithms-DATE): fit.csv, flat.csv and hosts.csv (bench_allreduce --csv columns),
+# Writes to DIR (default results/algorithms-DATE): fit.csv, flat.csv, jumbo.csv and hosts.csv (bench_allreduce --csv columns),
 # pingpong.csv, membw.txt, tuning.txt (auto's tuning file from this network), model_fit/ (fit_cost_model.py on the
 # fit run), model_flat/ and model_hosts/ (the same parameters against the later runs), algorithms.txt (the targets
 # as ratios), logs/.
@@ -73,6 +75,11 @@ cluster_run flat 2400 "${tuned[@]}" -- "${bench[@]}" --methods "$modelled,auto,m
 "${fit[@]}" --allreduce "$out/flat.csv" --out "$out/model_flat" >"$out/logs/model_flat.log" 2>&1 \
   || failed+=("fit_cost_model (flat)")
 "$CLUSTER" down
+# The same links with jumbo frames: at MTU 1500 headers cap TCP's payload at 95.6% of the link (cluster.sh --mtu).
+"$CLUSTER" up "$hosts" --rate "$rate" --mtu 9000
+cluster_run jumbo 600 -- "${bench[@]}" --methods ring,rhd,mpi --min-bytes 16M --max-bytes 64M --step-factor 4 \
+  --csv "$out/jumbo.csv"
+"$CLUSTER" down
 "$CLUSTER" up 2 --rate "$rate"
 cluster_run hosts 2400 -np $((2 * per_host)) --map-by "ppr:$per_host:node" --oversubscribe "${tuned[@]}" -- "${bench[@]}" \
   --methods "ring,hier,rhd,auto,mpi" --min-bytes 1M --max-bytes 64M --step-factor 4 --csv "$out/hosts.csv"
@@ -96,6 +103,12 @@ trap - EXIT
           if (("hier", s) in t && ("ring", s) in t) line = line sprintf("  ring/hier %.2f", t["ring", s] / t["hier", s])
           if (("rd", s) in t && ("mpi", s) in t) line = line sprintf("  rd/mpi %.2f", t["rd", s] / t["mpi", s])
           print line } }' "$out/$f.csv"
+  done
+  for f in flat jumbo; do
+    [ -s "$out/$f.csv" ] || continue
+    awk -F, -v f="$f" -v g="$link_gbps" 'NR > 1 && $1 == "ring" && $3 + 0 > top { top = $3 + 0; bw = $8 }
+      END { if (top) printf "%s: ring busbw at %d MiB %.4f GB/s = %.1f%% of the %g Gbit/s link (MTU %s)\n", f, top / 1048576,
+            bw, bw / (g / 8) * 100, g, f == "jumbo" ? 9000 : 1500 }' "$out/$f.csv"
   done
   awk -F, 'NR > 1 && $1 == "auto" { a[$3] = $6 } NR > 1 && $1 == "mpi" { m[$3] = $6 }
     END { for (s in a) if (s in m) { l += log(a[s] / m[s]); n++ }
