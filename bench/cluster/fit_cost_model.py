@@ -173,6 +173,35 @@ def modelled(method, p, n, chunk, params=None, per_host=None):
     return None if below is None else table_[(method, below)] * n / below
 
 
+WINNER_SIZES = [4 << (4 * i) for i in range(7)]  # 4 B, 64 B, ..., 64 MiB
+WINNER_CANDIDATES = ("ring", "rd", "rhd", "hier")
+
+
+def winners_section(out_dir, params):
+    """Which modelled method the cost model predicts fastest at each size and scale (what auto picks), on hosts of
+    one rank and of EXTRAPOLATION_PER_HOST, and by how much it beats the runner-up; written to winners.csv."""
+    rows, tables = [], []
+    for per_host in (1, EXTRAPOLATION_PER_HOST):
+        cells = {}
+        for p in EXTRAPOLATION_P:
+            for n in WINNER_SIZES:
+                times = {m: modelled(m, p, n, 0, params, per_host if p > per_host else 1) for m in WINNER_CANDIDATES}
+                times = sorted((t, m) for m, t in times.items() if t is not None)
+                (t1, best), (t2, second) = times[0], times[1] if len(times) > 1 else (float("inf"), "-")
+                rows.append([per_host, p, n, best, f"{t1 * 1e6:.1f}", second, f"{t2 / t1:.2f}"])
+                cells[(n, p)] = f"{best} {t2 / t1:.2f}x"
+        tables += [f"Hosts of {per_host} ranks (p <= {per_host}: one rank per host, as the extrapolation):" if per_host > 1
+                   else "Hosts of 1 rank:", "",
+                   table(["size"] + [f"p={p}" for p in EXTRAPOLATION_P],
+                         [[human(n)] + [cells[(n, p)] for p in EXTRAPOLATION_P] for n in WINNER_SIZES]), ""]
+    write_csv(os.path.join(out_dir, "winners.csv"),
+              ["ranks_per_host", "p", "bytes", "fastest", "predicted_us", "runner_up", "runner_up_over_fastest"], rows)
+    return ["## Which method the model picks", "",
+            f"The fastest of {', '.join(WINNER_CANDIDATES)} at each size and p by gradsync's cost model with the fitted "
+            f"parameters (inter link {EXTRAPOLATION_LINKS_GBPS[0]} Gbit/s; inside a host the tuning file's intra "
+            "link): what auto chooses, and how much slower the runner-up is.", ""] + tables
+
+
 def predict(method, p, n, a, b, g, chunk):
     """Predicted seconds for a bench_allreduce row label, or None when the model has nothing to say."""
     if method in MODELLED_METHODS and MODELLED["bin"]:
@@ -477,6 +506,8 @@ def main():
         table(["model", "link Gbit/s", "compute ms/step", "ring comm ms at p=1024", "ring break-even p",
                "ring eff < 50% at p", "ps cap", "ps saturates at p", "ring latency-bound above p",
                "rabenseifner 1.1x at p"], crossovers), ""]
+    if MODELLED["bin"]:
+        report += winners_section(args.out, (a_ext, 8 / (EXTRAPOLATION_LINKS_GBPS[0] * 1e9) / efficiency, gamma))
     text = "\n".join(report)
     with open(os.path.join(args.out, "report.txt"), "w") as f:
         f.write(text + "\n")
