@@ -173,6 +173,37 @@ def modelled(method, p, n, chunk, params=None, per_host=None):
     return None if below is None else table_[(method, below)] * n / below
 
 
+CALIBRATED = ("ring", "rd", "rhd")  # one-level methods whose own times calibrate auto's link
+
+
+def calibrate(measured, gamma, beta0):
+    """auto's link (alpha, beta), fitted to the times of the one-level methods in an allreduce run on that link,
+    least squares in log time over every size, with a per-call cost common to all methods (the agreement check and
+    call overheads: it cannot change a choice, so it is fitted and left out of the tuning file). The ping-pong's
+    alpha and beta describe a single message; a collective's steps also pay for matching, progress and, on the
+    emulated links, HTB's burst allowance for small messages, and auto's crossovers are what must come out right.
+    Returns (alpha, beta, per_call, rms_log_error) or None without such rows."""
+    rows = [(r["method"], int(r["np"]), int(r["bytes"]), int(r["chunk_bytes"] or 0), float(r["time_us"]) * 1e-6)
+            for r in measured if r["method"] in CALIBRATED]
+    if len({r[0] for r in rows}) < 2:
+        return None
+    best = None
+    alphas = [2e-6 * 1.15 ** i for i in range(36)]            # 2 us .. ~270 us
+    scales = [0.5 + 0.05 * i for i in range(17)]              # beta0 x 0.5 .. 1.3
+    per_calls = [5e-6 * i for i in range(41)]                  # 0 .. 200 us
+    for a in alphas:
+        for sc in scales:
+            preds = [modelled(m, p, n, chunk, (a, beta0 * sc, gamma), 1) for m, p, n, chunk, _ in rows]
+            if any(x is None for x in preds):
+                continue
+            for c in per_calls:
+                err = [math.log((x + c) / t) for x, (_, _, _, _, t) in zip(preds, rows)]
+                rms = math.sqrt(sum(e * e for e in err) / len(err))
+                if best is None or rms < best[3]:
+                    best = (a, beta0 * sc, c, rms)
+    return best
+
+
 WINNER_SIZES = [4 << (4 * i) for i in range(7)]  # 4 B, 64 B, ..., 64 MiB
 WINNER_CANDIDATES = ("ring", "rd", "rhd", "hier")
 
@@ -297,8 +328,8 @@ def main():
                     help="fraction of the shorter of compute and communication that overlap hides (0..1, default 1)")
     ap.add_argument("--alpha-us", type=float, help="alpha for the extrapolation (default: the fitted alpha)")
     ap.add_argument("--compute-us-per-sample", type=float, default=7.4,
-                    help="MLP-128 compute per sample on one core at batch 32 (build/bin/bench_compute: 2.23 s for "
-                         "5 x 60,000 samples; default 7.4)")
+                    help="MLP-128 compute per sample on one core at batch 32 (build/bin/bench_compute measures it; "
+                         "default 7.4)")
     ap.add_argument("--batch", type=int, default=32, help="per-worker batch (default 32)")
     ap.add_argument("--tuning-out", help="write (or update) auto's tuning file (collectives/cost_model.hpp) here")
     ap.add_argument("--link", choices=["intra", "inter"], default="inter",
@@ -370,6 +401,17 @@ def main():
                 err = (tp - t) / t * 100
                 rows_out.append([r["method"], p, n, f"{t * 1e6:.1f}", model, f"{tp * 1e6:.1f}", f"{err:+.1f}",
                                  r["busbw_gbps"], f"{n / tp / 1e9 * 2 * (p - 1) / p:.4f}"])
+        # auto's tuning file: the link calibrated on these collectives (the checks above and below keep the
+        # ping-pong's parameters: a model from first principles, checked against this run).
+        if args.tuning_out and args.link == "inter" and MODELLED["bin"] and args.ranks_per_host == 1:
+            cal = calibrate(measured, gamma, beta)
+            if cal:
+                a_cal, b_cal, c_cal, rms = cal
+                write_tuning(args.tuning_out, "inter", a_cal, b_cal, gamma)
+                report += [f"auto's link, calibrated on the {', '.join(CALIBRATED)} rows of this run (least squares in "
+                           f"log time, every size): alpha {a_cal * 1e6:.1f} us, beta {b_cal * 1e9:.3f} ns/B, plus "
+                           f"{c_cal * 1e6:.0f} us per call for every method; RMS error {100 * (math.exp(rms) - 1):.1f}%. "
+                           f"Written to {args.tuning_out}.", ""]
         # Pairwise exchanges across hosts (rd, rhd) against the model, which predicted them as one-way streams
         # (factor 1): their bandwidth-regime ratio is the exchange factor, which --tuning-out then records.
         ratios = [float(r[3]) / float(r[5]) for r in rows_out
