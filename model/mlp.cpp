@@ -9,6 +9,7 @@
 #include "model/gemm.hpp"
 #include "model/kernel_plan.hpp"
 #include "model/rng.hpp"
+#include "model/vector_exp.hpp"
 
 namespace gradsync {
 namespace {
@@ -27,7 +28,7 @@ double softmax_columns(float* z, std::size_t classes, std::size_t batch, const s
   std::fill_n(col_sum, batch, 0.0f);
   for (std::size_t c = 0; c < classes; ++c) {
     float* row = z + c * batch;
-    for (std::size_t j = 0; j < batch; ++j) col_sum[j] += row[j] = std::exp(row[j] - col_max[j]);
+    for (std::size_t j = 0; j < batch; ++j) col_sum[j] += row[j] = exp_nonpositive(row[j] - col_max[j]);
   }
   for (std::size_t j = 0; j < batch; ++j) col_sum[j] = 1.0f / col_sum[j];
   for (std::size_t c = 0; c < classes; ++c)
