@@ -71,7 +71,11 @@ std::string_view AutoAllreduce::choice(std::size_t count, Dtype type) const {
 
 void AutoAllreduce::begin(std::byte* data, std::size_t count, Dtype type) {
   const std::size_t bytes = count * dtype_size(type);
-  current_ = candidates_[choose(bytes)].get();
+  if (bytes != chosen_for_bytes_) {  // training repeats one size: the model runs once per size, not per call
+    chosen_ = choose(bytes);
+    chosen_for_bytes_ = bytes;
+  }
+  current_ = candidates_[chosen_].get();
   if (options_.report_choices && comm_.rank() == 0 && reported_.insert(bytes).second) {
     std::string predictions;
     for (const auto& c : candidates_)

@@ -32,6 +32,8 @@ class AutoAllreduce final : public Allreduce {
   std::vector<std::unique_ptr<Allreduce>> candidates_;
   std::set<std::size_t> reported_;  // sizes whose choice rank 0 has printed
   Allreduce* current_ = nullptr;
+  std::size_t chosen_for_bytes_ = 0;  // the last size chosen for (begin() never sees 0 bytes) and its choice
+  std::size_t chosen_ = 0;
 };
 
 }  // namespace gradsync

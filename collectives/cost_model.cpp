@@ -17,9 +17,9 @@ namespace {
 // hosts go in eager-sized pieces (segments.hpp), so they run as fast as one-way streams: factor 1.
 constexpr double kIntraAlphaUs = 1.5;
 constexpr double kIntraBetaNsPerByte = 0.2;
-constexpr double kInterAlphaUs = 20.7;
-constexpr double kInterBetaNsPerByte = 8.44;
-constexpr double kGammaNsPerByte = 0.063;
+constexpr double kInterAlphaUs = 32.7;
+constexpr double kInterBetaNsPerByte = 8.93;
+constexpr double kGammaNsPerByte = 0.050;
 constexpr double kInterExchangeFactor = 1.0;
 
 int floor_log2(int p) {
