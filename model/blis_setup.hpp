@@ -1,7 +1,8 @@
 #pragma once
 // BLIS kernel selection. Debian's BLIS 0.9 falls back to its slow `generic` reference kernels on x86-64 CPUs it
-// does not recognize (e.g. AMD family 0x1A), running sgemm ~3-4x slower than its zen/haswell kernels would on
-// the same CPU. configure_blis() detects that case and selects the best kernel set the installed BLIS has.
+// does not recognize (e.g. AMD family 0x1A), running sgemm several times slower than its zen/haswell kernels would
+// on the same CPU (docs/compute.md). configure_blis() detects that case and selects the best kernel set the
+// installed BLIS has.
 #include <optional>
 #include <span>
 #include <string>

@@ -4,7 +4,7 @@
 // parameter_count() floats; a layer is a view (W then b) into it, so a whole-model sync is one span.
 // Layout: W is out x in (row-major), activations are features x batch. BLIS orients a GEMM by how C is
 // stored, so this puts the small class dimension (10) on the microkernel's 6-row side instead of its 16-column
-// side: the softmax-regression step runs ~1.4x faster than with batch-major activations (bench_compute).
+// side, which makes the softmax-regression step markedly faster than batch-major activations (docs/compute.md).
 #include <cstddef>
 #include <cstdint>
 #include <span>
