@@ -10,9 +10,9 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -57,8 +57,7 @@ std::string mpi_label() {
 // Integer-valued floats: exact sums, so any difference is a bug. A bf16 wire carries integers exactly up to 256,
 // so its values stay below 4 (sums below 256 up to 85 ranks).
 float value(int rank, std::size_t i, bool small) {
-  return static_cast<float>(small ? (rank + static_cast<int>(i % 5)) % 4
-                                  : (rank + 1) * static_cast<int>(i % 7 + 1));
+  return static_cast<float>(small ? (rank + static_cast<int>(i % 5)) % 4 : (rank + 1) * static_cast<int>(i % 7 + 1));
 }
 
 long count_wrong(Allreduce& allreduce, std::span<float> data, const Comm& world) {
@@ -95,8 +94,8 @@ std::vector<Row> measure_size(const std::vector<MethodSpec>& specs, std::size_t 
   std::span<float> buffer(data.data(), count);
   const std::size_t bytes = count * sizeof(float);
   if (iters <= 0)
-    iters = static_cast<int>(std::clamp<std::size_t>(kTargetBytesPerSize / (std::max<std::size_t>(bytes, 1) * reps),
-                                                     kMinIters, kMaxIters));
+    iters = static_cast<int>(
+        std::clamp<std::size_t>(kTargetBytesPerSize / (std::max<std::size_t>(bytes, 1) * reps), kMinIters, kMaxIters));
   std::vector<std::unique_ptr<Allreduce>> plans;
   std::vector<Row> rows;
   for (const MethodSpec& spec : specs) {
@@ -138,17 +137,19 @@ int main(int argc, char** argv) {
   const Comm world = Comm::world();
   const bool lead = world.rank() == 0;
   CLI::App app{"bench_allreduce: time and bandwidth of every allreduce method, with an exact check per row"};
-  std::string methods = allreduce_method_names([](const AllreduceMethod& m) { return m.exact; }, ","), min_bytes = "4", max_bytes = "64M", chunks, segment, csv;
+  std::string methods = allreduce_method_names([](const AllreduceMethod&m) { return m.exact; }, ","), min_bytes = "4",
+              max_bytes = "64M", chunks, segment, csv;
   double step_factor = 2;
   int iters = 0, warmup = 3, servers = 0, reps = 5;
   bool no_check = false;
-  app.add_option("--methods", methods,
-                 fmt::format("comma-separated: {} (--list-methods says what each is; a rounded method's algbw and busbw "
-                             "count float32 bytes, more than it sends); a '+nocheck' suffix skips the agreement check; "
-                             "membound times the DRAM traffic a ring allreduce cannot avoid (bench/memory_bound.hpp), xcore "
-                             "the ring's schedule with plain loads and stores through a shared window "
-                             "(bench/cross_core_bound.hpp), at the same moments",
-                             allreduce_method_names([](const AllreduceMethod&) { return true; })))
+  app.add_option(
+         "--methods", methods,
+         fmt::format("comma-separated: {} (--list-methods says what each is; a rounded method's algbw and busbw "
+                     "count float32 bytes, more than it sends); a '+nocheck' suffix skips the agreement check; "
+                     "membound times the DRAM traffic a ring allreduce cannot avoid (bench/memory_bound.hpp), xcore "
+                     "the ring's schedule with plain loads and stores through a shared window "
+                     "(bench/cross_core_bound.hpp), at the same moments",
+                     allreduce_method_names([](const AllreduceMethod&) { return true; })))
       ->capture_default_str();
   bool list_methods = false;  // handled before MPI_Init; declared here for --help
   app.add_flag("--list-methods", list_methods,
@@ -160,17 +161,20 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", warmup, "untimed iterations per row")->capture_default_str();
   app.add_option("--reps", reps, "timed blocks per row, methods interleaved; the median is reported")
       ->capture_default_str();
-  app.add_option("--chunk-bytes", chunks, "ring chunk size; a comma-separated list sweeps it (default: 1 MiB on one node, 16 MiB across hosts)");
-  app.add_option("--segment-bytes", segment,
-                 "largest message of a pairwise exchange (rd, rhd, a ring of two), or 'whole' (default: whole on one node, "
-                 "32 KiB across hosts)");
+  app.add_option("--chunk-bytes", chunks,
+                 "ring chunk size; a comma-separated list sweeps it (default: 1 MiB on one node, 16 MiB across hosts)");
+  app.add_option(
+      "--segment-bytes", segment,
+      "largest message of a pairwise exchange (rd, rhd, a ring of two), or 'whole' (default: whole on one node, "
+      "32 KiB across hosts)");
   app.add_option("--servers", servers, "ps-sharded: server ranks (default: np/2)");
   app.add_flag("--no-agreement-check", no_check, "skip the per-call size agreement check (to measure its cost)");
   app.add_option("--csv", csv, "also write the rows to this CSV file");
   int code = 0;
   try {
     app.parse(argc, argv);
-    const std::size_t lo = bench::parse_bytes(min_bytes, "--min-bytes"), hi = bench::parse_bytes(max_bytes, "--max-bytes");
+    const std::size_t lo = bench::parse_bytes(min_bytes, "--min-bytes"),
+                      hi = bench::parse_bytes(max_bytes, "--max-bytes");
     if (lo < sizeof(float) || hi < lo) throw std::invalid_argument("--min-bytes/--max-bytes: need 4 <= min <= max");
     if (!(step_factor > 1)) throw std::invalid_argument("--step-factor: must be > 1");
     if (iters < 0 || warmup < 0) throw std::invalid_argument("--iters/--warmup: must be >= 0");
@@ -232,8 +236,8 @@ int main(int argc, char** argv) {
       throw std::invalid_argument(fmt::format("--csv {}: rank 0 cannot open it for writing", csv));
     if (out) fmt::print(out, "{}\n", kCsvHeader);
     if (lead) {
-      fmt::print("# bench_allreduce: {} ranks, float32, in place, median of {} interleaved blocks{}{}\n", world.size(), reps,
-                 no_check ? ", agreement check off" : "",
+      fmt::print("# bench_allreduce: {} ranks, float32, in place, median of {} interleaved blocks{}{}\n", world.size(),
+                 reps, no_check ? ", agreement check off" : "",
                  world.size() > 2 ? " (np > 2 is oversubscribed on a 2-core machine: timings are not honest)" : "");
       fmt::print("# {:>12} {:>3} {:>12} {:>10} {:>8} {:>11} {:>10} {:>10} {:>7}\n", "method", "np", "bytes", "count",
                  "chunk", "time_us", "algbw GB/s", "busbw GB/s", "#wrong");

@@ -32,9 +32,7 @@ namespace {
 
 using namespace gradsync;
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // Which layout a variant writes; the GEMMs follow from it.
 enum class Layout { Both, Rows, Columns };
@@ -115,9 +113,10 @@ struct Variant {
   Layout layout;
   bool model;  // gather_batch and prefetch_examples, as the trainer calls them
 };
-constexpr Variant kVariants[] = {
-    {"both", Layout::Both, false}, {"columns", Layout::Columns, false}, {"rows", Layout::Rows, false},
-    {"rows+ahead", Layout::Rows, true}};
+constexpr Variant kVariants[] = {{"both", Layout::Both, false},
+                                 {"columns", Layout::Columns, false},
+                                 {"rows", Layout::Rows, false},
+                                 {"rows+ahead", Layout::Rows, true}};
 constexpr std::size_t kVariantCount = std::size(kVariants);
 
 struct Case {
@@ -141,8 +140,10 @@ int main(int argc, char** argv) {
   double block_s = 0.05;
   app.add_option("--data", data_dir, "MNIST directory")->capture_default_str();
   app.add_option("--batches", batches, "batch sizes")->capture_default_str();
-  app.add_option("--outputs", outputs, "input layer widths (10: softmax regression, 128: MLP-128)")->capture_default_str();
-  app.add_option("--rounds", rounds, "rounds; each times every variant once, in rotating order")->capture_default_str()
+  app.add_option("--outputs", outputs, "input layer widths (10: softmax regression, 128: MLP-128)")
+      ->capture_default_str();
+  app.add_option("--rounds", rounds, "rounds; each times every variant once, in rotating order")
+      ->capture_default_str()
       ->check(CLI::Range(1, 10000));
   app.add_option("--block-seconds", block_s, "time per variant per round")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -163,8 +164,9 @@ int main(int argc, char** argv) {
   install_kernel_plan(plan, blis.kernel_sets);
   fmt::print("bench_batch_layout: real MNIST, 1 core, {} rounds of {:.2f} s per variant; {}\n", rounds, block_s,
              blis.summary());
-  fmt::print("us per step: gather, prefetch and the input layer's forward and weight-gradient GEMMs (median over\n"
-             "rounds); x: the variant's median ratio to 'both' within a round\n");
+  fmt::print(
+      "us per step: gather, prefetch and the input layer's forward and weight-gradient GEMMs (median over\n"
+      "rounds); x: the variant's median ratio to 'both' within a round\n");
   fmt::print("{:>4} {:>5}", "out", "batch");
   for (const Variant& v : kVariants) fmt::print(" {:>10}", v.name);
   for (std::size_t v = 1; v < kVariantCount; ++v) fmt::print(" {:>11}", fmt::format("{} x", kVariants[v].name));
@@ -186,8 +188,10 @@ int main(int argc, char** argv) {
         gather_batch(train, idx, batch);
         prefetch_examples(train, slice(first));
       } else {
-        if (v.layout == Layout::Rows) gather_rows(train, idx, rows.data());
-        else gather_tiled(train, idx, v.layout == Layout::Both ? rows.data() : nullptr, columns.data());
+        if (v.layout == Layout::Rows)
+          gather_rows(train, idx, rows.data());
+        else
+          gather_tiled(train, idx, v.layout == Layout::Both ? rows.data() : nullptr, columns.data());
         prefetch_batch(train, slice(first));
       }
       const float* x_rows = v.model ? batch.rows.data() : rows.data();

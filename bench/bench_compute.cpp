@@ -31,9 +31,7 @@ using namespace gradsync;
 constexpr double kGemmTimingSeconds = 0.2;
 constexpr double kAnatomySeconds = 0.5;
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // Seconds per call of one GEMM shape on the kernels the installed plan gives it, cut into row blocks as the
 // model cuts it, on buffers that stay in cache as they do in training.
@@ -148,7 +146,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> models = {"softmax", "mlp"};
   std::vector<std::size_t> batches = {32, 256};
   app.add_option("--epochs", epochs, "epochs per run")->capture_default_str()->check(CLI::Range(1, 1000));
-  app.add_option("--reps", reps, "runs per configuration (median reported)")->capture_default_str()->check(CLI::Range(1, 1000));
+  app.add_option("--reps", reps, "runs per configuration (median reported)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   app.add_option("--data", data_dir, "MNIST directory (default: data/mnist)");
   app.add_option("--models", models, "softmax and/or mlp")->capture_default_str();
   app.add_option("--batches", batches, "batch sizes")->capture_default_str();
@@ -163,8 +163,7 @@ int main(int argc, char** argv) {
   base.epochs = epochs;
   base.quiet = true;
   const TrainTest data = load_training_data(base);
-  fmt::print("bench_compute: serial, 1 core, real MNIST, {} epochs, median of {}; {}\n", epochs, reps,
-             blis.summary());
+  fmt::print("bench_compute: serial, 1 core, real MNIST, {} epochs, median of {}; {}\n", epochs, reps, blis.summary());
   std::vector<std::string> table, anatomy, versus;
   for (const std::string& model : models) {
     for (std::size_t batch : batches) {
@@ -206,40 +205,43 @@ int main(int argc, char** argv) {
       install_kernel_plan(plan, blis.kernel_sets);
       const double steps = static_cast<double>(r.steps);
       const double w = median(wall), bnd = median(bound);
-      table.push_back(fmt::format("{:<9} {:>5} {:>9.3f} {:>10.3f} {:>10.0f} {:>9.1f} {:>11.1f} {:>11.1f} {:>9.3f} {:>6.2f}x {:>9.2f}x",
-                                  c.model_name(), batch, w, median(compute), steps * static_cast<double>(batch) / w,
-                                  steps * step_flops / 1e9, steps * step_flops / w / 1e9,
-                                  steps * step_flops / bnd / 1e9, bnd, median(ratio), median(best_ratio)));
+      table.push_back(fmt::format(
+          "{:<9} {:>5} {:>9.3f} {:>10.3f} {:>10.0f} {:>9.1f} {:>11.1f} {:>11.1f} {:>9.3f} {:>6.2f}x {:>9.2f}x",
+          c.model_name(), batch, w, median(compute), steps * static_cast<double>(batch) / w, steps * step_flops / 1e9,
+          steps * step_flops / w / 1e9, steps * step_flops / bnd / 1e9, bnd, median(ratio), median(best_ratio)));
       if (compare_default)
         versus.push_back(fmt::format("{:<9} {:>5} {:>10.3f} {:>10.3f} {:>8.2f}x {:>13.3f} {:>13.3f}", c.model_name(),
                                      batch, w, median(default_wall), median(speedup), bnd, median(default_bound)));
       const Anatomy a = step_anatomy(mlp, data.train, batch);
-      anatomy.push_back(fmt::format("{:<9} {:>5} {:>8.1f} {:>8.1f} {:>8.1f} {:>9.1f} {:>8.1f} {:>8.1f} {:>9.1f} {:>7.0f}%",
-                                    c.model_name(), batch, a.total(), a.gemm, a.gather, a.pass - a.gemm, a.nan_check,
-                                    a.update, a.outside_gemm(), 100 * a.outside_gemm() / a.total()));
+      anatomy.push_back(
+          fmt::format("{:<9} {:>5} {:>8.1f} {:>8.1f} {:>8.1f} {:>9.1f} {:>8.1f} {:>8.1f} {:>9.1f} {:>7.0f}%",
+                      c.model_name(), batch, a.total(), a.gemm, a.gather, a.pass - a.gemm, a.nan_check, a.update,
+                      a.outside_gemm(), 100 * a.outside_gemm() / a.total()));
     }
   }
   fmt::print("\n{:<9} {:>5} {:>9} {:>10} {:>10} {:>9} {:>11} {:>11} {:>9} {:>7} {:>10}\n", "model", "batch", "wall_s",
              "compute_s", "images/s", "GFLOP", "GFLOP/s", "BLIS GF/s", "bound_s", "ratio", "best-layout");
   for (const std::string& line : table) fmt::print("{}\n", line);
-  fmt::print("wall_s: training time (test evaluation excluded); bound_s: the step's GEMMs at BLIS's measured rate\n"
-             "for those shapes on the planned kernels, times the steps, timed right after each run; ratio: the\n"
-             "median over runs of wall_s / bound_s of the same run (wall_s and bound_s are medians too);\n"
-             "best-layout: the same ratio against a bound that times each product as called or untransposed,\n"
-             "whichever is faster (the forward GEMM reads the batch's rows transposed).\n");
+  fmt::print(
+      "wall_s: training time (test evaluation excluded); bound_s: the step's GEMMs at BLIS's measured rate\n"
+      "for those shapes on the planned kernels, times the steps, timed right after each run; ratio: the\n"
+      "median over runs of wall_s / bound_s of the same run (wall_s and bound_s are medians too);\n"
+      "best-layout: the same ratio against a bound that times each product as called or untransposed,\n"
+      "whichever is faster (the forward GEMM reads the batch's rows transposed).\n");
   if (compare_default) {
     fmt::print("\nplan against {} alone, alternating run for run:\n{:<9} {:>5} {:>10} {:>10} {:>9} {:>13} {:>13}\n",
                blis.arch, "model", "batch", "plan_s", "default_s", "speedup", "plan bound_s", "default bound");
     for (const std::string& line : versus) fmt::print("{}\n", line);
     fmt::print("speedup: median over runs of default_s / plan_s of adjacent runs.\n");
   }
-  fmt::print("\nstep anatomy, us per step (serial step in the trainer's order, {:.1f} s of real batches each):\n"
-             "{:<9} {:>5} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8} {:>9} {:>8}\n",
-             kAnatomySeconds, "model", "batch", "step", "GEMMs", "gather", "elemwise", "NaN chk", "update", "non-GEMM",
-             "share");
+  fmt::print(
+      "\nstep anatomy, us per step (serial step in the trainer's order, {:.1f} s of real batches each):\n"
+      "{:<9} {:>5} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8} {:>9} {:>8}\n",
+      kAnatomySeconds, "model", "batch", "step", "GEMMs", "gather", "elemwise", "NaN chk", "update", "non-GEMM", "share");
   for (const std::string& line : anatomy) fmt::print("{}\n", line);
-  fmt::print("GEMMs: the step's GEMMs timed alone on the planned kernels; elemwise: the forward and backward pass\n"
-             "less its GEMMs (bias, ReLU, softmax, loss, output delta, bias gradients, ReLU mask).\n");
+  fmt::print(
+      "GEMMs: the step's GEMMs timed alone on the planned kernels; elemwise: the forward and backward pass\n"
+      "less its GEMMs (bias, ReLU, softmax, loss, output delta, bias gradients, ReLU mask).\n");
   MPI_Finalize();
   return 0;
 }

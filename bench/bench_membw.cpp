@@ -59,8 +59,10 @@ int main(int argc, char** argv) {
     // (Write-allocate traffic is not counted, as in STREAM.)
     fmt::print("bench_membw: {} rank(s) running at once, {} per array per rank, median of {}\n", world.size(),
                gradsync::bench::human_bytes(bytes), reps);
-    fmt::print("  copy: {:6.2f} GB/s aggregate ({:.2f} per rank)\n", p * 2 * moved / copy_s / 1e9, 2 * moved / copy_s / 1e9);
-    fmt::print("  add : {:6.2f} GB/s aggregate ({:.2f} per rank)\n", p * 3 * moved / add_s / 1e9, 3 * moved / add_s / 1e9);
+    fmt::print("  copy: {:6.2f} GB/s aggregate ({:.2f} per rank)\n", p * 2 * moved / copy_s / 1e9,
+               2 * moved / copy_s / 1e9);
+    fmt::print("  add : {:6.2f} GB/s aggregate ({:.2f} per rank)\n", p * 3 * moved / add_s / 1e9,
+               3 * moved / add_s / 1e9);
   }
   MPI_Finalize();
   return 0;

@@ -17,10 +17,14 @@ std::size_t parse_bytes(const std::string& text, const std::string& flag) {
   }
   const std::string unit = used ? text.substr(used) : "";
   std::size_t scale = 0;
-  if (unit.empty() || unit == "B") scale = 1;
-  else if (unit == "K" || unit == "KiB") scale = std::size_t{1} << 10;
-  else if (unit == "M" || unit == "MiB") scale = std::size_t{1} << 20;
-  else if (unit == "G" || unit == "GiB") scale = std::size_t{1} << 30;
+  if (unit.empty() || unit == "B")
+    scale = 1;
+  else if (unit == "K" || unit == "KiB")
+    scale = std::size_t{1} << 10;
+  else if (unit == "M" || unit == "MiB")
+    scale = std::size_t{1} << 20;
+  else if (unit == "G" || unit == "GiB")
+    scale = std::size_t{1} << 30;
   if (used == 0 || scale == 0)
     throw std::invalid_argument(fmt::format("{}: '{}' is not a size (examples: 4, 1K, 64MiB)", flag, text));
   return static_cast<std::size_t>(value) * scale;

@@ -1,6 +1,6 @@
 // bench_sync: the synchronizers compared inside one training run. Separate runs of `train` land in different
-// states of this host (docs/collectives.md, "Two speeds"), so their ratio says as much about the minute as about the method.
-// Here every rank trains the MLP on MNIST and switches synchronizer every --block steps (ring, mpi, ring, ...),
+// states of this host (docs/collectives.md, "Two speeds"), so their ratio says as much about the minute as about the
+// method. Here every rank trains the MLP on MNIST and switches synchronizer every --block steps (ring, mpi, ring, ...),
 // timing whole steps per method: the two methods see the same moments, the same data and the same caches.
 // `serial` blocks are the baseline for speedups: rank 0 alone trains its own replica with batch --batch while the
 // other ranks sleep (waking every 100 us to poll), as in a one-process run; speedup = ranks x serial step / parallel
@@ -32,20 +32,18 @@
 #include "collectives/comm.hpp"
 #include "collectives/methods.hpp"
 #include "model/blis_setup.hpp"
-#include "trainers/kernel_plan_mpi.hpp"
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
 #include "trainers/checkpointing.hpp"
 #include "trainers/data_source.hpp"
+#include "trainers/kernel_plan_mpi.hpp"
 #include "trainers/synchronizer.hpp"
 
 namespace {
 
 using namespace gradsync;
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // "xcore": the ring's schedule through a shared window (bench/cross_core_bound.hpp), with the gradient computed
 // straight into the window: what a ring could do on one node without MPI's transport. The same sums in the same
@@ -82,7 +80,7 @@ struct MethodTimes {
   std::string name;
   std::unique_ptr<Synchronizer> sync;
   std::span<float> grads;  // where this method's steps write their gradient
-  bool serial = false;      // rank 0 steps alone, on `serial_params`
+  bool serial = false;     // rank 0 steps alone, on `serial_params`
   double compute_s = 0, sync_s = 0, hidden_s = 0;
   long steps = 0;
   std::span<float> spare;  // the second gradient buffer of a pipelined method, else empty
@@ -129,7 +127,9 @@ int run(int argc, char** argv, const Comm& world) {
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
   app.add_option("--steps", steps, "training steps in all")->capture_default_str()->check(CLI::Range(1L, 1L << 40));
-  app.add_option("--block", block, "steps per method before switching")->capture_default_str()->check(CLI::Range(1L, 1L << 40));
+  app.add_option("--block", block, "steps per method before switching")
+      ->capture_default_str()
+      ->check(CLI::Range(1L, 1L << 40));
   app.add_option("--settle", settle,
                  "untimed steps at the start of each block, fewer than --block: a switch of method, or a core just "
                  "woken from a serial block, is not the steady state")
@@ -150,20 +150,21 @@ int run(int argc, char** argv, const Comm& world) {
     return 2;
   };
   // Ranks launched with different flags would pair different collectives and hang: refuse that first.
-  const auto [lo, hi] = world.min_max(std::hash<std::string>{}(
-      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", methods, batch, fmt::join(hidden, ","), steps, block, settle, data_dir,
-                  bucket_kib)));
+  const auto [lo, hi] = world.min_max(std::hash<std::string>{}(fmt::format(
+      "{}|{}|{}|{}|{}|{}|{}|{}", methods, batch, fmt::join(hidden, ","), steps, block, settle, data_dir, bucket_kib)));
   if (lo != hi) return usage_error("the ranks were given different flags (every rank needs the same command line)");
   std::vector<std::string> names;
   std::stringstream list(methods);
   for (std::string m; std::getline(list, m, ',');) {
     TrainConfig c;
-    const bool known = m == "xcore" || m == "serial" ||
-                       (parse_method(m, c) && find_allreduce_method(c.sync) &&
-                        find_allreduce_method(c.sync)->every_rank_gets_sum());
+    const bool known =
+        m == "xcore" || m == "serial" ||
+        (parse_method(m, c) && find_allreduce_method(c.sync) && find_allreduce_method(c.sync)->every_rank_gets_sum());
     if (!known)
-      return usage_error(fmt::format("--methods: '{}' is not one of {} (with -buckets, -pipe, -thread suffixes), "
-                                     "xcore or serial", m, allreduce_method_names(every_rank_sum)));
+      return usage_error(
+          fmt::format("--methods: '{}' is not one of {} (with -buckets, -pipe, -thread suffixes), "
+                      "xcore or serial",
+                      m, allreduce_method_names(every_rank_sum)));
     names.push_back(m);
   }
   if (names.empty()) return usage_error("--methods: name at least one method");
@@ -183,8 +184,8 @@ int run(int argc, char** argv, const Comm& world) {
   if (!loaded) return 2;
   const TrainTest& data = *loaded;
   if (batch * static_cast<std::size_t>(world.size()) > data.train.rows)
-    return usage_error(fmt::format("--batch {} on {} ranks is more than the {} training images", batch, world.size(),
-                                   data.train.rows));
+    return usage_error(
+        fmt::format("--batch {} on {} ranks is more than the {} training images", batch, world.size(), data.train.rows));
   const Mlp model(config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes)));
   adopt_rank0_kernel_plan(world.native(), model.planned_gemms(batch));  // every rank: rank 0's kernels per shape
   std::vector<float> params(model.parameter_count()), grads(model.parameter_count()), spare(model.parameter_count());
@@ -211,12 +212,14 @@ int run(int argc, char** argv, const Comm& world) {
     parse_method(m, c);
     auto sync = make_allreduce_synchronizer(c, world, sgd, model.layer_offsets(), model.parameter_count());
     const bool pipelined = sync->gradient_buffers() > 1;
-    timed.push_back({m, std::move(sync), grads, false, 0, 0, 0, 0, pipelined ? std::span<float>(spare) : std::span<float>()});
+    timed.push_back(
+        {m, std::move(sync), grads, false, 0, 0, 0, 0, pipelined ? std::span<float>(spare) : std::span<float>()});
   }
 
   // The trainer's split with --iterations-per-epoch auto: every rank draws the same permutation and takes its own
   // slice of each global batch.
-  const std::size_t n = data.train.rows, w = static_cast<std::size_t>(world.size()), me = static_cast<std::size_t>(world.rank());
+  const std::size_t n = data.train.rows, w = static_cast<std::size_t>(world.size()),
+                    me = static_cast<std::size_t>(world.rank());
   std::vector<std::uint32_t> perm(n), slice(batch);
   Batch b(batch, data.train.features);
   Workspace ws(model.sizes(), batch);
@@ -265,7 +268,8 @@ int run(int argc, char** argv, const Comm& world) {
   const auto [hash_lo, hash_hi] = world.min_max(hash);
   const bool finite = all_finite(params);
   if (!world.all_ok(finite))
-    throw std::runtime_error(finite ? "another rank's parameters hold NaN or Inf" : "this rank's parameters hold NaN or Inf");
+    throw std::runtime_error(finite ? "another rank's parameters hold NaN or Inf"
+                                    : "this rank's parameters hold NaN or Inf");
   if (hash_lo != hash_hi) throw std::runtime_error("the ranks' parameters differ after training");
 
   // Mean over ranks of each method's per-step times (the serial baseline's are rank 0's alone).
@@ -284,8 +288,10 @@ int run(int argc, char** argv, const Comm& world) {
       step_s.push_back((sums[3 * i] + sums[3 * i + 1]) / ranks);
       if (timed[i].serial) serial_s = step_s.back();
     }
-    fmt::print("bench_sync: {} ranks, MLP {}, batch {} per worker, {} steps in blocks of {} (first {} untimed), "
-               "methods alternated\n", world.size(), model.describe(), batch, steps, block, settle);
+    fmt::print(
+        "bench_sync: {} ranks, MLP {}, batch {} per worker, {} steps in blocks of {} (first {} untimed), "
+        "methods alternated\n",
+        world.size(), model.describe(), batch, steps, block, settle);
     fmt::print("{:>16} {:>7} {:>12} {:>12} {:>12} {:>12} {:>14}{}\n", "method", "timed", "compute us", "sync us",
                "hidden us", "step us", "step / first", serial_s > 0 ? "  speedup vs serial" : "");
     for (std::size_t i = 0; i < timed.size(); ++i) {
@@ -293,8 +299,8 @@ int run(int argc, char** argv, const Comm& world) {
       const std::string speedup =
           serial_s > 0 ? fmt::format("{:>20.3f}", timed[i].serial ? 1.0 : world.size() * serial_s / step_s[i]) : "";
       fmt::print("{:>16} {:>7} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f} {:>14.3f}{}\n", timed[i].name, timed[i].steps,
-                 sums[3 * i] / ranks * 1e6, sums[3 * i + 1] / ranks * 1e6, sums[3 * i + 2] / ranks * 1e6,
-                 step_s[i] * 1e6, step_s[i] / step_s[0], speedup);
+                 sums[3 * i] / ranks * 1e6, sums[3 * i + 1] / ranks * 1e6, sums[3 * i + 2] / ranks * 1e6, step_s[i] * 1e6,
+                 step_s[i] / step_s[0], speedup);
     }
   }
   return 0;

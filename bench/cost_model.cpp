@@ -31,8 +31,10 @@ int main(int argc, char** argv) {
   app.add_option("--chunk-bytes", chunk, "message size of the chunked methods")->capture_default_str();
   try {
     app.parse(argc, argv);
-    const std::size_t lo = bench::parse_bytes(min_bytes, "--min-bytes"), hi = bench::parse_bytes(max_bytes, "--max-bytes");
-    if (lo == 0 || hi < lo || !(step > 1)) throw std::invalid_argument("need 1 <= --min-bytes <= --max-bytes, --step-factor > 1");
+    const std::size_t lo = bench::parse_bytes(min_bytes, "--min-bytes"),
+                      hi = bench::parse_bytes(max_bytes, "--max-bytes");
+    if (lo == 0 || hi < lo || !(step > 1))
+      throw std::invalid_argument("need 1 <= --min-bytes <= --max-bytes, --step-factor > 1");
     const CostModel model = tuning.empty() ? find_cost_model() : load_cost_model(tuning);
     const int l = per_host > 0 ? per_host : np;
     fmt::print("method,np,ranks_per_host,bytes,predicted_us\n");

@@ -38,7 +38,8 @@ class CrossCoreBound final : public Allreduce {
     MPI_Aint left_bytes = 0;
     int unit = 0;
     const int left = (comm.rank() - 1 + comm.size()) % comm.size();
-    check_mpi(MPI_Win_shared_query(window_, left, &left_bytes, &unit, &left_), "MPI_Win_shared_query (xcore)", comm.rank());
+    check_mpi(MPI_Win_shared_query(window_, left, &left_bytes, &unit, &left_), "MPI_Win_shared_query (xcore)",
+              comm.rank());
     check_mpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_), "MPI_Win_lock_all (xcore)", comm.rank());
     // Every rank learns whether any rank's sums were wrong, so they all throw together instead of leaving the
     // others waiting at the benchmark's next barrier.
@@ -107,7 +108,8 @@ class CrossCoreBound final : public Allreduce {
   // rank's sums are right.
   bool self_check(std::size_t count) {
     const int p = comm_.size();
-    for (std::size_t i = 0; i < count; ++i) mine_[i] = static_cast<float>((comm_.rank() + 1) * static_cast<int>(i % 7 + 1));
+    for (std::size_t i = 0; i < count; ++i)
+      mine_[i] = static_cast<float>((comm_.rank() + 1) * static_cast<int>(i % 7 + 1));
     if (count > 0 && p > 1) reduce(static_cast<std::byte*>(nullptr), count, Dtype::f32);
     step_barrier();
     const float ranks_sum = static_cast<float>(p * (p + 1) / 2);

@@ -31,8 +31,8 @@ namespace {
 
 using namespace gradsync;
 
-constexpr int kPoolSlots = 16;     // plans alive at once
-constexpr int kFreshPlanOneIn = 8;  // odds that a call replaces its slot's plan with a fresh random one
+constexpr int kPoolSlots = 16;             // plans alive at once
+constexpr int kFreshPlanOneIn = 8;         // odds that a call replaces its slot's plan with a fresh random one
 constexpr std::size_t kMinChunkBytes = 1;  // below one element: the ring must still move whole elements
 constexpr std::size_t kMaxChunkBytes = std::size_t{4} << 20;
 // A 1-byte chunk on a 1M-element call would be millions of messages: chunks are drawn no finer than this many
@@ -46,10 +46,14 @@ constexpr std::array kDtypes = {Dtype::f32, Dtype::f64, Dtype::i32, Dtype::i64};
 
 // Puts bits above float's 24-bit mantissa into double and above int32's range into int64, so a reduction that
 // narrows a wide type shows up as wrong elements.
-template <class T> constexpr std::int64_t kHigh = 1;
-template <> constexpr std::int64_t kHigh<std::int32_t> = std::int64_t{1} << 12;
-template <> constexpr std::int64_t kHigh<double> = std::int64_t{1} << 30;
-template <> constexpr std::int64_t kHigh<std::int64_t> = std::int64_t{1} << 40;
+template <class T>
+constexpr std::int64_t kHigh = 1;
+template <>
+constexpr std::int64_t kHigh<std::int32_t> = std::int64_t{1} << 12;
+template <>
+constexpr std::int64_t kHigh<double> = std::int64_t{1} << 30;
+template <>
+constexpr std::int64_t kHigh<std::int64_t> = std::int64_t{1} << 40;
 
 // The per-element pattern, -8..8, shifted by the call number so a result left over from an earlier call is wrong.
 std::int64_t pattern(std::size_t i, std::uint64_t call) { return static_cast<std::int64_t>((i * 7 + call * 3) % 17) - 8; }
@@ -63,7 +67,8 @@ template <class T>
 T value(int rank, std::size_t i, std::uint64_t call) {
   return static_cast<T>((rank + 1) * base<T>(i, call));
 }
-template <class T> constexpr T kGuardValue = static_cast<T>(-77);  // fills the guards; no reduction may touch them
+template <class T>
+constexpr T kGuardValue = static_cast<T>(-77);  // fills the guards; no reduction may touch them
 
 // One seeded stream, drawn identically on every rank.
 class Draw {
@@ -73,7 +78,8 @@ class Draw {
   bool one_in(int n) { return uniform(1, n) == 1; }
   // Log-uniform on [lo, hi] (lo >= 1): every order of magnitude is drawn about equally often.
   std::size_t log_uniform(std::size_t lo, std::size_t hi) {
-    const double x = std::exp(std::uniform_real_distribution<double>(std::log(double(lo)), std::log(double(hi) + 1))(rng_));
+    const double x =
+        std::exp(std::uniform_real_distribution<double>(std::log(double(lo)), std::log(double(hi) + 1))(rng_));
     return std::clamp(static_cast<std::size_t>(x), lo, hi);
   }
   // 0..max, log-uniform over count + 1, so empty and tiny calls (fewer elements than ranks) come up often.
@@ -107,8 +113,8 @@ std::size_t ring_segment_bytes(std::size_t count, Dtype type, int ranks) {
 
 // A ring plan whose chunks are so small that this call would send more than kMaxChunksPerSegment per segment.
 bool too_fine(const PlanSpec& spec, std::size_t count, Dtype type, int ranks) {
-  return spec.method->chunked &&
-         ring_segment_bytes(count, type, ranks) > kMaxChunksPerSegment * std::max(spec.options.chunk_bytes, dtype_size(type));
+  return spec.method->chunked && ring_segment_bytes(count, type, ranks) >
+                                     kMaxChunksPerSegment * std::max(spec.options.chunk_bytes, dtype_size(type));
 }
 
 PlanSpec draw_spec(Draw& draw, const std::vector<const AllreduceMethod*>& methods, std::size_t count, Dtype type,
@@ -207,7 +213,8 @@ std::array<std::int64_t, 2> totals(const Tally& tally, const Comm& world) {
 // Every rank must draw the same sequence: refuse differing arguments before the first call instead of hanging.
 void require_same_everywhere(std::uint64_t v, const char* flag, const Comm& world) {
   const auto [lo, hi] = world.min_max(v);
-  if (lo != hi) throw std::invalid_argument(fmt::format("{}: ranks were given different values ({} to {})", flag, lo, hi));
+  if (lo != hi)
+    throw std::invalid_argument(fmt::format("{}: ranks were given different values ({} to {})", flag, lo, hi));
 }
 
 }  // namespace
@@ -244,9 +251,9 @@ int main(int argc, char** argv) {
     for (std::string m; std::getline(ss, m, ',');) {
       const AllreduceMethod* method = find_allreduce_method(m);
       if (!method || !exact(*method))
-        throw std::invalid_argument(fmt::format("--methods: {} '{}' (soak checks exact sums of every type: choose from {})",
-                                                method ? "no exact sums of every type from" : "unknown method", m,
-                                                allreduce_method_names(exact)));
+        throw std::invalid_argument(fmt::format(
+            "--methods: {} '{}' (soak checks exact sums of every type: choose from {})",
+            method ? "no exact sums of every type from" : "unknown method", m, allreduce_method_names(exact)));
       methods.push_back(method);
     }
     if (methods.empty()) throw std::invalid_argument("--methods: name at least one method");
@@ -255,8 +262,8 @@ int main(int argc, char** argv) {
     require_same_everywhere(max_count, "--max-count", world);
     require_same_everywhere(std::hash<std::string>{}(methods_arg), "--methods", world);
 
-    const std::unique_ptr<std::byte[]> storage(
-        new (std::nothrow) std::byte[(max_count + 2 * kGuardElements) * sizeof(std::int64_t)]);
+    const std::unique_ptr<std::byte[]> storage(new (std::nothrow)
+                                                   std::byte[(max_count + 2 * kGuardElements) * sizeof(std::int64_t)]);
     // A rank without the memory says so before the first call, where the others would otherwise wait for it.
     if (!world.all_ok(storage != nullptr))
       throw std::runtime_error(fmt::format("--max-count {}: {} could not allocate {} MiB for its buffer", max_count,
@@ -267,8 +274,8 @@ int main(int argc, char** argv) {
     std::map<std::string, std::uint64_t> calls_per_method, calls_per_type;
     Tally tally;
     if (lead)
-      fmt::print("# soak: {} ranks, {} calls, seed {}, counts 0..{} (log-uniform), methods {}\n", world.size(), calls, seed,
-                 max_count, methods_arg);
+      fmt::print("# soak: {} ranks, {} calls, seed {}, counts 0..{} (log-uniform), methods {}\n", world.size(), calls,
+                 seed, max_count, methods_arg);
     const double start = MPI_Wtime();
     for (call = 0; call < calls; ++call) {
       const std::size_t count = draw.count(max_count);

@@ -30,12 +30,12 @@ struct AllreduceOptions {
   // Pairwise exchanges (rd, rhd, a ring of two ranks: both directions share one connection): the largest single
   // message; a larger one goes as several, posted at once (segments.hpp). kAutoSegmentBytes: resolved like the chunk.
   std::size_t segment_bytes = kAutoSegmentBytes;
-  bool check_agreement = true;                   // verify count/type agree on all ranks before moving data
-  int servers = 1;                               // ps-sharded: number of server ranks, 1..P-1
-  bool server_contributes = false;               // ps: server ranks also add their own buffer
-  bool bf16_wire = false;                        // ring: send float32 as bfloat16 (make_allreduce("ring-bf16"))
-  int ranks_per_host = 0;  // hier: 0 finds hosts with MPI_Comm_split_type; > 0 groups consecutive ranks (tests)
-  bool report_choices = false;  // auto: rank 0 prints each choice once per size (train and the benchmarks do)
+  bool check_agreement = true;      // verify count/type agree on all ranks before moving data
+  int servers = 1;                  // ps-sharded: number of server ranks, 1..P-1
+  bool server_contributes = false;  // ps: server ranks also add their own buffer
+  bool bf16_wire = false;           // ring: send float32 as bfloat16 (make_allreduce("ring-bf16"))
+  int ranks_per_host = 0;           // hier: 0 finds hosts with MPI_Comm_split_type; > 0 groups consecutive ranks (tests)
+  bool report_choices = false;      // auto: rank 0 prints each choice once per size (train and the benchmarks do)
 };
 
 struct ElementRange {
@@ -119,9 +119,7 @@ class Allreduce {
   virtual void require_supported(Dtype /*type*/) const {}
   // For methods built from other methods (hier_allreduce.hpp): `part`'s stages run as this method's, with no
   // agreement check of their own. The same contract as begin() and advance().
-  static void begin_of(Allreduce& part, std::byte* data, std::size_t count, Dtype type) {
-    part.begin(data, count, type);
-  }
+  static void begin_of(Allreduce& part, std::byte* data, std::size_t count, Dtype type) { part.begin(data, count, type); }
   static bool advance_of(Allreduce& part) { return part.advance(); }
   static const Stage& stage_of(const Allreduce& part) { return part.stage_; }
 
@@ -151,8 +149,8 @@ class Allreduce {
 // with the same method and options; for a chunked or segmented method (methods.hpp) with chunk_bytes or
 // segment_bytes automatic it is a collective call, which resolves them for shared memory when all ranks share a
 // node (kSharedMemoryChunkBytes, kWholeMessages) and for the network otherwise (kNetworkChunkBytes,
-// kNetworkSegmentBytes); options() then holds the resolved sizes. Throws std::invalid_argument for an unknown method or options
-// that cannot work on this communicator (e.g. servers >= size).
+// kNetworkSegmentBytes); options() then holds the resolved sizes. Throws std::invalid_argument for an unknown method or
+// options that cannot work on this communicator (e.g. servers >= size).
 std::unique_ptr<Allreduce> make_allreduce(std::string_view method, const Comm& comm,
                                           const AllreduceOptions& options = {});
 // The names of allreduce_method_table(), in its order.

@@ -24,14 +24,18 @@ CostModel rank0_model(const Comm& comm) {
   if (!comm.all_ok(problem.empty()))
     throw std::runtime_error(comm.rank() == 0 ? fmt::format("auto: {}", problem)
                                               : "auto: rank 0 could not read its tuning file");
-  double values[6] = {model.intra.alpha_s, model.intra.beta_s_per_byte, model.inter.alpha_s,
+  double values[6] = {model.intra.alpha_s,         model.intra.beta_s_per_byte, model.inter.alpha_s,
                       model.inter.beta_s_per_byte, model.inter_exchange_factor, model.gamma_s_per_byte};
   check_mpi(MPI_Bcast(values, 6, MPI_DOUBLE, 0, comm.native()), "MPI_Bcast (auto's cost model)", comm.rank());
   std::uint64_t from_defaults = comm.rank() == 0 && model.source == default_cost_model().source;
-  check_mpi(MPI_Bcast(&from_defaults, 1, MPI_UINT64_T, 0, comm.native()), "MPI_Bcast (auto's cost model)",
-            comm.rank());
-  return {{values[0], values[1]}, {values[2], values[3]}, values[4], values[5],
-          comm.rank() == 0 ? model.source : from_defaults ? "built-in defaults" : "rank 0's tuning file"};
+  check_mpi(MPI_Bcast(&from_defaults, 1, MPI_UINT64_T, 0, comm.native()), "MPI_Bcast (auto's cost model)", comm.rank());
+  return {{values[0], values[1]},
+          {values[2], values[3]},
+          values[4],
+          values[5],
+          comm.rank() == 0 ? model.source
+          : from_defaults  ? "built-in defaults"
+                           : "rank 0's tuning file"};
 }
 
 int ranks_per_host(const Comm& comm, const AllreduceOptions& options) {
@@ -81,8 +85,8 @@ void AutoAllreduce::begin(std::byte* data, std::size_t count, Dtype type) {
     for (const auto& c : candidates_)
       if (const auto t = model_.predict(c->name(), bytes, comm_.size(), ranks_per_host_, c->options().chunk_bytes))
         predictions += fmt::format("{}{} {:.1f} us", predictions.empty() ? "" : ", ", c->name(), *t * 1e6);
-    fmt::print("auto: {} bytes on {} ranks ({} per host): {} (predicted {}; {})\n", bytes, comm_.size(),
-               ranks_per_host_, current_->name(), predictions, model_.source);
+    fmt::print("auto: {} bytes on {} ranks ({} per host): {} (predicted {}; {})\n", bytes, comm_.size(), ranks_per_host_,
+               current_->name(), predictions, model_.source);
     std::fflush(stdout);
   }
   begin_of(*current_, data, count, type);

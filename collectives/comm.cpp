@@ -11,7 +11,8 @@ void check_mpi(int rc, const char* call, int rank) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   if (MPI_Error_string(rc, text, &length) != MPI_SUCCESS) length = 0;
-  throw MpiError(fmt::format("{} failed on rank {}: {}", call, rank, std::string(text, static_cast<std::size_t>(length))));
+  throw MpiError(
+      fmt::format("{} failed on rank {}: {}", call, rank, std::string(text, static_cast<std::size_t>(length))));
 }
 
 Comm Comm::world() { return Comm(MPI_COMM_WORLD); }
@@ -70,8 +71,7 @@ bool Comm::on_one_node() const {
 
 std::pair<std::uint64_t, std::uint64_t> Comm::min_max(std::uint64_t value) const {
   std::uint64_t extremes[2] = {value, ~value};  // max of ~v is ~(min of v): both in one reduction
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_UINT64_T, MPI_MAX, native()), "MPI_Allreduce (min_max)",
-            rank_);
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_UINT64_T, MPI_MAX, native()), "MPI_Allreduce (min_max)", rank_);
   return {~extremes[1], extremes[0]};
 }
 

@@ -31,8 +31,11 @@ int floor_log2(int p) {
 }  // namespace
 
 CostModel default_cost_model() {
-  return {{kIntraAlphaUs * 1e-6, kIntraBetaNsPerByte * 1e-9}, {kInterAlphaUs * 1e-6, kInterBetaNsPerByte * 1e-9},
-          kInterExchangeFactor, kGammaNsPerByte * 1e-9, "built-in defaults"};
+  return {{kIntraAlphaUs * 1e-6, kIntraBetaNsPerByte * 1e-9},
+          {kInterAlphaUs * 1e-6, kInterBetaNsPerByte * 1e-9},
+          kInterExchangeFactor,
+          kGammaNsPerByte * 1e-9,
+          "built-in defaults"};
 }
 
 CostModel load_cost_model(const std::string& path) {
@@ -54,14 +57,20 @@ CostModel load_cost_model(const std::string& path) {
     char* end = nullptr;
     const double value = std::strtod(text.c_str(), &end);
     if (eq == std::string::npos || text.empty() || *end != '\0' || !(value >= 0) || !std::isfinite(value))
-      throw std::runtime_error(fmt::format("tuning file {} line {}: '{}' is not 'key = non-negative number'", path,
-                                           number, line));
-    if (key == "intra_alpha_us") m.intra.alpha_s = value * 1e-6;
-    else if (key == "intra_beta_ns_per_byte") m.intra.beta_s_per_byte = value * 1e-9;
-    else if (key == "inter_alpha_us") m.inter.alpha_s = value * 1e-6;
-    else if (key == "inter_beta_ns_per_byte") m.inter.beta_s_per_byte = value * 1e-9;
-    else if (key == "gamma_ns_per_byte") m.gamma_s_per_byte = value * 1e-9;
-    else if (key == "inter_exchange_factor") m.inter_exchange_factor = std::max(1.0, value);
+      throw std::runtime_error(
+          fmt::format("tuning file {} line {}: '{}' is not 'key = non-negative number'", path, number, line));
+    if (key == "intra_alpha_us")
+      m.intra.alpha_s = value * 1e-6;
+    else if (key == "intra_beta_ns_per_byte")
+      m.intra.beta_s_per_byte = value * 1e-9;
+    else if (key == "inter_alpha_us")
+      m.inter.alpha_s = value * 1e-6;
+    else if (key == "inter_beta_ns_per_byte")
+      m.inter.beta_s_per_byte = value * 1e-9;
+    else if (key == "gamma_ns_per_byte")
+      m.gamma_s_per_byte = value * 1e-9;
+    else if (key == "inter_exchange_factor")
+      m.inter_exchange_factor = std::max(1.0, value);
     else
       throw std::runtime_error(fmt::format("tuning file {} line {}: unknown key '{}'", path, number, key));
   }
@@ -127,13 +136,13 @@ std::optional<double> CostModel::predict(std::string_view method, std::size_t by
   if (method == "hier") {
     if (hosts <= 1 || per_host <= 1) return std::nullopt;
     const double local = per_host, slice = n / local;
-    const double inside = 2 * (local - 1) * (messages(slice) * intra.alpha_s + slice * intra.beta_s_per_byte) +
-                          (local - 1) * slice * g;
+    const double inside =
+        2 * (local - 1) * (messages(slice) * intra.alpha_s + slice * intra.beta_s_per_byte) + (local - 1) * slice * g;
     // All L ranks of a host cross at once: the link's bandwidth is shared by L slices.
     const double h = hosts, piece = slice / h;
     const LinkCost& cross = hosts == 2 ? exchange : inter;  // a cross ring of two hosts is pairwise
-    const double across = 2 * (h - 1) * (messages(piece) * cross.alpha_s + piece * local * cross.beta_s_per_byte) +
-                          (h - 1) * piece * g;
+    const double across =
+        2 * (h - 1) * (messages(piece) * cross.alpha_s + piece * local * cross.beta_s_per_byte) + (h - 1) * piece * g;
     return inside + across;
   }
   return std::nullopt;

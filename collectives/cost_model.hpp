@@ -38,8 +38,8 @@ struct CostModel {
 // The built-in parameters (docs/collectives.md says where they come from).
 CostModel default_cost_model();
 // Reads a tuning file: lines "key = value" (intra_alpha_us, intra_beta_ns_per_byte, inter_alpha_us,
-// inter_beta_ns_per_byte, inter_exchange_factor, gamma_ns_per_byte; '#' starts a comment); keys it lacks keep the defaults. Throws
-// std::runtime_error naming the file, the line and what is wrong with it.
+// inter_beta_ns_per_byte, inter_exchange_factor, gamma_ns_per_byte; '#' starts a comment); keys it lacks keep the
+// defaults. Throws std::runtime_error naming the file, the line and what is wrong with it.
 CostModel load_cost_model(const std::string& path);
 // $GRADSYNC_TUNING if set (it must be readable), else $HOME/.config/gradsync/tuning.txt if it exists, else the
 // defaults. Local: each process reads its own; auto makes every rank use rank 0's.

@@ -12,10 +12,22 @@ enum class Dtype : std::uint8_t { f32, f64, i32, i64 };
 
 template <class T>
 constexpr Dtype dtype_of();
-template <> constexpr Dtype dtype_of<float>() { return Dtype::f32; }
-template <> constexpr Dtype dtype_of<double>() { return Dtype::f64; }
-template <> constexpr Dtype dtype_of<std::int32_t>() { return Dtype::i32; }
-template <> constexpr Dtype dtype_of<std::int64_t>() { return Dtype::i64; }
+template <>
+constexpr Dtype dtype_of<float>() {
+  return Dtype::f32;
+}
+template <>
+constexpr Dtype dtype_of<double>() {
+  return Dtype::f64;
+}
+template <>
+constexpr Dtype dtype_of<std::int32_t>() {
+  return Dtype::i32;
+}
+template <>
+constexpr Dtype dtype_of<std::int64_t>() {
+  return Dtype::i64;
+}
 
 // Bytes per element, the matching MPI datatype, and the name used in messages ("float", "int64", ...).
 std::size_t dtype_size(Dtype t);

@@ -51,7 +51,8 @@ void ExchangeAllreduce::plan(std::size_t count, Dtype type) {
   std::size_t landing = 0, requests = 0;
   for (const Exchange& e : steps_) {
     if (e.receives && e.add) landing = std::max(landing, e.recv.size());
-    requests = std::max(requests, (e.receives ? cut.pieces(e.recv.size()) : 0) + (e.sends ? cut.pieces(e.send.size()) : 0));
+    requests =
+        std::max(requests, (e.receives ? cut.pieces(e.recv.size()) : 0) + (e.sends ? cut.pieces(e.send.size()) : 0));
   }
   landing *= dtype_size(type);
   if (scratch_.size() < landing) scratch_.resize(landing);
@@ -88,7 +89,8 @@ void ExchangeAllreduce::post(std::size_t i) {
     posted += cut.pieces(e.send.size());
   }
   stage_ = {{requests_.data(), posted},
-            folding ? "fold: exchanging the whole buffer with the partner rank" : "butterfly exchange", e.peer};
+            folding ? "fold: exchanging the whole buffer with the partner rank" : "butterfly exchange",
+            e.peer};
 }
 
 bool ExchangeAllreduce::advance() {

@@ -50,7 +50,7 @@ class ExchangeAllreduce : public Allreduce {
     bool sends = false, receives = false;
     ElementRange send{}, recv{};
     bool add = true;
-    bool fold = false;           // a fold message (its own tag and watchdog text), set by this class only
+    bool fold = false;  // a fold message (its own tag and watchdog text), set by this class only
   };
   // Appends the core's exchanges for a reduction of `count` elements; called on core ranks only, once per shape.
   virtual void plan_core(std::size_t count, std::vector<Exchange>& steps) const = 0;

@@ -14,7 +14,8 @@ Comm host_of(const Comm& comm, int ranks_per_host) {
 AllreduceOptions part_options(const AllreduceOptions& o, bool shared_memory) {
   AllreduceOptions part = o;
   part.check_agreement = false;  // the whole method's check covers its parts
-  if (part.chunk_bytes == kAutoChunkBytes) part.chunk_bytes = shared_memory ? kSharedMemoryChunkBytes : kNetworkChunkBytes;
+  if (part.chunk_bytes == kAutoChunkBytes)
+    part.chunk_bytes = shared_memory ? kSharedMemoryChunkBytes : kNetworkChunkBytes;
   if (part.segment_bytes == kAutoSegmentBytes) part.segment_bytes = shared_memory ? kWholeMessages : kNetworkSegmentBytes;
   return part;
 }
@@ -26,11 +27,11 @@ HierAllreduce::HierAllreduce(Comm comm, AllreduceOptions options)
       cross_(comm_.split(local_.rank(), comm_.rank())) {
   const auto [fewest, most] = comm_.min_max(static_cast<std::uint64_t>(local_.size()));
   if (fewest != most)
-    throw std::invalid_argument(fmt::format("hier: hosts have {} to {} ranks; it needs the same number on every host",
-                                            fewest, most));
+    throw std::invalid_argument(
+        fmt::format("hier: hosts have {} to {} ranks; it needs the same number on every host", fewest, most));
   if (options.ranks_per_host > 0 && comm_.size() % options.ranks_per_host != 0)
-    throw std::invalid_argument(fmt::format("hier: {} ranks do not split into hosts of {}", comm_.size(),
-                                            options.ranks_per_host));
+    throw std::invalid_argument(
+        fmt::format("hier: {} ranks do not split into hosts of {}", comm_.size(), options.ranks_per_host));
   const bool cross_on_one_node = cross_.on_one_node();
   if (local_.size() > 1) {
     const AllreduceOptions inside = part_options(options, true);

@@ -115,7 +115,9 @@ std::string allreduce_method_names(bool (*keep)(const AllreduceMethod&), std::st
 std::string allreduce_method_listing() {
   std::string out;
   for (const AllreduceMethod& m : kMethods) {
-    const char* servers = m.servers == ServerRanks::none ? "servers=none" : m.servers == ServerRanks::one ? "servers=1" : "servers=k";
+    const char* servers = m.servers == ServerRanks::none  ? "servers=none"
+                          : m.servers == ServerRanks::one ? "servers=1"
+                                                          : "servers=k";
     out += fmt::format("{}\t{} {} {}{}{}{}{}\t{}\n", m.name, m.exact ? "exact" : "rounded",
                        m.float32_only ? "float32" : "any-type", servers, m.chunked ? " chunked" : "",
                        m.segmented ? " segmented" : "", m.two_level ? " two-level" : "", m.modelled ? " modelled" : "",

@@ -27,7 +27,7 @@ struct AllreduceMethod {
   bool exact = true;
   bool float32_only = false;
   ServerRanks servers = ServerRanks::none;
-  bool chunked = false;  // reads options.chunk_bytes (its message size)
+  bool chunked = false;    // reads options.chunk_bytes (its message size)
   bool segmented = false;  // reads options.segment_bytes (cuts pairwise exchanges: segments.hpp)
   bool two_level = false;  // reads options.ranks_per_host (hosts found or emulated: hier_allreduce.hpp)
   bool modelled = false;   // cost_model.hpp predicts it: "auto" chooses among these
@@ -45,8 +45,8 @@ const AllreduceMethod* find_allreduce_method(std::string_view name);
 // Names of the methods for which `keep` is true, joined by `separator` (for help and error texts).
 std::string allreduce_method_names(bool (*keep)(const AllreduceMethod&), std::string_view separator = ", ");
 // One line per method, "name<TAB>properties<TAB>summary", properties space-separated from: exact | rounded,
-// any-type | float32, servers=none | servers=1 | servers=k, chunked, segmented, two-level, modelled. Scripts take the first field (cut -f1) and may
-// filter on the second (e.g. awk -F'\t' '$2 ~ /exact/').
+// any-type | float32, servers=none | servers=1 | servers=k, chunked, segmented, two-level, modelled. Scripts take the
+// first field (cut -f1) and may filter on the second (e.g. awk -F'\t' '$2 ~ /exact/').
 std::string allreduce_method_listing();
 
 }  // namespace gradsync

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <stdexcept>
 
-
 namespace gradsync {
 namespace {
 
@@ -16,9 +15,7 @@ constexpr int kTagPull = 0x51;
 }  // namespace
 
 PsAllreduce::PsAllreduce(Comm comm, AllreduceOptions options, std::string name)
-    : Allreduce(std::move(comm), options),
-      name_(std::move(name)),
-      peer_requests_(static_cast<std::size_t>(comm_.size())),
+    : Allreduce(std::move(comm), options), name_(std::move(name)), peer_requests_(static_cast<std::size_t>(comm_.size())),
       server_requests_(static_cast<std::size_t>(std::max(options_.servers, 1))) {
   if (options_.servers < 1 || (comm_.size() > 1 && options_.servers >= comm_.size()))
     throw std::invalid_argument(fmt::format("{}: {} server rank(s) need at least {} ranks, the communicator has {}",
@@ -73,8 +70,7 @@ bool PsAllreduce::advance() {
       if (!is_server(me)) return true;
       phase_ = Phase::results;
       break;
-    case Phase::results:
-      return true;
+    case Phase::results: return true;
   }
   set_stage();
   return false;
@@ -91,12 +87,9 @@ void PsAllreduce::set_stage() {
       return;
     case Phase::push:
     case Phase::pull:
-      stage_ = {{&server_requests_[cursor_], 1}, phase_ == Phase::push ? "ps worker: push" : "ps worker: pull",
-                cursor_};
+      stage_ = {{&server_requests_[cursor_], 1}, phase_ == Phase::push ? "ps worker: push" : "ps worker: pull", cursor_};
       return;
-    case Phase::results:
-      stage_ = {peer_requests_, "ps server: sending results"};
-      return;
+    case Phase::results: stage_ = {peer_requests_, "ps server: sending results"}; return;
   }
 }
 

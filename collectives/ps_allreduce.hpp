@@ -42,14 +42,14 @@ class PsAllreduce final : public Allreduce {
   void set_stage();
   // Worker side: posts a nonblocking push (tag push) or pull (tag pull) of every range another rank owns.
   void post_transfers(int tag);
-  void post_gather();         // server: receives for every contributor's key range
-  void add_part(int peer);    // server: folds contributor `peer`'s range into the sum
-  void post_results();        // server: the summed range back to every contributor
+  void post_gather();       // server: receives for every contributor's key range
+  void add_part(int peer);  // server: folds contributor `peer`'s range into the sum
+  void post_results();      // server: the summed range back to every contributor
   int next_contributor(int after) const;
   bool is_server(int rank) const { return rank < options_.servers; }
 
   std::string name_;
-  std::vector<std::byte> inbox_;        // server: one key range per contributing peer; grows, never per call
+  std::vector<std::byte> inbox_;              // server: one key range per contributing peer; grows, never per call
   std::vector<MPI_Request> peer_requests_;    // server: one per peer, sized once
   std::vector<MPI_Request> server_requests_;  // worker: one per server, sized once
   // The reduction in flight.

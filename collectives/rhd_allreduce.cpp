@@ -18,11 +18,7 @@ void RecursiveHalvingDoublingAllreduce::plan_core(std::size_t count, std::vector
     const bool lower = c < partner;
     const ElementRange keep = lower ? elements(lo, mid) : elements(mid, hi);
     const ElementRange give = lower ? elements(mid, hi) : elements(lo, mid);
-    steps.push_back({.peer = comm_rank_of_core(f, partner),
-                     .sends = true,
-                     .receives = true,
-                     .send = give,
-                     .recv = keep});
+    steps.push_back({.peer = comm_rank_of_core(f, partner), .sends = true, .receives = true, .send = give, .recv = keep});
     (lower ? hi : lo) = mid;
   }
   for (int mask = n / 2; mask >= 1; mask >>= 1) {

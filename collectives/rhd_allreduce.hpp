@@ -15,8 +15,7 @@ namespace gradsync {
 class RecursiveHalvingDoublingAllreduce final : public ExchangeAllreduce {
  public:
   // Local (no communication); run() is then collective over `comm`.
-  RecursiveHalvingDoublingAllreduce(Comm comm, AllreduceOptions options)
-      : ExchangeAllreduce(std::move(comm), options) {}
+  RecursiveHalvingDoublingAllreduce(Comm comm, AllreduceOptions options) : ExchangeAllreduce(std::move(comm), options) {}
   std::string_view name() const override { return "rhd"; }
 
  private:

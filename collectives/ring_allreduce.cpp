@@ -17,13 +17,9 @@ std::size_t wrap(long long i, int p) { return static_cast<std::size_t>(((i % p) 
 }  // namespace
 
 RingAllreduce::RingAllreduce(Comm comm, AllreduceOptions options, RingPhases phases)
-    : Allreduce(std::move(comm), options),
-      wire_(options.bf16_wire ? bf16_wire() : native_wire()),
-      phases_(phases),
-      left_((comm_.rank() - 1 + comm_.size()) % comm_.size()),
-      right_((comm_.rank() + 1) % comm_.size()),
-      slot_bytes_(std::max(options.chunk_bytes, kMaxElementBytes)),
-      scratch_(slot_bytes_ * kRingWindow) {
+    : Allreduce(std::move(comm), options), wire_(options.bf16_wire ? bf16_wire() : native_wire()), phases_(phases),
+      left_((comm_.rank() - 1 + comm_.size()) % comm_.size()), right_((comm_.rank() + 1) % comm_.size()),
+      slot_bytes_(std::max(options.chunk_bytes, kMaxElementBytes)), scratch_(slot_bytes_ * kRingWindow) {
   if (options.chunk_bytes == kAutoChunkBytes || options.segment_bytes == kAutoSegmentBytes)
     throw std::invalid_argument(
         "RingAllreduce: chunk_bytes or segment_bytes is 0 (automatic); build the ring with make_allreduce");
@@ -43,7 +39,7 @@ void RingAllreduce::plan(std::size_t count, Dtype type) {
   const auto segment = [&](long long i) { return partition(count, p, wrap(i, p)); };
   steps_.clear();
   if (phases_ != RingPhases::all_gather)
-    for (int k = 0; k < p - 1; ++k) steps_.push_back({segment(r - k), segment(r - k - 1), true});    // reduce-scatter
+    for (int k = 0; k < p - 1; ++k) steps_.push_back({segment(r - k), segment(r - k - 1), true});  // reduce-scatter
   reduce_scatter_steps_ = steps_.size();
   if (phases_ != RingPhases::reduce_scatter)
     for (int k = 0; k < p - 1; ++k) steps_.push_back({segment(r + 1 - k), segment(r - k), false});  // all-gather
@@ -111,7 +107,8 @@ bool RingAllreduce::advance() {
   if (oldest_ == total_exchanges()) return true;
   if (posted_ < total_exchanges()) post(posted_++);  // into the slot just freed
   const std::size_t slot = oldest_ % window_;
-  stage_ = {{&requests_[2 * pieces_ * slot], 2 * pieces_}, steps_[oldest_ / chunks_].add ? kReduceScatterWait : kAllGatherWait,
+  stage_ = {{&requests_[2 * pieces_ * slot], 2 * pieces_},
+            steps_[oldest_ / chunks_].add ? kReduceScatterWait : kAllGatherWait,
             left_};
   return false;
 }

@@ -12,14 +12,13 @@ namespace gradsync {
 // Ring allreduce (Patarasuk & Yuan; the baidu-allreduce / Horovod / Gloo ring). The buffer is cut into P
 // segments; P-1 reduce-scatter steps leave each rank with one fully summed segment, P-1 all-gather steps
 // circulate the summed segments. Each rank sends 2(P-1)/P of the buffer, whatever P is. Messages are at most
-// options.chunk_bytes (in a ring of two, cut into pieces of options.segment_bytes). Up to kRingWindow exchanges are in flight at once (a pipelined ring): while one chunk is
-// being added, the next ones are already on the link. Every rank posts its exchanges in the same order, so sends
-// and receives match one to one whatever the window; the scratch memory is one chunk per window slot (two on a
-// bf16 wire), allocated here, once.
-// With options.bf16_wire ("ring-bf16", float32 only) every message carries bfloat16 (ring_wire.hpp): partial sums
-// are rounded once per reduce-scatter hop and added in float32; each finished segment is rounded once by its owner,
-// which keeps the rounded value too, so every rank ends with the same bits.
-// Exchanges in flight at once (see RingAllreduce::window_): two keep the link busy while a chunk is added.
+// options.chunk_bytes (in a ring of two, cut into pieces of options.segment_bytes). Up to kRingWindow exchanges are in
+// flight at once (a pipelined ring): while one chunk is being added, the next ones are already on the link. Every rank
+// posts its exchanges in the same order, so sends and receives match one to one whatever the window; the scratch memory
+// is one chunk per window slot (two on a bf16 wire), allocated here, once. With options.bf16_wire ("ring-bf16", float32
+// only) every message carries bfloat16 (ring_wire.hpp): partial sums are rounded once per reduce-scatter hop and added in
+// float32; each finished segment is rounded once by its owner, which keeps the rounded value too, so every rank ends with
+// the same bits. Exchanges in flight at once (see RingAllreduce::window_): two keep the link busy while a chunk is added.
 inline constexpr std::size_t kRingWindow = 2;
 
 // Which of the ring's two phases a RingAllreduce runs. A two-level method (hier_allreduce.hpp) runs the halves on
@@ -75,17 +74,17 @@ class RingAllreduce final : public Allreduce {
   Dtype planned_type_ = Dtype::f32;
   std::vector<Step> steps_;  // reduce-scatter steps, then all-gather steps (as phases_ asks)
   std::size_t reduce_scatter_steps_ = 0;
-  std::size_t chunk_ = 1;    // elements per message
-  std::size_t chunks_ = 0;   // messages per step
+  std::size_t chunk_ = 1;   // elements per message
+  std::size_t chunks_ = 0;  // messages per step
   // Exchanges in flight at most: an exchange may be posted once the one a window earlier has landed, and its data
   // is ready once the same chunk of the step before has landed, which holds as long as the window is at most
   // chunks_ (so it is min(kRingWindow, chunks_)).
   std::size_t window_ = 1;
-  std::size_t pieces_ = 1;   // messages per chunk in each direction: more than one only in a ring of two
+  std::size_t pieces_ = 1;  // messages per chunk in each direction: more than one only in a ring of two
   // The reduction in flight.
   std::byte* data_ = nullptr;
-  std::size_t oldest_ = 0;  // the oldest exchange in flight: the stage waits for it
-  std::size_t posted_ = 0;  // exchanges posted so far
+  std::size_t oldest_ = 0;             // the oldest exchange in flight: the stage waits for it
+  std::size_t posted_ = 0;             // exchanges posted so far
   std::vector<MPI_Request> requests_;  // per window slot: the receive's pieces, then the send's
 };
 

@@ -29,8 +29,8 @@ void for_each_piece(std::size_t count, std::size_t elements, std::size_t pieces,
 
 }  // namespace
 
-void Segmenter::isend(const std::byte* buffer, std::size_t count, MPI_Datatype type, int peer, int tag,
-                      const Comm& comm, MPI_Request* requests, const char* what) const {
+void Segmenter::isend(const std::byte* buffer, std::size_t count, MPI_Datatype type, int peer, int tag, const Comm& comm,
+                      MPI_Request* requests, const char* what) const {
   for_each_piece(count, elements_, pieces(count), [&](std::size_t k, std::size_t first, std::size_t size) {
     check_mpi(MPI_Isend(buffer + first * element_bytes_, comm.to_int_count(size, "MPI_Isend"), type, peer, tag,
                         comm.native(), &requests[k]),

@@ -23,7 +23,8 @@ std::atomic<bool> g_started{false};
 std::atomic<int> g_rank{0};
 
 std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 void watch() {
@@ -43,8 +44,8 @@ void watch() {
     std::fprintf(stderr,
                  "gradsync watchdog (rank %d): waited %.1f s in %s at step %lld for %s; aborting the job "
                  "(--timeout %.0f s)\n",
-                 g_rank.load(std::memory_order_relaxed), static_cast<double>(waited) * 1e-9, what ? what : "?", static_cast<long long>(step), peer_text,
-                 static_cast<double>(timeout) * 1e-9);
+                 g_rank.load(std::memory_order_relaxed), static_cast<double>(waited) * 1e-9, what ? what : "?",
+                 static_cast<long long>(step), peer_text, static_cast<double>(timeout) * 1e-9);
     std::fflush(stderr);
     _exit(kWatchdogExitCode);  // mpirun sees a rank die and ends the others
   }
@@ -61,10 +62,8 @@ void start_watchdog(double timeout_s, int rank) {
 void set_watchdog_step(std::int64_t step) { g_training_step.store(step, std::memory_order_relaxed); }
 
 WaitScope::WaitScope(const char* what, std::int64_t step, int peer)
-    : saved_what_(g_what.load(std::memory_order_relaxed)),
-      saved_step_(g_step.load(std::memory_order_relaxed)),
-      saved_since_(g_since_ns.load(std::memory_order_relaxed)),
-      saved_peer_(g_peer.load(std::memory_order_relaxed)) {
+    : saved_what_(g_what.load(std::memory_order_relaxed)), saved_step_(g_step.load(std::memory_order_relaxed)),
+      saved_since_(g_since_ns.load(std::memory_order_relaxed)), saved_peer_(g_peer.load(std::memory_order_relaxed)) {
   g_what.store(what, std::memory_order_relaxed);
   g_step.store(step, std::memory_order_relaxed);
   g_peer.store(peer, std::memory_order_relaxed);

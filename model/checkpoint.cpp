@@ -123,13 +123,13 @@ std::vector<std::uint8_t> serialize_checkpoint(const Checkpoint& c, const std::s
     return CheckpointError(fmt::format("{}: cannot write checkpoint: {}", name, problem));
   };
   if (c.config.size() > kMaxConfigBytes)
-    throw refuse(fmt::format("configuration fingerprint is {} bytes, the format allows {}", c.config.size(),
-                             kMaxConfigBytes));
+    throw refuse(
+        fmt::format("configuration fingerprint is {} bytes, the format allows {}", c.config.size(), kMaxConfigBytes));
   if (c.params.size() > kMaxCheckpointFloats)
     throw refuse(fmt::format("{} parameters, the format allows {}", c.params.size(), kMaxCheckpointFloats));
   if (c.optimizer_state.size() > kMaxCheckpointFloats)
-    throw refuse(fmt::format("{} optimizer state values, the format allows {}", c.optimizer_state.size(),
-                             kMaxCheckpointFloats));
+    throw refuse(
+        fmt::format("{} optimizer state values, the format allows {}", c.optimizer_state.size(), kMaxCheckpointFloats));
   if (c.rng.size() > kMaxRngWords)
     throw refuse(fmt::format("{} RNG state words, the format allows {}", c.rng.size(), kMaxRngWords));
   if (c.step < 0 || c.epoch < 0) throw refuse(fmt::format("negative step {} or epoch {}", c.step, c.epoch));
@@ -172,8 +172,8 @@ Checkpoint parse_checkpoint(std::span<const std::uint8_t> bytes, const std::stri
     throw invalid(name, fmt::format("truncated: {} bytes, shorter than the {}-byte header", size, kHeaderBytes));
   if (const std::uint32_t stored = get_u32(p + kHeaderCrcOffset), computed = crc32_of({p, kHeaderCrcOffset});
       stored != computed)
-    throw invalid(name, fmt::format("corrupted: header checksum mismatch (stored {:08x}, computed {:08x})", stored,
-                                    computed));
+    throw invalid(name,
+                  fmt::format("corrupted: header checksum mismatch (stored {:08x}, computed {:08x})", stored, computed));
 
   // The header is now known to be what the writer wrote; still check it, since a fuzzer (or a buggy writer)
   // can produce a self-consistent header with impossible values.
@@ -190,8 +190,7 @@ Checkpoint parse_checkpoint(std::span<const std::uint8_t> bytes, const std::stri
                                     config_bytes, param_count, optimizer_count, rng_count));
   if (step < 0 || epoch < 0) throw invalid(name, fmt::format("corrupted: negative step {} or epoch {}", step, epoch));
   const std::uint64_t expected = file_bytes(config_bytes, param_count, optimizer_count, rng_count);
-  if (size < expected)
-    throw invalid(name, fmt::format("truncated: header says {} bytes, file has {}", expected, size));
+  if (size < expected) throw invalid(name, fmt::format("truncated: header says {} bytes, file has {}", expected, size));
   if (size > expected)
     throw invalid(name, fmt::format("{} trailing bytes after the {}-byte checkpoint", size - expected, expected));
   if (const std::uint32_t stored = get_u32(p + size - kCrcBytes), computed = crc32_of({p, size - kCrcBytes});
@@ -227,8 +226,8 @@ Checkpoint read_checkpoint(const std::string& path) {
   if (!S_ISREG(st.st_mode)) throw invalid(path, "not a regular file");
   // Bounds the read buffer before allocating it: no valid checkpoint is larger than this.
   if (static_cast<std::uint64_t>(st.st_size) > kMaxFileBytes)
-    throw invalid(path, fmt::format("{} bytes, more than the largest valid checkpoint ({} bytes)", st.st_size,
-                                    kMaxFileBytes));
+    throw invalid(path,
+                  fmt::format("{} bytes, more than the largest valid checkpoint ({} bytes)", st.st_size, kMaxFileBytes));
 
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(st.st_size));
   std::size_t done = 0;
@@ -288,7 +287,8 @@ void write_file_atomically(const std::string& path, std::span<const std::uint8_t
   ::close(dir_fd);
   if (e != 0)
     throw write_failed(
-        path, fmt::format("fsync of directory {} (the new checkpoint is in place but may not survive a crash)", dir.string()),
+        path,
+        fmt::format("fsync of directory {} (the new checkpoint is in place but may not survive a crash)", dir.string()),
         e);
 }
 

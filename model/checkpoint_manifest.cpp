@@ -37,11 +37,11 @@ bool Manifest::same_set(const Manifest& o) const {
 }
 
 std::string serialize_manifest(const Manifest& m) {
-  std::string text = fmt::format("{}\nrun {}\nstep {}\nnext_epoch {}\nepoch_examples {}\nshape {} {} {} {}\n"
-                                 "params {} {:08x}\noptimizer {} {:08x}\npieces {}\n",
-                                 kMagicLine, m.run, m.step, m.next_epoch, m.epoch_examples, m.ranks, m.workers,
-                                 m.servers, m.batch, m.param_count, m.params_crc, m.optimizer_count, m.optimizer_crc,
-                                 m.pieces.size());
+  std::string text = fmt::format(
+      "{}\nrun {}\nstep {}\nnext_epoch {}\nepoch_examples {}\nshape {} {} {} {}\n"
+      "params {} {:08x}\noptimizer {} {:08x}\npieces {}\n",
+      kMagicLine, m.run, m.step, m.next_epoch, m.epoch_examples, m.ranks, m.workers, m.servers, m.batch, m.param_count,
+      m.params_crc, m.optimizer_count, m.optimizer_crc, m.pieces.size());
   for (std::size_t k = 0; k < m.pieces.size(); ++k) {
     const ManifestPiece& p = m.pieces[k];
     text += fmt::format("piece {} {} {} {} {} {:08x} {}\n", k, p.begin, p.end, p.file, p.bytes, p.crc, p.here ? 1 : 0);
@@ -58,11 +58,11 @@ Manifest parse_manifest(const std::string& text, const std::string& name) {
     throw bad(name, "torn manifest: no final 'end' line (the write did not finish)");
   unsigned stored = 0;
   char tail = 0;
-  if (std::sscanf(text.c_str() + end_at, "end %8x%c", &stored, &tail) != 2 || tail != '\n' ||
-      end_at + 13 != text.size())
+  if (std::sscanf(text.c_str() + end_at, "end %8x%c", &stored, &tail) != 2 || tail != '\n' || end_at + 13 != text.size())
     throw bad(name, "torn manifest: its 'end' line is incomplete");
   if (const std::uint32_t computed = crc_of(text, end_at); computed != stored)
-    throw bad(name, fmt::format("corrupted manifest: checksum mismatch (stored {:08x}, computed {:08x})", stored, computed));
+    throw bad(name,
+              fmt::format("corrupted manifest: checksum mismatch (stored {:08x}, computed {:08x})", stored, computed));
 
   std::istringstream in(text.substr(0, end_at));
   std::string line, key;

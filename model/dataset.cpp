@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <sys/mman.h>
 #include <algorithm>
 #include <filesystem>
-#include <sys/mman.h>
 
 #include <cstdint>
 
@@ -21,7 +21,8 @@ std::string find_file(const std::string& dir, const std::string& base) {
     const fs::path p = fs::path(dir) / (base + suffix);
     if (fs::exists(p)) return p.string();
   }
-  throw DataError(fmt::format("{}: missing {} (or {}.gz); pass --data DIR with the four MNIST IDX files", dir, base, base));
+  throw DataError(
+      fmt::format("{}: missing {} (or {}.gz); pass --data DIR with the four MNIST IDX files", dir, base, base));
 }
 
 Dataset load_split(const std::string& dir, const std::string& prefix) {
@@ -105,8 +106,8 @@ void prefetch_examples(const Dataset& data, std::span<const std::uint32_t> indic
 TrainTest load_idx_dataset(const std::string& dir) {
   TrainTest tt{load_split(dir, "train"), load_split(dir, "t10k")};
   if (tt.train.features != tt.test.features)
-    throw DataError(fmt::format("{}: train images have {} pixels but test images {}", dir, tt.train.features,
-                                tt.test.features));
+    throw DataError(
+        fmt::format("{}: train images have {} pixels but test images {}", dir, tt.train.features, tt.test.features));
   return tt;
 }
 

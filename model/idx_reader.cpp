@@ -48,10 +48,11 @@ std::uint32_t big_endian_u32(const std::uint8_t* p) {
 
 IdxArray read_idx(const std::string& path, std::uint32_t expected_ndims) {
   std::vector<std::uint8_t> bytes = read_whole_file(path);
-  if (bytes.size() < 4) throw DataError(fmt::format("{}: truncated: {} bytes, too short for an IDX header", path, bytes.size()));
+  if (bytes.size() < 4)
+    throw DataError(fmt::format("{}: truncated: {} bytes, too short for an IDX header", path, bytes.size()));
   if (bytes[0] != 0 || bytes[1] != 0)
-    throw DataError(fmt::format("{}: bad magic number 0x{:02x}{:02x}{:02x}{:02x}: not an IDX file", path, bytes[0], bytes[1],
-                                bytes[2], bytes[3]));
+    throw DataError(fmt::format("{}: bad magic number 0x{:02x}{:02x}{:02x}{:02x}: not an IDX file", path, bytes[0],
+                                bytes[1], bytes[2], bytes[3]));
   if (bytes[2] != kTypeUnsignedByte)
     throw DataError(fmt::format("{}: element type 0x{:02x} is not unsigned byte (0x08)", path, bytes[2]));
   const std::uint32_t ndims = bytes[3];
@@ -74,8 +75,8 @@ IdxArray read_idx(const std::string& path, std::uint32_t expected_ndims) {
   if (have < payload)
     throw DataError(fmt::format("{}: truncated: header promises {} data bytes, file has {}", path, payload, have));
   if (have > payload)
-    throw DataError(fmt::format("{}: {} trailing bytes after the {} data bytes the header describes", path, have - payload,
-                                payload));
+    throw DataError(
+        fmt::format("{}: {} trailing bytes after the {} data bytes the header describes", path, have - payload, payload));
   out.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(header), bytes.end());
   return out;
 }

@@ -24,9 +24,7 @@ namespace {
 
 constexpr std::string_view kCacheHeader = "# gradsync BLIS kernel plan v3";  // v3: the default set wins within 10%
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 std::string shape_text(const GemmShape& g) {
   return fmt::format("{}{} {} {} {}", g.transpose_a ? 't' : 'n', g.transpose_b ? 't' : 'n', g.m, g.n, g.k);
@@ -75,8 +73,8 @@ double time_calls(const GemmShape& g, cntx_t* cntx, const std::vector<float>& a,
   const std::size_t lda = g.transpose_a ? g.m : g.k, ldb = g.transpose_b ? g.k : g.n;
   const double start = now_s();
   for (int i = 0; i < calls; ++i)
-    gemm_in_row_blocks(g.transpose_a ? Op::T : Op::N, g.transpose_b ? Op::T : Op::N, g.m, g.n, g.k, 1.0f, a.data(),
-                       lda, b.data(), ldb, 0.0f, c.data(), g.n, cntx, [] {});
+    gemm_in_row_blocks(g.transpose_a ? Op::T : Op::N, g.transpose_b ? Op::T : Op::N, g.m, g.n, g.k, 1.0f, a.data(), lda,
+                       b.data(), ldb, 0.0f, c.data(), g.n, cntx, [] {});
   return (now_s() - start) / calls;
 }
 
@@ -135,7 +133,8 @@ std::string KernelPlan::summary(std::string_view default_set) const {
   if (gemms.empty()) return fmt::format("GEMM kernels: {} for every shape ({})", default_set, source);
   std::string out = fmt::format("GEMM kernels per shape (m x n x k; {}):", source);
   for (const PlannedGemm& g : gemms) {
-    out += fmt::format(" {}{}x{}x{} {}", g.shape.transpose_a || g.shape.transpose_b ? shape_text(g.shape).substr(0, 2) + ":" : "",
+    out += fmt::format(" {}{}x{}x{} {}",
+                       g.shape.transpose_a || g.shape.transpose_b ? shape_text(g.shape).substr(0, 2) + ":" : "",
                        g.shape.m, g.shape.n, g.shape.k, g.kernels);
     const double chosen = g.seconds_of(g.kernels), fallback = g.seconds_of(default_set);
     if (chosen > 0 && fallback > 0 && g.kernels != default_set) out += fmt::format(" ({:.2f}x)", fallback / chosen);
@@ -233,7 +232,8 @@ KernelPlan make_kernel_plan(std::span<const GemmShape> shapes, const BlisConfig&
     return plan;
   }
   if (!per_call_contexts_available()) {
-    plan.source = "this BLIS hides per-call contexts (shared library): BLIS_ARCH_TYPE=<set> picks another for every shape";
+    plan.source =
+        "this BLIS hides per-call contexts (shared library): BLIS_ARCH_TYPE=<set> picks another for every shape";
     return plan;
   }
   if (blis.kernel_sets.size() < 2) {
@@ -256,7 +256,8 @@ KernelPlan make_kernel_plan(std::span<const GemmShape> shapes, const BlisConfig&
   for (const GemmShape& g : shapes)
     if (!cached.find(g) && std::find(missing.begin(), missing.end(), g) == missing.end()) missing.push_back(g);
   if (!missing.empty()) {
-    for (PlannedGemm& g : measure_kernel_plan(missing, blis.kernel_sets, blis.arch).gemms) cached.gemms.push_back(std::move(g));
+    for (PlannedGemm& g : measure_kernel_plan(missing, blis.kernel_sets, blis.arch).gemms)
+      cached.gemms.push_back(std::move(g));
     if (file) {  // temp + rename: a reader never sees half a file, and concurrent writers only lose an update
       std::error_code ec;
       std::filesystem::create_directories(file->parent_path(), ec);
@@ -272,7 +273,7 @@ KernelPlan make_kernel_plan(std::span<const GemmShape> shapes, const BlisConfig&
   for (const GemmShape& g : shapes)
     if (!plan.find(g)) plan.gemms.push_back(*cached.find(g));
   plan.source = missing.empty() && file ? fmt::format("cached in {}", file->string())
-                                : fmt::format("measured {} of {} shapes", missing.size(), plan.gemms.size());
+                                        : fmt::format("measured {} of {} shapes", missing.size(), plan.gemms.size());
   return plan;
 }
 

@@ -53,9 +53,7 @@ void gemm_observed(PassObserver* observer, Op ta, Op tb, std::size_t m, std::siz
 }  // namespace
 
 Workspace::Workspace(const std::vector<std::size_t>& sizes, std::size_t max_batch)
-    : max_batch_(max_batch),
-      column_max_(max_batch),
-      column_sum_(max_batch),
+    : max_batch_(max_batch), column_max_(max_batch), column_sum_(max_batch),
       eval_batch_(std::min(max_batch, kEvaluationBatch), sizes.front()),
       eval_indices_(std::min(max_batch, kEvaluationBatch)) {
   std::size_t widest = 0;
@@ -69,7 +67,8 @@ Workspace::Workspace(const std::vector<std::size_t>& sizes, std::size_t max_batc
 
 Mlp::Mlp(std::vector<std::size_t> sizes) : sizes_(std::move(sizes)) {
   if (sizes_.size() < 2)
-    throw std::invalid_argument(fmt::format("Mlp: sizes [{}] need at least an input and an output", fmt::join(sizes_, ", ")));
+    throw std::invalid_argument(
+        fmt::format("Mlp: sizes [{}] need at least an input and an output", fmt::join(sizes_, ", ")));
   for (std::size_t l = 0; l + 1 < sizes_.size(); ++l) {
     if (sizes_[l] == 0 || sizes_[l + 1] == 0)
       throw std::invalid_argument(fmt::format("Mlp: sizes {} must all be positive", fmt::join(sizes_, "-")));
@@ -82,8 +81,8 @@ std::string Mlp::describe() const { return fmt::format("{}", fmt::join(sizes_, "
 
 void Mlp::init(std::span<float> params, std::uint64_t seed) const {
   if (params.size() != parameter_count_)
-    throw std::invalid_argument(fmt::format("Mlp::init: {} params for a {} model ({} parameters)", params.size(),
-                                            describe(), parameter_count_));
+    throw std::invalid_argument(
+        fmt::format("Mlp::init: {} params for a {} model ({} parameters)", params.size(), describe(), parameter_count_));
   Rng rng(seed, 1);
   const std::size_t layers = sizes_.size() - 1;
   for (std::size_t l = 0; l < layers; ++l) {
@@ -105,7 +104,8 @@ double Mlp::forward(std::span<const float> params, const Batch& batch, Workspace
     const float* b = params.data() + bias_offset(l);
     for (std::size_t o = 0; o < out; ++o) std::fill_n(z + o * n, n, b[o]);  // bias, then Z += W A
     if (l == 0)
-      gemm_observed(observer, Op::N, Op::T, out, n, in, 1.0f, params.data() + weight_offset(l), in, input, in, 1.0f, z, n);
+      gemm_observed(observer, Op::N, Op::T, out, n, in, 1.0f, params.data() + weight_offset(l), in, input, in, 1.0f, z,
+                    n);
     else
       gemm_observed(observer, Op::N, Op::N, out, n, in, 1.0f, params.data() + weight_offset(l), in, input, n, 1.0f, z, n);
     if (l + 1 < layers) relu_inplace(z, out * n);
@@ -116,16 +116,16 @@ double Mlp::forward(std::span<const float> params, const Batch& batch, Workspace
                          ws.column_sum_.data());
 }
 
-float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, std::span<float> grads,
-                             Workspace& ws, PassObserver* observer) const {
+float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, std::span<float> grads, Workspace& ws,
+                             PassObserver* observer) const {
   const std::size_t n = batch.size;
   if (n == 0 || n > ws.max_batch_)
-    throw std::invalid_argument(fmt::format("Mlp::loss_and_gradient: batch of {} rows, the workspace holds 1..{}", n,
-                                            ws.max_batch_));
+    throw std::invalid_argument(
+        fmt::format("Mlp::loss_and_gradient: batch of {} rows, the workspace holds 1..{}", n, ws.max_batch_));
   if (params.size() != parameter_count_ || grads.size() != parameter_count_ || batch.features != sizes_.front())
-    throw std::invalid_argument(fmt::format(
-        "Mlp::loss_and_gradient: {} params, {} grads and {} features for a {} model ({} parameters)", params.size(),
-        grads.size(), batch.features, describe(), parameter_count_));
+    throw std::invalid_argument(
+        fmt::format("Mlp::loss_and_gradient: {} params, {} grads and {} features for a {} model ({} parameters)",
+                    params.size(), grads.size(), batch.features, describe(), parameter_count_));
   const double loss = forward(params, batch, ws, observer);
   const std::size_t layers = sizes_.size() - 1;
   const std::size_t classes = sizes_.back();

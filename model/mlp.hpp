@@ -94,7 +94,8 @@ class Mlp {
 
  private:
   // Forward pass; leaves softmax probabilities in ws.activations_.back(). Returns the summed loss.
-  double forward(std::span<const float> params, const Batch& batch, Workspace& ws, PassObserver* observer = nullptr) const;
+  double forward(std::span<const float> params, const Batch& batch, Workspace& ws,
+                 PassObserver* observer = nullptr) const;
   std::size_t weight_offset(std::size_t layer) const { return offsets_[layer]; }
   std::size_t bias_offset(std::size_t layer) const { return offsets_[layer] + sizes_[layer] * sizes_[layer + 1]; }
 

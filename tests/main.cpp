@@ -74,7 +74,8 @@ int main(int argc, char** argv) {
   MPI_Allreduce(&local_bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   const bool ok = failed == 0 && any_bad == 0 && min_cases == max_cases;
   if (rank == 0) {
-    if (min_cases != max_cases) fmt::print("ranks ran different numbers of test cases ({} to {})\n", min_cases, max_cases);
+    if (min_cases != max_cases)
+      fmt::print("ranks ran different numbers of test cases ({} to {})\n", min_cases, max_cases);
     fmt::print("test cases over {} ranks: {} passed, {} failed\n", size, max_cases - failed, failed);
   }
   MPI_Finalize();

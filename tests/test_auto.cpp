@@ -67,8 +67,7 @@ TEST_CASE("auto makes the model's choice, the same on every rank, and sums exact
       double best_s = 1e300;
       for (const AllreduceMethod& m : allreduce_method_table()) {
         if (!m.modelled) continue;
-        const auto t = a.model().predict(m.name, count * 4, world.size(), l,
-                                         m.chunked ? kSharedMemoryChunkBytes : 0);
+        const auto t = a.model().predict(m.name, count * 4, world.size(), l, m.chunked ? kSharedMemoryChunkBytes : 0);
         if (t && *t < best_s && !(m.two_level && (l <= 1 || l >= world.size()))) best = m.name, best_s = *t;
       }
       CAPTURE(per_host);

@@ -43,8 +43,8 @@ TEST_CASE("bf16 conversion keeps the top 16 bits, rounded to nearest even") {
   // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties go to the even mantissa (1); just above goes up.
   CHECK(bf16_of(1.0f + 0x1p-8f) == 0x3f80);
   CHECK(bf16_of(1.0f + 0x1p-8f + 0x1p-20f) == 0x3f81);
-  CHECK(bf16_of(1.0f + 3 * 0x1p-8f) == 0x3f82);  // halfway between 0x3f81 and 0x3f82: to even, up
-  CHECK(bf16_of(-1.0f - 0x1p-8f) == 0xbf80);              // a negative tie: to even too
+  CHECK(bf16_of(1.0f + 3 * 0x1p-8f) == 0x3f82);                 // halfway between 0x3f81 and 0x3f82: to even, up
+  CHECK(bf16_of(-1.0f - 0x1p-8f) == 0xbf80);                    // a negative tie: to even too
   CHECK(bf16_of(std::bit_cast<float>(0x3f7fffffu)) == 0x3f80);  // just below 1: the carry reaches the exponent
   CHECK(bf16_of(std::bit_cast<float>(0x00018000u)) == 0x0002);  // a subnormal tie (odd mantissa 1): up to even
   CHECK(bf16_of(std::numeric_limits<float>::infinity()) == 0x7f80);
@@ -132,5 +132,5 @@ TEST_CASE("ring-bf16 sums small integers exactly and refuses anything but float3
   std::vector<double> doubles(10, 1.0);
   CHECK_THROWS_WITH_AS(ring->run(std::span<double>(doubles)), doctest::Contains("float32 only"), std::invalid_argument);
   CHECK_THROWS_AS(ring->run(std::span<double>()), std::invalid_argument);  // even with nothing to send
-  ring->run(std::span<float>(data));  // still usable afterwards
+  ring->run(std::span<float>(data));                                       // still usable afterwards
 }

@@ -1,5 +1,5 @@
-#include <doctest/doctest.h>
 #include <blis.h>
+#include <doctest/doctest.h>
 
 #include <string>
 #include <vector>

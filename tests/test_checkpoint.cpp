@@ -17,8 +17,8 @@
 
 #include "model/checkpoint.hpp"
 #include "model/rng.hpp"
-#include "trainers/checkpointing.hpp"
 #include "test_support.hpp"
+#include "trainers/checkpointing.hpp"
 
 using namespace gradsync;
 
@@ -92,8 +92,13 @@ void reseal_header(std::vector<std::uint8_t>& b) {
 TEST_CASE("all_finite finds every NaN and Inf, at any position, and nothing else") {
   using L = std::numeric_limits<float>;
   const float finite[] = {0.0f, -0.0f, 1.0f, -3.5f, L::max(), L::lowest(), L::min(), L::denorm_min(), -L::denorm_min()};
-  const float bad[] = {L::quiet_NaN(), -L::quiet_NaN(), L::signaling_NaN(), L::infinity(), -L::infinity(),
-                       std::bit_cast<float>(0x7FC00123u), std::bit_cast<float>(0xFF800001u)};
+  const float bad[] = {L::quiet_NaN(),
+                       -L::quiet_NaN(),
+                       L::signaling_NaN(),
+                       L::infinity(),
+                       -L::infinity(),
+                       std::bit_cast<float>(0x7FC00123u),
+                       std::bit_cast<float>(0xFF800001u)};
   std::vector<float> v(1000);
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = finite[i % std::size(finite)];
   CHECK(gradsync::all_finite(v));
@@ -150,26 +155,39 @@ TEST_CASE("checkpoint file layout is the documented one") {
   c.rng = {5};
   const std::vector<std::uint8_t> b = serialize_checkpoint(c, "layout");
   REQUIRE(b.size() == kHeaderBytes + 2 + 4 + 0 + 8 + 4);
-  const std::vector<std::uint8_t> header = {
-      'G', 'S', 'Y', 'N', 'C', 'K', 'P', 'T',  // magic
-      1,   0,   0,   0,                        // version
-      2,   0,   0,   0,                        // config bytes
-      3,   0,   0,   0,   0, 0, 0, 0,          // step
-      2,   0,   0,   0,   0, 0, 0, 0,          // epoch
-      1,   0,   0,   0,   0, 0, 0, 0,          // parameters
-      0,   0,   0,   0,   0, 0, 0, 0,          // optimizer values
-      1,   0,   0,   0};                       // RNG words
+  const std::vector<std::uint8_t> header = {'G', 'S', 'Y', 'N', 'C', 'K', 'P', 'T',  // magic
+                                            1,   0,   0,   0,                        // version
+                                            2,   0,   0,   0,                        // config bytes
+                                            3,   0,   0,   0,   0,   0,   0,   0,    // step
+                                            2,   0,   0,   0,   0,   0,   0,   0,    // epoch
+                                            1,   0,   0,   0,   0,   0,   0,   0,    // parameters
+                                            0,   0,   0,   0,   0,   0,   0,   0,    // optimizer values
+                                            1,   0,   0,   0};                       // RNG words
   CHECK(std::equal(header.begin(), header.end(), b.begin()));
   const auto header_crc = static_cast<std::uint32_t>(crc32(0, b.data(), static_cast<uInt>(kHeaderCrcAt)));
   const auto file_crc = static_cast<std::uint32_t>(crc32(0, b.data(), static_cast<uInt>(b.size() - 4)));
-  const std::vector<std::uint8_t> body = {
-      static_cast<std::uint8_t>(header_crc), static_cast<std::uint8_t>(header_crc >> 8),
-      static_cast<std::uint8_t>(header_crc >> 16), static_cast<std::uint8_t>(header_crc >> 24),
-      'a', 'b',                                 // config
-      0x00, 0x00, 0x80, 0x3F,                   // 1.0f
-      5, 0, 0, 0, 0, 0, 0, 0,                   // rng
-      static_cast<std::uint8_t>(file_crc), static_cast<std::uint8_t>(file_crc >> 8),
-      static_cast<std::uint8_t>(file_crc >> 16), static_cast<std::uint8_t>(file_crc >> 24)};
+  const std::vector<std::uint8_t> body = {static_cast<std::uint8_t>(header_crc),
+                                          static_cast<std::uint8_t>(header_crc >> 8),
+                                          static_cast<std::uint8_t>(header_crc >> 16),
+                                          static_cast<std::uint8_t>(header_crc >> 24),
+                                          'a',
+                                          'b',  // config
+                                          0x00,
+                                          0x00,
+                                          0x80,
+                                          0x3F,  // 1.0f
+                                          5,
+                                          0,
+                                          0,
+                                          0,
+                                          0,
+                                          0,
+                                          0,
+                                          0,  // rng
+                                          static_cast<std::uint8_t>(file_crc),
+                                          static_cast<std::uint8_t>(file_crc >> 8),
+                                          static_cast<std::uint8_t>(file_crc >> 16),
+                                          static_cast<std::uint8_t>(file_crc >> 24)};
   CHECK(std::equal(body.begin(), body.end(), b.begin() + kHeaderCrcAt));
   CHECK(parse_checkpoint(b, "layout") == c);
 }
@@ -205,8 +223,10 @@ TEST_CASE("checkpoint reader refuses a file cut at any offset as truncated") {
   int refused = 0;
   for (std::size_t cut = 0; cut < good.size(); ++cut) {
     const std::string e = parse_error(std::span(good).first(cut));
-    if (contains(e, "truncated") && contains(e, "mem.ckpt")) ++refused;
-    else FAIL_CHECK("cut at " << cut << " of " << good.size() << ": " << e);
+    if (contains(e, "truncated") && contains(e, "mem.ckpt"))
+      ++refused;
+    else
+      FAIL_CHECK("cut at " << cut << " of " << good.size() << ": " << e);
   }
   CHECK(refused == static_cast<int>(good.size()));
 
@@ -214,7 +234,8 @@ TEST_CASE("checkpoint reader refuses a file cut at any offset as truncated") {
   // end of the header, mid-payload, one byte short.
   const auto dir = test::temp_dir("ckpt-truncated", world_rank());
   const std::string path = (dir / "cut.ckpt").string();
-  for (std::size_t cut : {std::size_t{0}, std::size_t{5}, std::size_t{30}, kHeaderBytes, good.size() / 2, good.size() - 1}) {
+  for (std::size_t cut :
+       {std::size_t{0}, std::size_t{5}, std::size_t{30}, kHeaderBytes, good.size() / 2, good.size() - 1}) {
     spit(path, std::span(good).first(cut));
     const std::string e = error_of([&] { read_checkpoint(path); });
     CHECK_MESSAGE(contains(e, "truncated"), "cut at " << cut << ": " << e);
@@ -232,7 +253,7 @@ TEST_CASE("checkpoint reader refuses every single flipped byte") {
     std::vector<std::uint8_t> bad = good;
     bad[i] ^= 0x10;
     const std::string e = parse_error(bad);
-    const char* expected = i < kVersionAt ? "not a gradsync checkpoint"
+    const char* expected = i < kVersionAt       ? "not a gradsync checkpoint"
                            : i < kVersionAt + 4 ? "unsupported checkpoint version"
                                                 : "corrupted";
     CHECK_MESSAGE(contains(e, expected), "byte " << i << ": " << e);

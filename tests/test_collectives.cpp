@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -26,7 +26,7 @@ struct Case {
   std::string method;
   int servers = 1;
   bool server_contributes = false;
-  bool chunked = false;  // the method reads chunk_bytes: worth sweeping it
+  bool chunked = false;    // the method reads chunk_bytes: worth sweeping it
   int ranks_per_host = 0;  // two-level methods: hosts emulated as groups of this many consecutive ranks
   bool segmented = false;  // the method reads segment_bytes: worth running it cut into pieces too
 };
@@ -135,7 +135,8 @@ TEST_CASE("every method sums exactly: counts, chunk sizes, repeated calls, block
   const Comm world = Comm::world();
   const std::size_t p = static_cast<std::size_t>(world.size());
   for (const Case& c : all_methods(world.size())) {
-    for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{3}, p, p + 1, 64 * p - 1, 64 * p + 1, 1024 * p + 1}) {
+    for (std::size_t count :
+         {std::size_t{0}, std::size_t{1}, std::size_t{3}, p, p + 1, 64 * p - 1, 64 * p + 1, 1024 * p + 1}) {
       for (std::size_t chunk : chunks_for(c, {std::size_t{4}, std::size_t{1024}, kSharedMemoryChunkBytes})) {
         for (std::size_t segment : segments_for(c)) {
           for (Drive drive : kDrives) {
@@ -160,7 +161,7 @@ TEST_CASE("every method sums exactly for large counts (2^20 + 7 floats)") {
     for (std::size_t chunk : chunks_for(c, {std::size_t{1024}, kSharedMemoryChunkBytes})) {
       CAPTURE(c.method);
       CAPTURE(c.servers);
-        CAPTURE(c.server_contributes);
+      CAPTURE(c.server_contributes);
       CAPTURE(chunk);
       for (Drive drive : kDrives) CHECK(wrong_elements<float>(world, c, (std::size_t{1} << 20) + 7, chunk, drive) == 0);
     }
@@ -196,7 +197,7 @@ TEST_CASE("every method works on split sub-communicators of 1, 2 and 3 ranks") {
           CAPTURE(sub.size());
           CAPTURE(c.method);
           CAPTURE(c.servers);
-        CAPTURE(c.server_contributes);
+          CAPTURE(c.server_contributes);
           CAPTURE(count);
           for (std::size_t segment : segments_for(c)) {
             CAPTURE(segment);
@@ -227,7 +228,7 @@ TEST_CASE("ring and parameter server agree with MPI_Allreduce on random floats")
     for (std::size_t i = 0; i < count; ++i) worst = std::max(worst, double(std::fabs(data[i] - reference[i])));
     CAPTURE(c.method);
     CAPTURE(c.servers);
-        CAPTURE(c.server_contributes);
+    CAPTURE(c.server_contributes);
     CHECK(worst < 1e-5);
   }
 }
@@ -394,7 +395,8 @@ TEST_CASE("every method whose ranks all get the sum leaves the same bits on ever
         std::vector<float> data = mixed_floats(count, 17, comm.rank());
         allreduce->run(std::span<float>(data));
         std::vector<float> first = data;
-        check_mpi(MPI_Bcast(first.data(), static_cast<int>(count), MPI_FLOAT, 0, comm.native()), "MPI_Bcast", comm.rank());
+        check_mpi(MPI_Bcast(first.data(), static_cast<int>(count), MPI_FLOAT, 0, comm.native()), "MPI_Bcast",
+                  comm.rank());
         CAPTURE(comm.size());
         CAPTURE(m.name);
         CAPTURE(count);
@@ -422,8 +424,7 @@ TEST_CASE("rd and rhd add in one fixed tree: the same bits as each other and as 
       std::vector<float> expected(count);
       for (std::size_t i = 0; i < count; ++i) {
         std::vector<float> v(static_cast<std::size_t>(core));
-        for (int c = 0; c < core; ++c)
-          v[c] = c < extra ? input(2 * c, i) + input(2 * c + 1, i) : input(c + extra, i);
+        for (int c = 0; c < core; ++c) v[c] = c < extra ? input(2 * c, i) + input(2 * c + 1, i) : input(c + extra, i);
         for (int d = 1; d < core; d *= 2)
           for (int c = 0; c < core; c += 2 * d) v[c] = v[c] + v[c + d];
         expected[i] = v[0];

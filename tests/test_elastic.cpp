@@ -111,7 +111,8 @@ TEST_CASE("a manifest survives a round trip and any truncation or flipped byte i
   m.optimizer_count = 100;
   m.params_crc = 0xdeadbeef;
   m.optimizer_crc = 0x01234567;
-  m.pieces = {{0, 50, "piece-0-of-2.ckpt", 300, 0xabcdef01, true}, {50, 100, "piece-1-of-2.ckpt", 300, 0x10fedcba, false}};
+  m.pieces = {{0, 50, "piece-0-of-2.ckpt", 300, 0xabcdef01, true},
+              {50, 100, "piece-1-of-2.ckpt", 300, 0x10fedcba, false}};
   const std::string text = serialize_manifest(m);
   CHECK(parse_manifest(text, "m") == m);
   for (std::size_t cut = 0; cut < text.size(); ++cut) {
@@ -141,7 +142,7 @@ TEST_CASE("ring checkpoints land on two hosts; a damaged, torn or lost replica l
       CHECK(fs::exists(hosts.dir(h) / last / "piece-0-of-1.ckpt") == (h < 2));
       CHECK(fs::exists(hosts.dir(h) / last / manifest_file_name(h)) == (h < 2));
     }
-    CHECK(fs::exists(hosts.dir(0) / before));      // the set before the newest is kept
+    CHECK(fs::exists(hosts.dir(0) / before));            // the set before the newest is kept
     CHECK(!fs::exists(hosts.dir(0) / set_dir_name(3)));  // and older ones are pruned
   }
   world.barrier();

@@ -30,7 +30,8 @@ std::vector<std::uint8_t> idx_bytes(std::uint8_t type, std::vector<std::uint32_t
 }
 
 void write(const std::filesystem::path& p, const std::vector<std::uint8_t>& bytes) {
-  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(p, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
 std::string error_of(const std::filesystem::path& p, std::uint32_t ndims) {

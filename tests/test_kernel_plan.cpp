@@ -1,8 +1,8 @@
 // The kernel plan: every set computes the model's GEMMs correctly, plans survive their text form, a user's
 // BLIS_ARCH_TYPE wins, every rank runs rank 0's plan, and a data-parallel run on a plan that mixes kernel sets
 // keeps its replicas bit-identical and equal to serial SGD.
-#include <doctest/doctest.h>
 #include <blis.h>
+#include <doctest/doctest.h>
 
 #include <fmt/format.h>
 
@@ -18,10 +18,10 @@
 #include "model/gemm.hpp"
 #include "model/kernel_plan.hpp"
 #include "model/mlp.hpp"
+#include "model/sgd.hpp"
 #include "model/synthetic.hpp"
 #include "test_support.hpp"
 #include "trainers/kernel_plan_mpi.hpp"
-#include "model/sgd.hpp"
 #include "trainers/synchronizer.hpp"
 #include "trainers/trainer.hpp"
 
@@ -71,12 +71,13 @@ TEST_CASE("every kernel set this CPU runs computes the model's GEMMs to float ac
     for (std::size_t i = 0; i < g.m; ++i)
       for (std::size_t p = 0; p < g.k; ++p) {
         const double aip = g.transpose_a ? a[p * lda + i] : a[i * lda + p];
-        for (std::size_t j = 0; j < g.n; ++j) want[i * g.n + j] += aip * (g.transpose_b ? b[j * ldb + p] : b[p * ldb + j]);
+        for (std::size_t j = 0; j < g.n; ++j)
+          want[i * g.n + j] += aip * (g.transpose_b ? b[j * ldb + p] : b[p * ldb + j]);
       }
     for (const std::string& set : sets) {
       std::vector<float> c(g.m * g.n, 1.0f);
-      gemm_in_row_blocks(g.transpose_a ? Op::T : Op::N, g.transpose_b ? Op::T : Op::N, g.m, g.n, g.k, 1.0f, a.data(),
-                         lda, b.data(), ldb, 0.0f, c.data(), g.n, kernel_set_context(set), [] {});
+      gemm_in_row_blocks(g.transpose_a ? Op::T : Op::N, g.transpose_b ? Op::T : Op::N, g.m, g.n, g.k, 1.0f, a.data(), lda,
+                         b.data(), ldb, 0.0f, c.data(), g.n, kernel_set_context(set), [] {});
       double worst = 0;
       for (std::size_t i = 0; i < c.size(); ++i) worst = std::max(worst, std::fabs(c[i] - want[i]));
       CAPTURE(set);
@@ -130,7 +131,9 @@ TEST_CASE("a plan naming a kernel set this machine cannot run is refused, and th
   CHECK(installed_kernel_plan().to_text() == before);
 }
 
-TEST_CASE("without per-call contexts (BLIS's shared library) every shape runs on the process's kernels, and the plan says why") {
+TEST_CASE(
+    "without per-call contexts (BLIS's shared library) every shape runs on the process's kernels, and the plan says "
+    "why") {
   RestorePlan restore;
   const BlisConfig& blis = configured_blis();
   if (per_call_contexts_available()) {
@@ -192,7 +195,7 @@ TEST_CASE("a run on a plan that mixes kernel sets keeps its replicas bit-identic
   const std::size_t workers = static_cast<std::size_t>(world.size());
   std::vector<GemmShape> shapes = model.planned_gemms(c.batch);
   for (const GemmShape& g : model.planned_gemms(c.batch * workers)) shapes.push_back(g);  // the serial reference's
-  install_kernel_plan(cycling_plan(shapes, sets, 0), sets);  // the same plan on every rank
+  install_kernel_plan(cycling_plan(shapes, sets, 0), sets);                               // the same plan on every rank
   std::set<std::string> used;
   for (const PlannedGemm& g : installed_kernel_plan().gemms) used.insert(g.kernels);
   CHECK(used.size() >= 2);
@@ -207,8 +210,9 @@ TEST_CASE("a run on a plan that mixes kernel sets keeps its replicas bit-identic
   std::vector<std::uint32_t> rows(c.batch);
   for (long s = 0; s < c.iterations_per_epoch; ++s) {
     for (std::size_t j = 0; j < c.batch; ++j)
-      rows[j] = static_cast<std::uint32_t>((static_cast<std::size_t>(s) * workers * c.batch +
-                                            static_cast<std::size_t>(world.rank()) * c.batch + j) % data.train.rows);
+      rows[j] = static_cast<std::uint32_t>(
+          (static_cast<std::size_t>(s) * workers * c.batch + static_cast<std::size_t>(world.rank()) * c.batch + j) %
+          data.train.rows);
     gather_batch(data.train, rows, batch);
     model.loss_and_gradient(params, batch, grads, ws, sync->observer(grads));
     sync->step(params, grads);

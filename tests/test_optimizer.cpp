@@ -52,7 +52,7 @@ TEST_CASE("SGD by hand: one step of each branch, with numbers") {
   CHECK(p[0] == doctest::Approx(1.8));
   CHECK(p[1] == doctest::Approx(-3.6));
   CHECK(decay.state().empty());  // no momentum, no state to checkpoint
-  decay.step(p, g, 2.0f);  // 1.8 - 0.1 * (1 + 0.9), -3.6 - 0.1 * (-2 - 1.8)
+  decay.step(p, g, 2.0f);        // 1.8 - 0.1 * (1 + 0.9), -3.6 - 0.1 * (-2 - 1.8)
   CHECK(p[0] == doctest::Approx(1.61));
   CHECK(p[1] == doctest::Approx(-3.22));
 

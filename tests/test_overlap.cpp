@@ -167,6 +167,6 @@ TEST_CASE("an observed pass computes the unobserved pass's bits, with progress p
   CHECK(a == b);
   CHECK(plain == observed);
   CHECK(counter.descending);
-  CHECK(counter.ready_from == 0);      // the whole gradient was reported
-  CHECK(counter.calls > 3);            // more progress points than the 3 between whole kernels
+  CHECK(counter.ready_from == 0);  // the whole gradient was reported
+  CHECK(counter.calls > 3);        // more progress points than the 3 between whole kernels
 }

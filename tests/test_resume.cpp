@@ -155,11 +155,9 @@ TEST_CASE("resume accepts a run that changes only epochs, learning rate, weight 
   const TrainTest data = blobs();
   const auto dir = test::temp_dir("resume-allowed", Comm::world().rank());
   const TrainConfig written = base("serial", dir.string());
-  for (const std::function<void(TrainConfig&)>& change :
-       std::vector<std::function<void(TrainConfig&)>>{[](TrainConfig& c) { c.epochs = 3; },
-                                                      [](TrainConfig& c) { c.sgd.lr = 0.05f; },
-                                                      [](TrainConfig& c) { c.sgd.weight_decay = 0.01f; },
-                                                      [](TrainConfig& c) { c.iterations_per_epoch = 5; }}) {
+  for (const std::function<void(TrainConfig&)>& change : std::vector<std::function<void(TrainConfig&)>>{
+           [](TrainConfig& c) { c.epochs = 3; }, [](TrainConfig& c) { c.sgd.lr = 0.05f; },
+           [](TrainConfig& c) { c.sgd.weight_decay = 0.01f; }, [](TrainConfig& c) { c.iterations_per_epoch = 5; }}) {
     train(written, data, self);  // a fresh one-epoch checkpoint each time
     TrainConfig c = written;
     c.resume = true;

@@ -31,11 +31,11 @@ struct PsRun {
 };
 
 struct Observed {
-  long max_gap = 0;          // over every worker and step: own clock - slowest clock when released
+  long max_gap = 0;  // over every worker and step: own clock - slowest clock when released
   long min_gap = 0;
-  bool lockstep = true;      // every clock equal to the pulling worker's after every step
-  bool own_clock_ok = true;  // a worker's k-th reply always includes its own k gradients
-  EpochWork server;          // server 0's own statistics
+  bool lockstep = true;            // every clock equal to the pulling worker's after every step
+  bool own_clock_ok = true;        // a worker's k-th reply always includes its own k gradients
+  EpochWork server;                // server 0's own statistics
   std::vector<float> final_model;  // server 0: the master copy after the run
 };
 
@@ -182,7 +182,8 @@ TEST_CASE("the server applies each gradient with the documented scale: 1/W for g
     gradient[i] = 0.125f * static_cast<float>(i) - 0.3f;
   }
   for (const std::string mode : {"asp", "ssp", "bsp"}) {
-    for (const SgdOptions sgd : {SgdOptions{0.1f, 0.0f, 0.05f}, SgdOptions{0.1f, 0.9f, 0.05f}, SgdOptions{0.1f, 0.5f, 0.0f}}) {
+    for (const SgdOptions sgd :
+         {SgdOptions{0.1f, 0.0f, 0.05f}, SgdOptions{0.1f, 0.9f, 0.05f}, SgdOptions{0.1f, 0.5f, 0.0f}}) {
       CAPTURE(mode);
       CAPTURE(sgd.momentum);
       CAPTURE(sgd.weight_decay);

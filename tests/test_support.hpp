@@ -1,11 +1,11 @@
 #pragma once
 // Helpers shared by the test files.
+#include <unistd.h>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <span>
 #include <string>
-#include <unistd.h>
 
 namespace gradsync::test {
 
@@ -28,8 +28,8 @@ inline double relative_difference(std::span<const float> a, std::span<const floa
 
 // A fresh, empty temporary directory unique to this rank and test.
 inline std::filesystem::path temp_dir(const std::string& name, int rank) {
-  auto dir = std::filesystem::temp_directory_path() / ("gradsync-test-" + name + "-" + std::to_string(rank) + "-" +
-                                                       std::to_string(::getpid()));
+  auto dir = std::filesystem::temp_directory_path() /
+             ("gradsync-test-" + name + "-" + std::to_string(rank) + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

@@ -226,7 +226,8 @@ TEST_CASE("rd swaps the whole buffer with core rank c ^ 2^k in step k, with one 
             for (int mask = 1; mask < f.core; mask <<= 1) from.push_back(rank_of_core(f, f.core_rank ^ mask));
         }
         CHECK(o.rec.receives.size() == from.size());
-        for (std::size_t k = 0; k < std::min(from.size(), o.rec.receives.size()); ++k) CHECK(o.rec.receives[k].peer == world_of(comm, from[k]));
+        for (std::size_t k = 0; k < std::min(from.size(), o.rec.receives.size()); ++k)
+          CHECK(o.rec.receives[k].peer == world_of(comm, from[k]));
         CHECK(o.rec.collectives.size() == (check && p > 1 ? 1u : 0u));
         CHECK(agreement_checks(o.rec) == o.rec.collectives.size());
       }
@@ -288,7 +289,8 @@ TEST_CASE("rhd sends halving windows to c ^ 2^k, then doubling ones back in reve
       CHECK(scattered + own == count);
       std::size_t received_in_gather = 0;
       for (int k = 0; k < steps; ++k)
-        received_in_gather += o.rec.receives[static_cast<std::size_t>(steps + k) + (f.partner >= 0 ? 1 : 0)].bytes / sizeof(float);
+        received_in_gather +=
+            o.rec.receives[static_cast<std::size_t>(steps + k) + (f.partner >= 0 ? 1 : 0)].bytes / sizeof(float);
       CHECK(received_in_gather + own == count);
       const double ideal = 2.0 * (f.core - 1) * static_cast<double>(count) / f.core;
       CHECK(std::abs(static_cast<double>(scattered + gathered) - ideal) <= 2.0 * steps * f.core);

@@ -15,9 +15,7 @@ namespace {
 
 constexpr long kEquivalenceSteps = 24;
 
-TrainTest blobs() {
-  return {make_blobs(1024, 20, 4, 0.3f, 17, 0), make_blobs(256, 20, 4, 0.3f, 17, 1)};
-}
+TrainTest blobs() { return {make_blobs(1024, 20, 4, 0.3f, 17, 0), make_blobs(256, 20, 4, 0.3f, 17, 1)}; }
 
 TrainConfig small_mlp(const std::string& sync, std::size_t batch) {
   TrainConfig c;
@@ -210,7 +208,8 @@ TEST_CASE("a resumed run reports the throughput of the epochs it trained, not of
   CHECK(resumed.steps == kEquivalenceSteps);  // one epoch left after the checkpoint of epoch 3
   REQUIRE(resumed.wall_s > 0);
   // images/s times the run's own training time gives back the images of the epochs it trained.
-  CHECK(resumed.images_per_s * resumed.wall_s == doctest::Approx(static_cast<double>(kEquivalenceSteps * 8)).epsilon(1e-9));
+  CHECK(resumed.images_per_s * resumed.wall_s ==
+        doctest::Approx(static_cast<double>(kEquivalenceSteps * 8)).epsilon(1e-9));
   std::filesystem::remove_all(c.checkpoint_dir);
 }
 

@@ -50,8 +50,8 @@ void agree_on_errors(const std::string& mine, const Comm& world) {
   check_mpi(MPI_Bcast(&length, 1, MPI_INT64_T, failing, world.native()), "MPI_Bcast (checkpoint)", world.rank());
   std::string text = mine;
   text.resize(static_cast<std::size_t>(length));
-  check_mpi(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, failing, world.native()),
-            "MPI_Bcast (checkpoint)", world.rank());
+  check_mpi(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, failing, world.native()), "MPI_Bcast (checkpoint)",
+            world.rank());
   throw CheckpointError(text);
 }
 
@@ -81,7 +81,9 @@ Checkpoint read_piece(const fs::path& path, const Manifest& m, std::size_t k) {
   const std::vector<std::uint8_t> bytes = slurp(path);
   Checkpoint c = parse_checkpoint(bytes, path.string());  // its own header and file CRCs
   const ManifestPiece& p = m.pieces[k];
-  const auto refuse = [&](const std::string& what) { return CheckpointError(fmt::format("{}: {}", path.string(), what)); };
+  const auto refuse = [&](const std::string& what) {
+    return CheckpointError(fmt::format("{}: {}", path.string(), what));
+  };
   if (stored_file_crc(bytes) != p.crc || bytes.size() != p.bytes)
     throw refuse(fmt::format("not the piece its manifest names (crc {:08x}, {} bytes; manifest: {:08x}, {} bytes)",
                              stored_file_crc(bytes), bytes.size(), p.crc, p.bytes));
@@ -103,8 +105,9 @@ CheckpointWriter::CheckpointWriter(const TrainConfig& config, const Comm& world,
     try {
       std::error_code ec;
       fs::create_directories(dir_, ec);
-      if (ec) throw CheckpointError(fmt::format("--checkpoint {}: cannot create the directory on host {}: {}", dir_,
-                                                this_host_name(), ec.message()));
+      if (ec)
+        throw CheckpointError(fmt::format("--checkpoint {}: cannot create the directory on host {}: {}", dir_,
+                                          this_host_name(), ec.message()));
       const fs::path probe = fs::path(dir_) / ".gradsync-write-test";
       const std::uint8_t byte = 0;
       write_file_atomically(probe.string(), {&byte, 1});
@@ -119,8 +122,10 @@ CheckpointWriter::CheckpointWriter(const TrainConfig& config, const Comm& world,
   }
   agree_on_errors(error, world_);
   if (world_.rank() == 0 && !config_.quiet && hosts_.hosts() < config_.checkpoint_replicas)
-    fmt::print(stderr, "train: note: {} host(s) in this run, fewer than --checkpoint-replicas {}: each checkpoint is "
-               "written on {} host(s)\n", hosts_.hosts(), config_.checkpoint_replicas, hosts_.hosts());
+    fmt::print(stderr,
+               "train: note: {} host(s) in this run, fewer than --checkpoint-replicas {}: each checkpoint is "
+               "written on {} host(s)\n",
+               hosts_.hosts(), config_.checkpoint_replicas, hosts_.hosts());
 }
 
 Manifest CheckpointWriter::write(const CheckpointProgress& progress, std::span<const float> params,
@@ -171,9 +176,9 @@ Manifest CheckpointWriter::write(const CheckpointProgress& progress, std::span<c
                   "MPI_Irecv (checkpoint piece from its owner)", me);
         if (with_optimizer) {
           requests.emplace_back();
-          check_mpi(MPI_Irecv(h.optimizer.data(), n, MPI_FLOAT, owner, kTagPieceOptimizer, world_.native(),
-                              &requests.back()),
-                    "MPI_Irecv (checkpoint piece from its owner)", me);
+          check_mpi(
+              MPI_Irecv(h.optimizer.data(), n, MPI_FLOAT, owner, kTagPieceOptimizer, world_.native(), &requests.back()),
+              "MPI_Irecv (checkpoint piece from its owner)", me);
         }
       }
     }
@@ -201,8 +206,8 @@ Manifest CheckpointWriter::write(const CheckpointProgress& progress, std::span<c
     c.epoch = progress.next_epoch;
     c.rng = {config_.seed, h.range.begin, h.range.end, layout_.parameter_count};
     files[i] = serialize_checkpoint(c, piece_file_name(h.k, pieces));
-    const std::int64_t values[kFields] = {crc32_floats(h.params), crc32_floats(h.optimizer),
-                                          stored_file_crc(files[i]), static_cast<std::int64_t>(files[i].size()),
+    const std::int64_t values[kFields] = {crc32_floats(h.params), crc32_floats(h.optimizer), stored_file_crc(files[i]),
+                                          static_cast<std::int64_t>(files[i].size()),
                                           all_finite(h.params) && all_finite(h.optimizer) ? 0 : 1};
     for (std::size_t f = 0; f < kFields; ++f) {
       agreed[h.k * 2 * kFields + f] = values[f];
@@ -231,17 +236,23 @@ Manifest CheckpointWriter::write(const CheckpointProgress& progress, std::span<c
     const std::int64_t* neg = max + kFields;
     for (std::size_t f = 0; f < kFields; ++f)
       if (max[f] != -neg[f])
-        throw CheckpointError(fmt::format("checkpoint at step {} not written: the holders of piece {} of {} hold "
-                                          "different bits (replicas that should be identical are not); the previous "
-                                          "checkpoint is kept", progress.step, k, pieces));
+        throw CheckpointError(
+            fmt::format("checkpoint at step {} not written: the holders of piece {} of {} hold "
+                        "different bits (replicas that should be identical are not); the previous "
+                        "checkpoint is kept",
+                        progress.step, k, pieces));
     if (max[4] != 0)
-      throw CheckpointError(fmt::format("checkpoint at step {} not written: piece {} of {} holds NaN or Inf; the "
-                                        "previous checkpoint is kept", progress.step, k, pieces));
+      throw CheckpointError(
+          fmt::format("checkpoint at step {} not written: piece {} of {} holds NaN or Inf; the "
+                      "previous checkpoint is kept",
+                      progress.step, k, pieces));
     const ElementRange range = partition(layout_.parameter_count, pieces, k);
     const std::uint64_t floats = range.size() * sizeof(float);
-    m.params_crc = k == 0 ? static_cast<std::uint32_t>(max[0]) : crc32_concat(m.params_crc, static_cast<std::uint32_t>(max[0]), floats);
-    m.optimizer_crc = k == 0 ? static_cast<std::uint32_t>(max[1])
-                             : crc32_concat(m.optimizer_crc, static_cast<std::uint32_t>(max[1]), with_optimizer ? floats : 0);
+    m.params_crc = k == 0 ? static_cast<std::uint32_t>(max[0])
+                          : crc32_concat(m.params_crc, static_cast<std::uint32_t>(max[0]), floats);
+    m.optimizer_crc =
+        k == 0 ? static_cast<std::uint32_t>(max[1])
+               : crc32_concat(m.optimizer_crc, static_cast<std::uint32_t>(max[1]), with_optimizer ? floats : 0);
     m.pieces.push_back({range.begin, range.end, piece_file_name(k, pieces), static_cast<std::uint64_t>(max[3]),
                         static_cast<std::uint32_t>(max[2]), false});
   }
@@ -261,7 +272,8 @@ Manifest CheckpointWriter::write(const CheckpointProgress& progress, std::span<c
       write_file_atomically((set / manifest_file_name(me)).string(),
                             {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
     } catch (const std::exception& e) {
-      error = fmt::format("checkpoint at step {} on host {} (rank {}): {}", progress.step, this_host_name(), me, e.what());
+      error =
+          fmt::format("checkpoint at step {} on host {} (rank {}): {}", progress.step, this_host_name(), me, e.what());
     }
   }
   {
@@ -285,8 +297,10 @@ void CheckpointWriter::prune() {
     bool has_manifest = false;
     for (const fs::directory_entry& f : fs::directory_iterator(path, ec))
       has_manifest |= f.path().filename().string().rfind("manifest-r", 0) == 0;
-    if (committed >= kKeptSets) fs::remove_all(path, ec);
-    else if (has_manifest) ++committed;
+    if (committed >= kKeptSets)
+      fs::remove_all(path, ec);
+    else if (has_manifest)
+      ++committed;
   }
 }
 
@@ -310,7 +324,8 @@ std::string inventory(const std::string& dir, int rank) {
     for (const fs::directory_entry& f : fs::directory_iterator(e.path(), ec))
       if (f.path().filename().string().rfind("manifest-r", 0) == 0) manifests.push_back(f.path());
     if (manifests.empty()) {
-      out += fmt::format("P {} {}:{}: no manifest: torn (the pieces were never committed)\n", step, host, e.path().string());
+      out +=
+          fmt::format("P {} {}:{}: no manifest: torn (the pieces were never committed)\n", step, host, e.path().string());
       continue;
     }
     for (const fs::path& mp : manifests) {
@@ -322,7 +337,8 @@ std::string inventory(const std::string& dir, int rank) {
         continue;
       }
       if (m.step != step) {
-        out += fmt::format("P {} {}:{}: manifest of step {} in the set of step {}\n", step, host, mp.string(), m.step, step);
+        out +=
+            fmt::format("P {} {}:{}: manifest of step {} in the set of step {}\n", step, host, mp.string(), m.step, step);
         continue;
       }
       std::string text = serialize_manifest(m);
@@ -352,9 +368,9 @@ std::string gather_text(const std::string& mine, const Comm& world) {
   std::vector<int> offsets(lengths.size(), 0);
   for (std::size_t i = 1; i < lengths.size(); ++i) offsets[i] = offsets[i - 1] + lengths[i - 1];
   std::string all(world.rank() == 0 ? static_cast<std::size_t>(offsets.back() + lengths.back()) : 0, '\0');
-  check_mpi(MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0,
-                        world.native()),
-            "MPI_Gatherv (inventory)", world.rank());
+  check_mpi(
+      MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, world.native()),
+      "MPI_Gatherv (inventory)", world.rank());
   return all;
 }
 
@@ -417,10 +433,11 @@ Choice choose(const std::string& all, const TrainConfig& config, const HostMap& 
     Choice c{step, ref, ours->first, {}, {}};
     for (std::size_t k = 0; k < ref.pieces.size(); ++k) {
       const auto& copies = valid[{step, k}];
-      const auto good = std::find_if(copies.begin(), copies.end(), [&](const auto& v) { return v.first == ref.pieces[k].crc; });
+      const auto good =
+          std::find_if(copies.begin(), copies.end(), [&](const auto& v) { return v.first == ref.pieces[k].crc; });
       if (good == copies.end()) {
-        problems[step].push_back(fmt::format("piece {} of {} ({}): no valid copy on the hosts left", k,
-                                             ref.pieces.size(), ref.pieces[k].file));
+        problems[step].push_back(fmt::format("piece {} of {} ({}): no valid copy on the hosts left", k, ref.pieces.size(),
+                                             ref.pieces[k].file));
         break;
       }
       c.sources.push_back(good->second);
@@ -458,13 +475,15 @@ std::string compatible(const Choice& c, const TrainConfig& config, std::size_t p
     return fmt::format("{}: optimizer state holds {} values, this run needs {}", c.manifest_at, m.optimizer_count, state);
   const std::uint64_t global = m.batch * static_cast<std::uint64_t>(m.workers);
   if (config.global_batch > 0 && config.global_batch != global)
-    return fmt::format("{}: --global-batch {}, but the checkpoint's run had a global batch of {} ({} per worker on {} "
-                       "workers); use --global-batch {}", c.manifest_at, config.global_batch, global, m.batch,
-                       m.workers, global);
+    return fmt::format(
+        "{}: --global-batch {}, but the checkpoint's run had a global batch of {} ({} per worker on {} "
+        "workers); use --global-batch {}",
+        c.manifest_at, config.global_batch, global, m.batch, m.workers, global);
   if (config.global_batch == 0 && config.batch != m.batch)
-    return fmt::format("{}: --batch {}, but the checkpoint's run had batch={} per worker ({} workers); use --batch {}, "
-                       "or --global-batch {} to keep its global batch", c.manifest_at, config.batch, m.batch,
-                       m.workers, m.batch, global);
+    return fmt::format(
+        "{}: --batch {}, but the checkpoint's run had batch={} per worker ({} workers); use --batch {}, "
+        "or --global-batch {} to keep its global batch",
+        c.manifest_at, config.batch, m.batch, m.workers, m.batch, global);
   if (m.next_epoch >= config.epochs)
     return fmt::format("{}: already trained {} epoch(s); ask for more with --epochs (now {})", c.manifest_at,
                        m.next_epoch, config.epochs);
@@ -542,7 +561,8 @@ ResumePoint load_newest_checkpoint(const TrainConfig& config, const Comm& world,
         world.send(&status, 1, MPI_INT, 0, kTagResumeStatus);
         if (status) {
           world.send(c.params.data(), static_cast<std::size_t>(n), MPI_FLOAT, 0, kTagResumeParams);
-          if (m.optimizer_count) world.send(c.optimizer_state.data(), static_cast<std::size_t>(n), MPI_FLOAT, 0, kTagResumeOptimizer);
+          if (m.optimizer_count)
+            world.send(c.optimizer_state.data(), static_cast<std::size_t>(n), MPI_FLOAT, 0, kTagResumeOptimizer);
         }
       }
     } else if (me == 0) {
@@ -555,15 +575,17 @@ ResumePoint load_newest_checkpoint(const TrainConfig& config, const Comm& world,
       }
       world.recv(point.params.data() + p.begin, static_cast<std::size_t>(n), MPI_FLOAT, source, kTagResumeParams);
       if (m.optimizer_count)
-        world.recv(point.optimizer_state.data() + p.begin, static_cast<std::size_t>(n), MPI_FLOAT, source, kTagResumeOptimizer);
+        world.recv(point.optimizer_state.data() + p.begin, static_cast<std::size_t>(n), MPI_FLOAT, source,
+                   kTagResumeOptimizer);
     }
   }
   if (me == 0 && my_error.empty()) {
     const std::uint32_t params_crc = crc32_floats(point.params), optimizer_crc = crc32_floats(point.optimizer_state);
     if (params_crc != m.params_crc || optimizer_crc != m.optimizer_crc)
-      my_error = fmt::format("{}: the pieces put together do not give the state the manifest names (params crc {:08x}, "
-                             "manifest {:08x}; optimizer {:08x}, manifest {:08x})", parts[1], params_crc, m.params_crc,
-                             optimizer_crc, m.optimizer_crc);
+      my_error = fmt::format(
+          "{}: the pieces put together do not give the state the manifest names (params crc {:08x}, "
+          "manifest {:08x}; optimizer {:08x}, manifest {:08x})",
+          parts[1], params_crc, m.params_crc, optimizer_crc, m.optimizer_crc);
   }
   agree_on_errors(my_error, world);
   for (std::vector<float>* v : {&point.params, &point.optimizer_state})

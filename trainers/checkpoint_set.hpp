@@ -18,14 +18,14 @@ struct StateLayout {
   std::size_t parameter_count = 0;
   std::size_t optimizer_count = 0;  // 0 (plain SGD) or parameter_count
   bool sharded = false;
-  int servers = 0;                  // sharded: shards, owned by ranks 0..servers-1
+  int servers = 0;  // sharded: shards, owned by ranks 0..servers-1
   int ranks = 1, workers = 1;
-  std::size_t batch = 0;            // per worker
+  std::size_t batch = 0;  // per worker
   std::size_t pieces() const { return sharded ? static_cast<std::size_t>(servers) : 1; }
 };
 
 struct CheckpointProgress {
-  std::int64_t step = 0;            // global steps done
+  std::int64_t step = 0;  // global steps done
   std::int64_t next_epoch = 0;
   std::int64_t epoch_examples = 0;  // positions of next_epoch's permutation trained
 };

@@ -37,12 +37,12 @@ std::int64_t step_of_set_dir(const std::string& name);
 struct ResumePoint {
   std::vector<float> params;
   std::vector<float> optimizer_state;
-  int next_epoch = 0;                // first epoch still to train (0-based)
-  std::int64_t steps_done = 0;       // global steps
-  std::int64_t epoch_examples = 0;   // positions of next_epoch's permutation already trained
-  Manifest manifest;                 // of the set resumed: the writing run's shape and the state's digests
-  std::string sources;               // where each piece came from, "piece k: host:path", for the log
-  std::string skipped;               // rank 0: files of sets as new as this one that were unusable, and why
+  int next_epoch = 0;               // first epoch still to train (0-based)
+  std::int64_t steps_done = 0;      // global steps
+  std::int64_t epoch_examples = 0;  // positions of next_epoch's permutation already trained
+  Manifest manifest;                // of the set resumed: the writing run's shape and the state's digests
+  std::string sources;              // where each piece came from, "piece k: host:path", for the log
+  std::string skipped;              // rank 0: files of sets as new as this one that were unusable, and why
 };
 
 // True if every value is finite. Vectorizes: x - x is 0 for finite x and NaN for NaN or Inf.

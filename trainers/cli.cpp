@@ -34,16 +34,17 @@ std::vector<std::size_t> parse_widths(const std::string& text) {
 
 CliOutcome parse_train_cli(int argc, char** argv) {
   TrainConfig c;
-  CLI::App app{"gradsync train: data-parallel SGD on MNIST with a pluggable gradient synchronization.\n"
-               "Run under mpirun for ring, mpi and ps; e.g. mpirun -n 2 build/bin/train --sync ring --model mlp"};
+  CLI::App app{
+      "gradsync train: data-parallel SGD on MNIST with a pluggable gradient synchronization.\n"
+      "Run under mpirun for ring, mpi and ps; e.g. mpirun -n 2 build/bin/train --sync ring --model mlp"};
   std::string hidden = "128", iterations = "full", straggler;
   long batch = static_cast<long>(c.batch), chunk = static_cast<long>(c.chunk_bytes);
   std::uint64_t seed = c.seed;
-  app.add_option("--sync", c.sync,
-                 fmt::format("serial | ps (the parameter-server trainer) | an allreduce: {} (bench_allreduce "
-                             "--list-methods says what each is)",
-                             allreduce_method_names([](const AllreduceMethod& m) { return m.every_rank_gets_sum(); },
-                                                    " | ")))
+  app.add_option(
+         "--sync", c.sync,
+         fmt::format("serial | ps (the parameter-server trainer) | an allreduce: {} (bench_allreduce "
+                     "--list-methods says what each is)",
+                     allreduce_method_names([](const AllreduceMethod& m) { return m.every_rank_gets_sum(); }, " | ")))
       ->capture_default_str();
   app.add_option("--model", c.model, "softmax | mlp")->capture_default_str();
   app.add_option("--hidden", hidden, "mlp hidden widths, comma-separated (e.g. 256,128)")->capture_default_str();
@@ -60,8 +61,9 @@ CliOutcome parse_train_cli(int argc, char** argv) {
                  "constant total work, so runs on any np do equal work; or a count")
       ->capture_default_str();
   app.add_option("--average-every", c.average_every, "local SGD: average the models every H steps (ring/mpi)");
-  app.add_option("--chunk-bytes", chunk,
-                 "ring allreduce message size in bytes (default: 1 MiB when all ranks share a node, 16 MiB across hosts)");
+  app.add_option(
+      "--chunk-bytes", chunk,
+      "ring allreduce message size in bytes (default: 1 MiB when all ranks share a node, 16 MiB across hosts)");
   long bucket_kib = static_cast<long>(c.bucket_bytes >> 10);
   int pipeline = 0;
   app.add_flag("--buckets", c.buckets,
@@ -90,7 +92,9 @@ CliOutcome parse_train_cli(int argc, char** argv) {
   app.add_option("--checkpoint", c.checkpoint_dir,
                  "this host's checkpoint directory (a local disk; \"%h\" is replaced by the host's name, or by "
                  "$GRADSYNC_HOST when set). Each checkpoint is written on --checkpoint-replicas hosts");
-  app.add_option("--checkpoint-every", c.checkpoint_every, "epochs between epoch-end checkpoints (0: only after the last epoch)")->capture_default_str();
+  app.add_option("--checkpoint-every", c.checkpoint_every,
+                 "epochs between epoch-end checkpoints (0: only after the last epoch)")
+      ->capture_default_str();
   app.add_option("--checkpoint-steps", c.checkpoint_steps,
                  "global steps between checkpoints (0: only at epoch ends, see --checkpoint-every); default: "
                  "--checkpoint-seconds");
@@ -99,8 +103,8 @@ CliOutcome parse_train_cli(int argc, char** argv) {
                  "--checkpoint-steps instead for checkpoints at the same steps in every run (--pipeline and asp/ssp "
                  "synchronize at each checkpoint)")
       ->capture_default_str();
-  app.add_option("--checkpoint-replicas", c.checkpoint_replicas,
-                 "hosts that hold a complete copy of every checkpoint")->capture_default_str();
+  app.add_option("--checkpoint-replicas", c.checkpoint_replicas, "hosts that hold a complete copy of every checkpoint")
+      ->capture_default_str();
   app.add_flag("--resume", c.resume,
                "continue from the newest complete checkpoint found in the hosts' --checkpoint directories (on any "
                "number of ranks)");

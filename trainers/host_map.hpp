@@ -31,7 +31,7 @@ class HostMap {
 
  private:
   void index(const std::vector<std::string>& hosts_of_ranks);
-  std::vector<std::string> names_;   // hosts in order of their lowest rank
+  std::vector<std::string> names_;  // hosts in order of their lowest rank
   std::vector<int> host_of_rank_, leaders_;
 };
 

@@ -101,8 +101,7 @@ class BucketedAllreduce final : public Synchronizer, public PassObserver {
 class PipelinedAllreduce final : public Synchronizer, public PassObserver {
  public:
   PipelinedAllreduce(const TrainConfig& config, const Comm& workers, Sgd& sgd)
-      : sgd_(sgd), inv_workers_(1.0f / static_cast<float>(workers.size())),
-        engine_(parse_progress(config.progress), 1),
+      : sgd_(sgd), inv_workers_(1.0f / static_cast<float>(workers.size())), engine_(parse_progress(config.progress), 1),
         job_(make_allreduce(config.sync, workers, options_of(config))) {}
 
   int gradient_buffers() const override { return 2; }

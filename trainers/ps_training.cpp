@@ -19,7 +19,6 @@ constexpr int kTagPushGradient = 0x70;
 constexpr int kTagPullParams = 0x71;
 constexpr int kTagGatherModel = 0x72;
 
-
 class PsWorker final : public Synchronizer {
  public:
   PsWorker(Comm world, PsLayout layout)
@@ -33,9 +32,9 @@ class PsWorker final : public Synchronizer {
       const int n = world_.to_int_count(key.size(), "MPI_Isend");
       check_mpi(MPI_Irecv(params.data() + key.begin, n, MPI_FLOAT, s, kTagPullParams, world_.native(), &requests_[2 * s]),
                 "MPI_Irecv (ps pull)", me);
-      check_mpi(MPI_Isend(grads.data() + key.begin, n, MPI_FLOAT, s, kTagPushGradient, world_.native(),
-                          &requests_[2 * s + 1]),
-                "MPI_Isend (ps push)", me);
+      check_mpi(
+          MPI_Isend(grads.data() + key.begin, n, MPI_FLOAT, s, kTagPushGradient, world_.native(), &requests_[2 * s + 1]),
+          "MPI_Isend (ps push)", me);
     }
     // One server at a time, so that a watchdog report names the server that never answered.
     for (int s = 0; s < layout_.servers; ++s) {
@@ -80,8 +79,9 @@ class PipelinedPsWorker final : public Synchronizer, public PassObserver, public
     for (int s = 0; s < layout_.servers; ++s) {
       const ElementRange key = layout_.key_range(s);
       const int n = world_.to_int_count(key.size(), "MPI_Isend");
-      check_mpi(MPI_Irecv(pulled_.data() + key.begin, n, MPI_FLOAT, s, kTagPullParams, world_.native(), &requests_[2 * s]),
-                "MPI_Irecv (ps pull)", me);
+      check_mpi(
+          MPI_Irecv(pulled_.data() + key.begin, n, MPI_FLOAT, s, kTagPullParams, world_.native(), &requests_[2 * s]),
+          "MPI_Irecv (ps pull)", me);
       check_mpi(MPI_Isend(pushing_.data() + key.begin, n, MPI_FLOAT, s, kTagPushGradient, world_.native(),
                           &requests_[2 * s + 1]),
                 "MPI_Isend (ps push)", me);
@@ -115,7 +115,7 @@ class PipelinedPsWorker final : public Synchronizer, public PassObserver, public
   std::vector<MPI_Request> requests_;
   std::vector<float> pulled_;  // the servers' parameters, taken at the next step
   CommEngine engine_;
-  std::span<float> pushing_;   // the gradient in flight
+  std::span<float> pushing_;  // the gradient in flight
   bool pending_ = false;
   double hidden_s_ = 0;
 };
@@ -131,24 +131,19 @@ class ParameterServer::Impl {
  public:
   Impl(const Comm& world, const Comm& servers, PsLayout layout, const TrainConfig& config, std::vector<float> master,
        std::span<const float> optimizer_state)
-      : world_(world),
-        servers_(servers),
-        layout_(layout),
-        key_(layout.key_range(world.rank())),
-        mode_(config.ps_mode),
-        staleness_bound_(config.ps_mode == "ssp" ? config.staleness : 0),
-        sgd_(config.sgd, layout.parameter_count),
-        master_(std::move(master)),
-        inbox_(static_cast<std::size_t>(layout.workers) * key_.size()),
+      : world_(world), servers_(servers), layout_(layout), key_(layout.key_range(world.rank())), mode_(config.ps_mode),
+        staleness_bound_(config.ps_mode == "ssp" ? config.staleness : 0), sgd_(config.sgd, layout.parameter_count),
+        master_(std::move(master)), inbox_(static_cast<std::size_t>(layout.workers) * key_.size()),
         requests_(static_cast<std::size_t>(layout.workers), MPI_REQUEST_NULL),
         clock_(static_cast<std::size_t>(layout.workers), 0),
         version_at_pull_(static_cast<std::size_t>(layout.workers), 0),
         waiting_(static_cast<std::size_t>(layout.workers), false) {
     if (master_.size() != layout.parameter_count ||
         (!optimizer_state.empty() && optimizer_state.size() != sgd_.state().size()))
-      throw std::invalid_argument(fmt::format("ParameterServer: model of {} floats and optimizer state of {} for a "
-                                              "layout of {} parameters", master_.size(), optimizer_state.size(),
-                                              layout.parameter_count));
+      throw std::invalid_argument(
+          fmt::format("ParameterServer: model of {} floats and optimizer state of {} for a "
+                      "layout of {} parameters",
+                      master_.size(), optimizer_state.size(), layout.parameter_count));
     if (!optimizer_state.empty()) std::copy(optimizer_state.begin(), optimizer_state.end(), sgd_.state().begin());
   }
 
@@ -185,7 +180,6 @@ class ParameterServer::Impl {
     }
     return full;
   }
-
 
   int worker_rank(int w) const { return layout_.servers + w; }
   float* slot(int w) { return inbox_.data() + static_cast<std::size_t>(w) * key_.size(); }

@@ -29,8 +29,7 @@ struct PsLayout {
 // layout.servers), with the layout the servers got; every worker calls step() once per step, with full-size
 // spans (layout.parameter_count floats). With config.pipeline the worker pushes and computes on: see
 // PipelinedPsWorker in ps_training.cpp.
-std::unique_ptr<Synchronizer> make_ps_worker(const Comm& world, const PsLayout& layout,
-                                            const TrainConfig& config = {});
+std::unique_ptr<Synchronizer> make_ps_worker(const Comm& world, const PsLayout& layout, const TrainConfig& config = {});
 
 // Server side of one rank (world rank < layout.servers). `servers` is the communicator of the server ranks
 // (world ranks 0..servers-1, in order). `master` is the full-size initial model (identical on every rank); the

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -12,10 +12,10 @@
 namespace gradsync {
 
 std::string format_epoch(const EpochReport& r) {
-  std::string line = fmt::format("epoch {}/{}  loss {:.4f}  test acc {:.4f}  {:.0f} img/s  compute {:.2f}s  sync {:.2f}s  "
-                                 "elapsed {:.2f}s",
-                                 r.epoch, r.epochs, r.train_loss, r.test_accuracy, r.images_per_s, r.compute_s, r.sync_s,
-                                 r.elapsed_s);
+  std::string line = fmt::format(
+      "epoch {}/{}  loss {:.4f}  test acc {:.4f}  {:.0f} img/s  compute {:.2f}s  sync {:.2f}s  "
+      "elapsed {:.2f}s",
+      r.epoch, r.epochs, r.train_loss, r.test_accuracy, r.images_per_s, r.compute_s, r.sync_s, r.elapsed_s);
   if (r.hidden_s > 0) line += fmt::format("  hidden {:.2f}s", r.hidden_s);
   if (r.server_busy >= 0) line += fmt::format("  server busy {:.0f}%", 100 * r.server_busy);
   if (r.staleness_mean >= 0) line += fmt::format("  staleness mean {:.2f} max {:.0f}", r.staleness_mean, r.staleness_max);
@@ -25,10 +25,11 @@ std::string format_epoch(const EpochReport& r) {
 
 std::string format_summary(const TrainResult& r) {
   const double total = r.compute_s + r.sync_s;
-  return fmt::format("done: {} {} on {} rank(s) ({} worker(s)): test accuracy {:.4f}, train loss {:.4f}, {:.2f}s "
-                     "training ({:.0f} img/s), sync share {:.0f}%",
-                     r.sync_name, r.model_name, r.ranks, r.workers, r.test_accuracy, r.train_loss, r.wall_s,
-                     r.images_per_s, total > 0 ? 100 * r.sync_s / total : 0.0);
+  return fmt::format(
+      "done: {} {} on {} rank(s) ({} worker(s)): test accuracy {:.4f}, train loss {:.4f}, {:.2f}s "
+      "training ({:.0f} img/s), sync share {:.0f}%",
+      r.sync_name, r.model_name, r.ranks, r.workers, r.test_accuracy, r.train_loss, r.wall_s, r.images_per_s,
+      total > 0 ? 100 * r.sync_s / total : 0.0);
 }
 
 std::string csv_row(const TrainConfig& c, const TrainResult& r) {
@@ -46,7 +47,8 @@ void append_line(const std::string& flag, const std::string& path, const char* h
   if (!f) throw std::runtime_error(fmt::format("{} {}: cannot open for appending: {}", flag, path, std::strerror(errno)));
   if (fresh) fmt::print(f, "{}\n", header);
   fmt::print(f, "{}\n", line);
-  if (std::fclose(f) != 0) throw std::runtime_error(fmt::format("{} {}: write failed: {}", flag, path, std::strerror(errno)));
+  if (std::fclose(f) != 0)
+    throw std::runtime_error(fmt::format("{} {}: write failed: {}", flag, path, std::strerror(errno)));
 }
 
 }  // namespace
@@ -58,11 +60,11 @@ void append_csv(const std::string& path, const TrainConfig& config, const TrainR
 void append_epoch_csv(const std::string& path, const TrainConfig& c, int ranks, const EpochReport& r) {
   // staleness_bound: -2 no parameter server, -1 asp (unbounded), else the ssp bound (bsp: 0).
   const int bound = !c.is_ps() ? -2 : c.ps_mode == "asp" ? -1 : c.ps_mode == "ssp" ? c.staleness : 0;
-  append_line("--epoch-csv", path, kEpochCsvHeader,
-              fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f},{:.6f},{},{:.4f},{:.0f},{:.0f}", c.sync_name(), ranks,
-                          r.epoch, r.elapsed_s, r.test_accuracy, r.train_loss, r.images_per_s, r.compute_s, r.sync_s,
-                          bound, std::max(r.staleness_mean, 0.0), std::max(r.staleness_max, 0.0),
-                          std::max(r.clock_gap_max, 0.0)));
+  append_line(
+      "--epoch-csv", path, kEpochCsvHeader,
+      fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f},{:.6f},{},{:.4f},{:.0f},{:.0f}", c.sync_name(), ranks,
+                  r.epoch, r.elapsed_s, r.test_accuracy, r.train_loss, r.images_per_s, r.compute_s, r.sync_s, bound,
+                  std::max(r.staleness_mean, 0.0), std::max(r.staleness_max, 0.0), std::max(r.clock_gap_max, 0.0)));
 }
 
 }  // namespace gradsync

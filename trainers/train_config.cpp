@@ -64,7 +64,8 @@ std::string validate(const TrainConfig& c, int ranks) {
   if (c.sgd.weight_decay < 0) return "--weight-decay: must be >= 0";
   if (c.dataset != "mnist" && c.dataset != "fashion")
     return fmt::format("--dataset: unknown dataset '{}' (choose mnist or fashion)", c.dataset);
-  if (c.iterations_per_epoch < TrainConfig::kFullPass) return "--iterations-per-epoch: must be 'full', 'auto' or positive";
+  if (c.iterations_per_epoch < TrainConfig::kFullPass)
+    return "--iterations-per-epoch: must be 'full', 'auto' or positive";
   if (c.threads < 1) return "--threads: must be >= 1";
   if (c.sync == "serial" && ranks != 1)
     return fmt::format("--sync serial runs on one rank, but {} were started; use ps or {}", ranks,
@@ -105,7 +106,8 @@ std::string validate(const TrainConfig& c, int ranks) {
   if (c.resume && c.checkpoint_dir.empty()) return "--resume needs --checkpoint DIR (where the checkpoint is)";
   if (!c.checkpoint_dir.empty() && c.average_every > 0)
     return "--checkpoint: not supported with --average-every (workers hold different models between averages)";
-  if (c.straggler_rank >= ranks) return fmt::format("--straggler: rank {} does not exist ({} ranks)", c.straggler_rank, ranks);
+  if (c.straggler_rank >= ranks)
+    return fmt::format("--straggler: rank {} does not exist ({} ranks)", c.straggler_rank, ranks);
   if (c.straggler_rank != -1 && !(c.straggler_ms >= 0 && c.straggler_ms < 1e7))
     return "--straggler: milliseconds must be a number from 0 to 1e7";
   if (c.is_ps() && c.straggler_rank >= 0 && c.straggler_rank < c.servers)
@@ -122,9 +124,10 @@ std::string validate_against_data(const TrainConfig& c, int ranks, std::size_t t
     return fmt::format("--global-batch {}: {} per worker, larger than each worker's share of the training set ({})",
                        c.global_batch, c.per_worker_batch(ranks), share);
   if (c.batch > share)
-    return fmt::format("--batch {}: larger than each worker's share of the training set ({} images / {} worker{} = "
-                       "{}); use --batch {} or less",
-                       c.batch, train_rows, workers, workers == 1 ? "" : "s", share, share);
+    return fmt::format(
+        "--batch {}: larger than each worker's share of the training set ({} images / {} worker{} = "
+        "{}); use --batch {} or less",
+        c.batch, train_rows, workers, workers == 1 ? "" : "s", share, share);
   return {};
 }
 

@@ -11,48 +11,48 @@
 namespace gradsync {
 
 struct TrainConfig {
-  std::string sync = "serial";       // serial | ring | mpi | ps | ring-bf16
-  std::string model = "softmax";     // softmax | mlp
+  std::string sync = "serial";              // serial | ring | mpi | ps | ring-bf16
+  std::string model = "softmax";            // softmax | mlp
   std::vector<std::size_t> hidden = {128};  // mlp hidden layer widths
   int epochs = 5;
-  std::size_t batch = 32;            // per worker (with global_batch > 0: ignored, see per_worker_batch)
-  std::size_t global_batch = 0;      // > 0: the batch summed over all workers, kept when the world size changes
+  std::size_t batch = 32;        // per worker (with global_batch > 0: ignored, see per_worker_batch)
+  std::size_t global_batch = 0;  // > 0: the batch summed over all workers, kept when the world size changes
   SgdOptions sgd;
   std::uint64_t seed = 1;
-  std::string dataset = "mnist";     // mnist | fashion
-  std::string data_dir;              // empty: the dataset's default location
+  std::string dataset = "mnist";  // mnist | fashion
+  std::string data_dir;           // empty: the dataset's default location
   // Steps per epoch: kFullPass (default): rows / batch for every worker, so each worker sees an epoch's worth
   // of examples; kAuto: the lab's constant total work, rows / (batch * workers); > 0: that many.
   static constexpr long kAuto = 0;
   static constexpr long kFullPass = -1;
   long iterations_per_epoch = kFullPass;
-  int average_every = 0;             // > 0: local SGD, average parameters every H steps (ring / mpi)
+  int average_every = 0;                      // > 0: local SGD, average parameters every H steps (ring / mpi)
   std::size_t chunk_bytes = kAutoChunkBytes;  // ring: 0 picks per communicator (collectives/allreduce.hpp)
   // Overlap of communication with computation (trainers/overlapped_sync.hpp, trainers/comm_engine.hpp).
   static constexpr std::size_t kDefaultBucketBytes = std::size_t{1} << 20;  // docs/overlap.md: how it was chosen
-  bool buckets = false;              // allreduce the gradient in buckets during the backward pass
+  bool buckets = false;  // allreduce the gradient in buckets during the backward pass
   std::size_t bucket_bytes = kDefaultBucketBytes;
-  bool pipeline = false;             // pipelined SGD: step t's gradient is synchronized during step t+1
-  std::string progress = "calls";    // calls | thread: who moves nonblocking communication on
+  bool pipeline = false;           // pipelined SGD: step t's gradient is synchronized during step t+1
+  std::string progress = "calls";  // calls | thread: who moves nonblocking communication on
   // Parameter server.
-  std::string ps_mode = "bsp";       // bsp | asp | ssp
-  int staleness = 0;                 // ssp bound
-  int servers = 1;                   // key-range shards
+  std::string ps_mode = "bsp";  // bsp | asp | ssp
+  int staleness = 0;            // ssp bound
+  int servers = 1;              // key-range shards
   // Straggler injection: rank `straggler_rank` sleeps `straggler_ms` every step (-1: none). With
   // kRandomStraggler, each step one worker drawn from the seed sleeps instead: a transient straggler.
   static constexpr int kRandomStraggler = -2;
   int straggler_rank = -1;
   double straggler_ms = 0;
-  int threads = 1;                   // BLIS threads per process
-  std::string csv;                   // append a result row here
-  std::string epoch_csv;             // append one row per epoch here
-  bool quiet = false;                // no per-epoch lines
+  int threads = 1;        // BLIS threads per process
+  std::string csv;        // append a result row here
+  std::string epoch_csv;  // append one row per epoch here
+  bool quiet = false;     // no per-epoch lines
   // Reliability.
-  double timeout_s = 120;            // watchdog: longest wait on other ranks before the job is aborted (0: off)
+  double timeout_s = 120;  // watchdog: longest wait on other ranks before the job is aborted (0: off)
   // Where this host keeps its checkpoints (empty: none); "%h" in it stands for the host's name
   // (trainers/checkpointing.hpp: local_checkpoint_dir). Every host writes only to, and reads only from, its own.
   std::string checkpoint_dir;
-  int checkpoint_every = 0;          // epochs between epoch-end checkpoints (0: none; one is always taken after the last)
+  int checkpoint_every = 0;  // epochs between epoch-end checkpoints (0: none; one is always taken after the last)
   // Global steps between checkpoints; 0: none but the epoch ends above; kTimeInterval: every checkpoint_seconds.
   static constexpr long kTimeInterval = -1;
   long checkpoint_steps = kTimeInterval;
@@ -61,10 +61,10 @@ struct TrainConfig {
   // 2% of training time (docs/reliability.md, "Measured").
   static constexpr double kDefaultCheckpointSeconds = 10;
   double checkpoint_seconds = kDefaultCheckpointSeconds;
-  int checkpoint_replicas = 2;       // every checkpoint piece is written on this many hosts (fewer if fewer exist)
-  bool resume = false;               // continue from the checkpoint in checkpoint_dir
-  long inject_nan_step = -1;         // fault injection for tests: the last rank's gradient becomes NaN at this step
-  long inject_pause_step = -1;       // testing: every worker sleeps inject_pause_s after this many global steps
+  int checkpoint_replicas = 2;  // every checkpoint piece is written on this many hosts (fewer if fewer exist)
+  bool resume = false;          // continue from the checkpoint in checkpoint_dir
+  long inject_nan_step = -1;    // fault injection for tests: the last rank's gradient becomes NaN at this step
+  long inject_pause_step = -1;  // testing: every worker sleeps inject_pause_s after this many global steps
   double inject_pause_s = 0;
 
   bool is_ps() const { return sync == "ps"; }

@@ -7,8 +7,8 @@
 
 #include "collectives/comm.hpp"
 #include "collectives/watchdog.hpp"
-#include "model/checkpoint.hpp"
 #include "model/blis_setup.hpp"
+#include "model/checkpoint.hpp"
 #include "model/idx_reader.hpp"
 #include "trainers/cli.hpp"
 #include "trainers/data_source.hpp"
@@ -31,8 +31,10 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
   }
   // A straggler that sleeps past the watchdog's limit is how tests stage a hung rank; anyone else gets warned.
   if (lead && config.straggler_rank != -1 && config.timeout_s > 0 && config.straggler_ms >= config.timeout_s * 1000)
-    fmt::print(stderr, "train: note: --straggler sleeps {} ms per step, at least the --timeout of {} s: the watchdog "
-               "will stop the job (raise --timeout, or 0 to turn it off)\n", config.straggler_ms, config.timeout_s);
+    fmt::print(stderr,
+               "train: note: --straggler sleeps {} ms per step, at least the --timeout of {} s: the watchdog "
+               "will stop the job (raise --timeout, or 0 to turn it off)\n",
+               config.straggler_ms, config.timeout_s);
   start_watchdog(config.timeout_s, world.rank());
   const std::optional<TrainTest> loaded = load_training_data_on_every_rank(config, world, "train");
   if (!loaded) return kUsageError;
@@ -42,20 +44,21 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
     return kUsageError;
   }
   if (lead) {
-    fmt::print("gradsync train: {} {} on {} ({} train / {} test images), {} rank(s), batch {} per worker, lr {}, "
-               "seed {}\n{}\n",
-               config.sync_name(), config.model_name(), config.dataset, data.train.rows, data.test.rows, world.size(),
-               config.batch, config.sgd.lr, config.seed, blis.summary());
+    fmt::print(
+        "gradsync train: {} {} on {} ({} train / {} test images), {} rank(s), batch {} per worker, lr {}, "
+        "seed {}\n{}\n",
+        config.sync_name(), config.model_name(), config.dataset, data.train.rows, data.test.rows, world.size(),
+        config.batch, config.sgd.lr, config.seed, blis.summary());
     std::fflush(stdout);
   }
   TrainResult result;
   try {
     result = train(config, data, world, [&](const EpochReport& r) {
-    if (!config.quiet) {
-      fmt::print("{}\n", format_epoch(r));
-      std::fflush(stdout);
-    }
-    if (!config.epoch_csv.empty()) append_epoch_csv(config.epoch_csv, config, world.size(), r);
+      if (!config.quiet) {
+        fmt::print("{}\n", format_epoch(r));
+        std::fflush(stdout);
+      }
+      if (!config.epoch_csv.empty()) append_epoch_csv(config.epoch_csv, config, world.size(), r);
     });
   } catch (const CheckpointError& e) {  // thrown on every rank together (resume) : a usage error, not a crash
     if (lead) fmt::print(stderr, "train: error: {}\n", e.what());

@@ -15,14 +15,13 @@
 #include "model/rng.hpp"
 #include "trainers/checkpoint_set.hpp"
 #include "trainers/checkpointing.hpp"
-#include "trainers/host_map.hpp"
 #include "trainers/clock.hpp"
+#include "trainers/host_map.hpp"
 #include "trainers/ps_training.hpp"
 #include "trainers/synchronizer.hpp"
 
 namespace gradsync {
 namespace {
-
 
 // One worker's share of the training loop. Owns every buffer the step touches, allocated here, once.
 class Worker {
@@ -32,10 +31,10 @@ class Worker {
       : config_(config), train_(train), model_(model), index_(index), workers_(workers), rank_(rank),
         steps_done_(steps_done),
         params_(std::move(params)), grads_{std::vector<float>(params_.size()),
-                                            std::vector<float>(sync.gradient_buffers() > 1 ? params_.size() : 0)},
-        perm_(train.rows), slice_(config.batch), next_slice_(config.batch),
-        batch_(config.batch, train.features), ws_(model.sizes(), config.batch), sync_(sync),
-        straggler_(config.straggler_rank != -1 ? config.straggler_ms : 0) {}
+                                           std::vector<float>(sync.gradient_buffers() > 1 ? params_.size() : 0)},
+        perm_(train.rows), slice_(config.batch), next_slice_(config.batch), batch_(config.batch, train.features),
+        ws_(model.sizes(), config.batch), sync_(sync), straggler_(config.straggler_rank != -1 ? config.straggler_ms : 0) {
+  }
 
   // Steps [from, to) of `epoch`, then drain(): nothing is in flight when it returns (a checkpoint or the epoch's
   // end may follow). Global batch s takes the permutation's positions origin + (s - origin_step) * W * b onwards;
@@ -95,7 +94,8 @@ class Worker {
   // Random straggler: every worker draws the same victim for each step from the seed.
   bool slowed_this_step(int epoch, long step) const {
     if (config_.straggler_rank != TrainConfig::kRandomStraggler) return false;
-    Rng rng(config_.seed ^ 0x5742A661ULL, static_cast<std::uint64_t>(epoch) * 1000003ULL + static_cast<std::uint64_t>(step));
+    Rng rng(config_.seed ^ 0x5742A661ULL,
+            static_cast<std::uint64_t>(epoch) * 1000003ULL + static_cast<std::uint64_t>(step));
     return rng.below(workers_) == index_;
   }
 
@@ -110,8 +110,8 @@ class Worker {
     const bool loss_ok = std::isfinite(loss), grads_ok = all_finite(grads());
     if (loss_ok && grads_ok) return;
     throw DivergenceError(fmt::format("training diverged: {} at epoch {}, step {} (of the epoch; {} overall) on rank {}",
-                                      loss_ok ? "NaN/Inf in the gradient" : "NaN/Inf loss", epoch + 1, step,
-                                      steps_done_, rank_));
+                                      loss_ok ? "NaN/Inf in the gradient" : "NaN/Inf loss", epoch + 1, step, steps_done_,
+                                      rank_));
   }
 
  private:
@@ -138,8 +138,8 @@ class Worker {
 // Fields summed, and fields maxed, over all ranks at an epoch's end.
 constexpr int kSummed = 11;
 std::array<double, kSummed> summed(const EpochWork& w) {
-  return {w.loss_sum, w.steps, w.examples, w.compute_s, w.sync_s, w.server_busy_s, w.server_s, w.staleness_sum,
-          w.staleness_count, w.gradients_applied, w.hidden_s};
+  return {w.loss_sum, w.steps,         w.examples,        w.compute_s,         w.sync_s,  w.server_busy_s,
+          w.server_s, w.staleness_sum, w.staleness_count, w.gradients_applied, w.hidden_s};
 }
 
 // One epoch's work from its segments (the stretches between checkpoints).
@@ -189,12 +189,12 @@ void print_resume(const ResumePoint& p, const TrainConfig& c, int ranks, int wor
              m.epoch_examples, p.sources);
   if (!p.skipped.empty()) fmt::print("  not usable, skipped:{}\n", p.skipped);
   if (m.ranks != ranks || m.workers != workers || m.batch != c.batch)
-    fmt::print("  world changed: ranks {} -> {}, workers {} -> {}, servers {} -> {} ({} key ranges re-partitioned from "
-               "{}); global batch {} -> {} ({} -> {} per worker); the data order (one permutation per epoch from the "
-               "seed) and the position in it are kept\n",
-               m.ranks, ranks, m.workers, workers, m.servers, c.is_ps() ? c.servers : 0, pieces, m.pieces.size(),
-               m.batch * static_cast<std::uint64_t>(m.workers), c.batch * static_cast<std::size_t>(workers), m.batch,
-               c.batch);
+    fmt::print(
+        "  world changed: ranks {} -> {}, workers {} -> {}, servers {} -> {} ({} key ranges re-partitioned from "
+        "{}); global batch {} -> {} ({} -> {} per worker); the data order (one permutation per epoch from the "
+        "seed) and the position in it are kept\n",
+        m.ranks, ranks, m.workers, workers, m.servers, c.is_ps() ? c.servers : 0, pieces, m.pieces.size(),
+        m.batch * static_cast<std::uint64_t>(m.workers), c.batch * static_cast<std::size_t>(workers), m.batch, c.batch);
   std::fflush(stdout);
 }
 
@@ -207,7 +207,8 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
   const int servers = config.is_ps() ? config.servers : 0;
   const int workers = ranks - servers;
   const bool is_server = me < servers;
-  const std::vector<std::size_t> sizes = config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes));
+  const std::vector<std::size_t> sizes =
+      config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes));
   const Mlp model(sizes);
   const std::string fingerprint = run_fingerprint(config, sizes);
   const bool checkpointing = !config.checkpoint_dir.empty();
@@ -220,8 +221,13 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
     start.params.resize(model.parameter_count());
     model.init(start.params, config.seed);  // the same on every rank: no broadcast needed
   }
-  const StateLayout layout_of_state{model.parameter_count(), config.sgd.momentum != 0.0f ? model.parameter_count() : 0,
-                                    config.is_ps(), servers, ranks, workers, config.batch};
+  const StateLayout layout_of_state{model.parameter_count(),
+                                    config.sgd.momentum != 0.0f ? model.parameter_count() : 0,
+                                    config.is_ps(),
+                                    servers,
+                                    ranks,
+                                    workers,
+                                    config.batch};
   std::optional<CheckpointWriter> writer;
   if (checkpointing)
     writer.emplace(config, world, *hosts, fingerprint, layout_of_state, config.resume ? start.steps_done : -1);
@@ -239,10 +245,11 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
   if (is_server) {
     server = std::make_unique<ParameterServer>(world, server_comm, layout, config, start.params, start.optimizer_state);
   } else {
-    if (!start.optimizer_state.empty()) std::copy(start.optimizer_state.begin(), start.optimizer_state.end(), sgd.state().begin());
-    sync = config.is_ps() ? make_ps_worker(world, layout, config)
-                          : make_allreduce_synchronizer(config, worker_comm, sgd, model.layer_offsets(),
-                                                        model.parameter_count());
+    if (!start.optimizer_state.empty())
+      std::copy(start.optimizer_state.begin(), start.optimizer_state.end(), sgd.state().begin());
+    sync = config.is_ps()
+               ? make_ps_worker(world, layout, config)
+               : make_allreduce_synchronizer(config, worker_comm, sgd, model.layer_offsets(), model.parameter_count());
     worker = std::make_unique<Worker>(config, data.train, model, me - servers, workers, me, start.params, *sync,
                                       start.steps_done);
   }
@@ -274,9 +281,11 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
     const double t0 = now_s();
     const Manifest m = writer->write(progress, p, o);
     if (me == 0 && !config.quiet) {
-      fmt::print("checkpoint: step {}, params crc {:08x}, optimizer crc {:08x}, {} piece(s) on {} host(s) each, "
-                 "{:.1f} ms\n", m.step, m.params_crc, m.optimizer_crc, m.pieces.size(),
-                 std::min(config.checkpoint_replicas, hosts->hosts()), (now_s() - t0) * 1e3);
+      fmt::print(
+          "checkpoint: step {}, params crc {:08x}, optimizer crc {:08x}, {} piece(s) on {} host(s) each, "
+          "{:.1f} ms\n",
+          m.step, m.params_crc, m.optimizer_crc, m.pieces.size(), std::min(config.checkpoint_replicas, hosts->hosts()),
+          (now_s() - t0) * 1e3);
       std::fflush(stdout);
     }
   };
@@ -306,10 +315,13 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
     EpochWork mine;
     for (long s = first; s < steps;) {
       long end = steps;
-      if (timing) end = std::min(end, s + kTimedSteps);
-      else if (interval > 0) end = std::min<long>(end, s + (interval - global % interval));
+      if (timing)
+        end = std::min(end, s + kTimedSteps);
+      else if (interval > 0)
+        end = std::min<long>(end, s + (interval - global % interval));
       const double t0 = now_s();
-      accumulate(mine, server ? server->serve(end - s) : worker->run_steps(epoch, s, end, first, origin, me == config.straggler_rank));
+      accumulate(mine, server ? server->serve(end - s)
+                              : worker->run_steps(epoch, s, end, first, origin, me == config.straggler_rank));
       global += end - s;
       const long done = end - s;
       s = end;
@@ -323,7 +335,8 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
           fmt::print("checkpoint every {} steps (--checkpoint-seconds {} at {:.3f} ms per step)\n", interval,
                      config.checkpoint_seconds, per_step * 1e3);
       } else if (interval > 0 && global % interval == 0 && s < steps) {
-        checkpoint({global, epoch, static_cast<std::int64_t>(origin + static_cast<std::uint64_t>(s - first) * global_batch)});
+        checkpoint(
+            {global, epoch, static_cast<std::int64_t>(origin + static_cast<std::uint64_t>(s - first) * global_batch)});
       }
     }
     if (worker && last) worker->finish();
@@ -360,7 +373,8 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
       if (last) result.params.assign(model_now.begin(), model_now.end());
     }
     const bool checkpoint_now =
-        checkpointing && ((config.checkpoint_every > 0 && (epoch + 1) % config.checkpoint_every == 0) || last || (interval > 0 && global % interval == 0));
+        checkpointing && ((config.checkpoint_every > 0 && (epoch + 1) % config.checkpoint_every == 0) || last ||
+                          (interval > 0 && global % interval == 0));
     if (checkpoint_now) checkpoint({global, epoch + 1, 0});
     {
       const WaitScope wait("MPI_Barrier (end of epoch; rank 0 evaluates and checkpoints)");
@@ -373,8 +387,8 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
     result.train_loss = final.train_loss;
     result.test_accuracy = final.test_accuracy;
     // Only the epochs this run trained: after --resume, wall_s does not cover the ones before the checkpoint.
-    result.images_per_s = static_cast<double>(result.steps) * static_cast<double>(config.batch) * workers /
-                          std::max(result.wall_s, 1e-12);
+    result.images_per_s =
+        static_cast<double>(result.steps) * static_cast<double>(config.batch) * workers / std::max(result.wall_s, 1e-12);
   }
   return result;
 }

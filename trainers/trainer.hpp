@@ -15,18 +15,18 @@ namespace gradsync {
 
 // Sums over one epoch on one rank; reduced over all ranks at the epoch's end.
 struct EpochWork {
-  double loss_sum = 0;        // sum of per-step mean losses (workers)
-  double steps = 0;           // steps taken (workers)
-  double examples = 0;        // training examples processed (workers)
-  double compute_s = 0;       // batch gather, forward/backward (+ injected straggler sleep) (workers)
-  double sync_s = 0;          // inside the synchronizer (workers): communication the worker waited for
-  double hidden_s = 0;        // communication in flight while the worker computed (workers; overlap)
-  double server_busy_s = 0;   // summing, updating and copying, i.e. not waiting (servers)
-  double server_s = 0;        // wall time of the epoch (servers)
-  double staleness_sum = 0;   // updates applied between a worker's pull and its push being applied (servers)
+  double loss_sum = 0;       // sum of per-step mean losses (workers)
+  double steps = 0;          // steps taken (workers)
+  double examples = 0;       // training examples processed (workers)
+  double compute_s = 0;      // batch gather, forward/backward (+ injected straggler sleep) (workers)
+  double sync_s = 0;         // inside the synchronizer (workers): communication the worker waited for
+  double hidden_s = 0;       // communication in flight while the worker computed (workers; overlap)
+  double server_busy_s = 0;  // summing, updating and copying, i.e. not waiting (servers)
+  double server_s = 0;       // wall time of the epoch (servers)
+  double staleness_sum = 0;  // updates applied between a worker's pull and its push being applied (servers)
   double staleness_count = 0;
   double staleness_max = 0;
-  double clock_gap_max = 0;   // SSP: largest (worker clock - slowest clock) when a worker was let go
+  double clock_gap_max = 0;      // SSP: largest (worker clock - slowest clock) when a worker was let go
   double gradients_applied = 0;  // worker gradients applied to this server's key range (servers)
 };
 
@@ -37,14 +37,14 @@ struct EpochReport {
   double test_loss = 0;
   double test_accuracy = 0;
   double images_per_s = 0;
-  double elapsed_s = 0;       // training time so far, evaluation excluded
-  double compute_s = 0;       // this epoch, mean over workers
-  double sync_s = 0;          // this epoch, mean over workers
-  double hidden_s = 0;        // this epoch, mean over workers: communication hidden behind compute
-  double server_busy = -1;    // PS: busy fraction of the servers this epoch, else -1
-  double staleness_mean = -1; // PS asp/ssp: mean update staleness this epoch, else -1
+  double elapsed_s = 0;        // training time so far, evaluation excluded
+  double compute_s = 0;        // this epoch, mean over workers
+  double sync_s = 0;           // this epoch, mean over workers
+  double hidden_s = 0;         // this epoch, mean over workers: communication hidden behind compute
+  double server_busy = -1;     // PS: busy fraction of the servers this epoch, else -1
+  double staleness_mean = -1;  // PS asp/ssp: mean update staleness this epoch, else -1
   double staleness_max = -1;
-  double clock_gap_max = -1;  // PS asp/ssp: largest lead of a worker over the slowest when released
+  double clock_gap_max = -1;      // PS asp/ssp: largest lead of a worker over the slowest when released
   double gradients_applied = -1;  // PS: worker gradients applied per key range this epoch (should be W*steps)
 };
 
@@ -53,12 +53,12 @@ struct TrainResult {
   std::string model_name;
   int ranks = 1;
   int workers = 1;
-  long steps = 0;             // per worker
-  double wall_s = 0;          // training time, per-epoch evaluation excluded
-  double compute_s = 0;       // mean over workers
+  long steps = 0;        // per worker
+  double wall_s = 0;     // training time, per-epoch evaluation excluded
+  double compute_s = 0;  // mean over workers
   double sync_s = 0;
   double hidden_s = 0;
-  double train_loss = 0;      // last epoch
+  double train_loss = 0;  // last epoch
   double test_accuracy = 0;
   double images_per_s = 0;
   std::vector<EpochReport> epochs;
@@ -81,7 +81,8 @@ struct DivergenceError : std::runtime_error {
 // checkpoint set (trainers/checkpoint_set.hpp) at a point where nothing is in flight. With config.global_batch,
 // the per-worker batch is global_batch / workers.
 // Throws DivergenceError on the rank that meets a non-finite loss or gradient.
-TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& world, const EpochObserver& on_epoch = {});
+TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& world,
+                  const EpochObserver& on_epoch = {});
 
 // Steps each worker takes per epoch (at least 1): see TrainConfig::iterations_per_epoch.
 long steps_per_epoch(const TrainConfig& config, std::size_t rows, int workers);

@@ -32,9 +32,12 @@ std::size_t parse_size(const char* text) {
   const unsigned long long v = std::strtoull(text, &end, 10);
   const std::string unit = end ? end : "";
   std::size_t scale = 1;
-  if (unit == "K") scale = std::size_t{1} << 10;
-  else if (unit == "M") scale = std::size_t{1} << 20;
-  else if (unit == "G") scale = std::size_t{1} << 30;
+  if (unit == "K")
+    scale = std::size_t{1} << 10;
+  else if (unit == "M")
+    scale = std::size_t{1} << 20;
+  else if (unit == "G")
+    scale = std::size_t{1} << 30;
   else if (!unit.empty()) {
     std::fprintf(stderr, "pingpong: '%s' is not a size (examples: 0, 4, 1K, 16M)\n", text);
     MPI_Abort(MPI_COMM_WORLD, 2);
@@ -47,12 +50,18 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
-    if (a == "--min-bytes" && has_value) o.min_bytes = parse_size(argv[++i]);
-    else if (a == "--max-bytes" && has_value) o.max_bytes = parse_size(argv[++i]);
-    else if (a == "--step-factor" && has_value) o.step = std::atof(argv[++i]);
-    else if (a == "--reps" && has_value) o.reps = std::atoi(argv[++i]);
-    else if (a == "--warmup" && has_value) o.warmup = std::atoi(argv[++i]);
-    else if (a == "--csv" && has_value) o.csv = argv[++i];
+    if (a == "--min-bytes" && has_value)
+      o.min_bytes = parse_size(argv[++i]);
+    else if (a == "--max-bytes" && has_value)
+      o.max_bytes = parse_size(argv[++i]);
+    else if (a == "--step-factor" && has_value)
+      o.step = std::atof(argv[++i]);
+    else if (a == "--reps" && has_value)
+      o.reps = std::atoi(argv[++i]);
+    else if (a == "--warmup" && has_value)
+      o.warmup = std::atoi(argv[++i]);
+    else if (a == "--csv" && has_value)
+      o.csv = argv[++i];
     else {
       std::fprintf(stderr,
                    "usage: pingpong [--min-bytes 0] [--max-bytes 16M] [--step-factor 2] [--reps 5] [--warmup 2] "
@@ -117,15 +126,15 @@ int main(int argc, char** argv) {
   }
   std::vector<std::size_t> sizes;
   if (o.min_bytes == 0) sizes.push_back(0);
-  for (double s = std::max<double>(static_cast<double>(o.min_bytes), 1); s <= static_cast<double>(o.max_bytes) * 1.0000001;
-       s *= o.step)
+  for (double s = std::max<double>(static_cast<double>(o.min_bytes), 1);
+       s <= static_cast<double>(o.max_bytes) * 1.0000001; s *= o.step)
     sizes.push_back(static_cast<std::size_t>(s));
   for (const std::size_t bytes : sizes) {
     for (int i = 0; i < o.warmup; ++i) round_trips(buf, bytes, 1, rank);
     // One probe round trip sizes the blocks (rank 0 decides; every rank gets the same count).
     const double probe = round_trips(buf, bytes, 1, rank);
-    int iters = static_cast<int>(std::clamp(kTargetSecondsPerBlock / std::max(probe, 1e-7), double{kMinIters},
-                                            double{kMaxIters}));
+    int iters = static_cast<int>(
+        std::clamp(kTargetSecondsPerBlock / std::max(probe, 1e-7), double{kMinIters}, double{kMaxIters}));
     MPI_Bcast(&iters, 1, MPI_INT, 0, MPI_COMM_WORLD);
     std::vector<double> blocks;
     for (int r = 0; r < o.reps; ++r) blocks.push_back(round_trips(buf, bytes, iters, rank));

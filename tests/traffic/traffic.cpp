@@ -148,8 +148,7 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
   return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
 }
 
-int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                             MPI_Comm comm) {
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   collective("MPI_Reduce_scatter_block", count, type);
   return PMPI_Reduce_scatter_block(sendbuf, recvbuf, count, type, op, comm);
 }
