@@ -2,8 +2,10 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <exception>
+#include <thread>
 
 #include "collectives/comm.hpp"
 #include "collectives/watchdog.hpp"
@@ -102,6 +104,9 @@ int main(int argc, char** argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     fmt::print(stderr, "train: error (rank {}): {}\n", rank, e.what());
     std::fflush(stderr);
+    // MPI_Abort tears the job down at once, and a launcher may drop output it has not forwarded yet (MPICH's Hydra
+    // lost this very line in a CI run): give the line time to reach the terminal before the job ends.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
     MPI_Abort(MPI_COMM_WORLD, kRuntimeError);
   }
   MPI_Finalize();
