@@ -145,7 +145,8 @@ int main(int argc, char** argv) {
   app.add_option(
          "--methods", methods,
          fmt::format("comma-separated: {} (--list-methods says what each is; a rounded method's algbw and busbw "
-                     "count float32 bytes, more than it sends); a '+nocheck' suffix skips the agreement check; "
+                     "count float32 bytes, more than it sends); a '+nocheck' suffix skips the agreement check, '+wN' "
+                     "runs the ring with N exchanges in flight; "
                      "membound times the DRAM traffic a ring allreduce cannot avoid (bench/memory_bound.hpp), xcore "
                      "the ring's schedule with plain loads and stores through a shared window "
                      "(bench/cross_core_bound.hpp), at the same moments",
@@ -204,6 +205,15 @@ int main(int argc, char** argv) {
         m.resize(plus);
         o.check_agreement = false;
         suffix = "+nocheck";
+      }
+      // "ring+w1": the ring with one exchange in flight (no pipelining), to measure the pipelined ring against it.
+      if (const auto plus = m.rfind("+w"); plus != std::string::npos && plus > 0) {
+        const std::string window = m.substr(plus + 2);
+        if (window.empty() || window.find_first_not_of("0123456789") != std::string::npos || std::stoul(window) == 0)
+          throw std::invalid_argument(fmt::format("--methods: '{}': the window after '+w' must be a number >= 1", m));
+        o.ring_window = std::stoul(window);
+        suffix = m.substr(plus) + suffix;
+        m.resize(plus);
       }
       if (m == "membound" || m == "xcore") {
         specs.push_back({m, m, o});

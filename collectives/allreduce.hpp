@@ -24,18 +24,25 @@ namespace gradsync {
 inline constexpr std::size_t kSharedMemoryChunkBytes = std::size_t{1} << 20;
 inline constexpr std::size_t kNetworkChunkBytes = std::size_t{16} << 20;
 inline constexpr std::size_t kAutoChunkBytes = 0;
+// The ring's exchanges in flight at once, resolved per communicator like the chunk. Across hosts two keep the link
+// busy while a chunk is added (a pipelined ring). On shared memory the "link" is the memory system the addition
+// also uses, and a second chunk in flight only competes with it: one at a time (docs/algorithms.md has the runs).
+inline constexpr std::size_t kAutoRingWindow = 0;
+inline constexpr std::size_t kSharedMemoryRingWindow = 1;
+inline constexpr std::size_t kNetworkRingWindow = 2;
 
 struct AllreduceOptions {
   std::size_t chunk_bytes = kAutoChunkBytes;  // ring: largest message; scratch is one chunk
   // Pairwise exchanges (rd, rhd, a ring of two ranks: both directions share one connection): the largest single
   // message; a larger one goes as several, posted at once (segments.hpp). kAutoSegmentBytes: resolved like the chunk.
   std::size_t segment_bytes = kAutoSegmentBytes;
-  bool check_agreement = true;      // verify count/type agree on all ranks before moving data
-  int servers = 1;                  // ps-sharded: number of server ranks, 1..P-1
-  bool server_contributes = false;  // ps: server ranks also add their own buffer
-  bool bf16_wire = false;           // ring: send float32 as bfloat16 (make_allreduce("ring-bf16"))
-  int ranks_per_host = 0;           // hier: 0 finds hosts with MPI_Comm_split_type; > 0 groups consecutive ranks (tests)
-  bool report_choices = false;      // auto: rank 0 prints each choice once per size (train and the benchmarks do)
+  std::size_t ring_window = kAutoRingWindow;  // ring: chunk exchanges in flight at once (resolved like the chunk)
+  bool check_agreement = true;                // verify count/type agree on all ranks before moving data
+  int servers = 1;                            // ps-sharded: number of server ranks, 1..P-1
+  bool server_contributes = false;            // ps: server ranks also add their own buffer
+  bool bf16_wire = false;                     // ring: send float32 as bfloat16 (make_allreduce("ring-bf16"))
+  int ranks_per_host = 0;       // hier: 0 finds hosts with MPI_Comm_split_type; > 0 groups consecutive ranks (tests)
+  bool report_choices = false;  // auto: rank 0 prints each choice once per size (train and the benchmarks do)
 };
 
 struct ElementRange {
@@ -146,11 +153,11 @@ class Allreduce {
 };
 
 // Plans `method` (a name in allreduce_method_table(), methods.hpp) on `comm`. Every rank of `comm` must call it
-// with the same method and options; for a chunked or segmented method (methods.hpp) with chunk_bytes or
+// with the same method and options; for a chunked or segmented method (methods.hpp) with chunk_bytes, ring_window or
 // segment_bytes automatic it is a collective call, which resolves them for shared memory when all ranks share a
-// node (kSharedMemoryChunkBytes, kWholeMessages) and for the network otherwise (kNetworkChunkBytes,
-// kNetworkSegmentBytes); options() then holds the resolved sizes. Throws std::invalid_argument for an unknown method or
-// options that cannot work on this communicator (e.g. servers >= size).
+// node (kSharedMemoryChunkBytes, kWholeMessages, kSharedMemoryRingWindow) and for the network otherwise
+// (kNetworkChunkBytes, kNetworkSegmentBytes, kNetworkRingWindow); options() then holds the resolved values. Throws
+// std::invalid_argument for an unknown method or options that cannot work on this communicator (e.g. servers >= size).
 std::unique_ptr<Allreduce> make_allreduce(std::string_view method, const Comm& comm,
                                           const AllreduceOptions& options = {});
 // The names of allreduce_method_table(), in its order.

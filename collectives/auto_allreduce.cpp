@@ -59,14 +59,16 @@ AutoAllreduce::AutoAllreduce(Comm comm, AllreduceOptions options)
 }
 
 std::size_t AutoAllreduce::choose(std::size_t bytes) const {
-  std::size_t best = 0;
-  double best_s = std::numeric_limits<double>::infinity();
+  std::vector<double> predicted(candidates_.size(), std::numeric_limits<double>::infinity());
+  double fastest = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < candidates_.size(); ++i) {
-    const auto t = model_.predict(candidates_[i]->name(), bytes, comm_.size(), ranks_per_host_,
-                                  candidates_[i]->options().chunk_bytes);
-    if (t && *t < best_s) best = i, best_s = *t;
+    if (const auto t = model_.predict(candidates_[i]->name(), bytes, comm_.size(), ranks_per_host_,
+                                      candidates_[i]->options().chunk_bytes))
+      fastest = std::min(fastest, predicted[i] = *t);
   }
-  return best;
+  for (std::size_t i = 0; i < candidates_.size(); ++i)
+    if (predicted[i] <= fastest * (1 + kTieMargin)) return i;
+  return 0;
 }
 
 std::string_view AutoAllreduce::choice(std::size_t count, Dtype type) const {

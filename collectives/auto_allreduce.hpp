@@ -12,8 +12,12 @@ namespace gradsync {
 // ranks and ranks per host, among the registry's modelled methods (methods.hpp); NCCL's tuner, on gradsync's fitted
 // alpha-beta-gamma model. Every rank uses rank 0's tuning and so makes the same choice. With
 // options.report_choices rank 0 prints each choice once per size, with the predictions behind it.
+// Predictions within kTieMargin of the fastest are a tie, which the registry's order breaks (the ring first): the
+// model's error is of that order, and it carries no term for what chunking gains on shared memory, where the
+// chunked ring beats a near-tied rhd (docs/algorithms.md).
 class AutoAllreduce final : public Allreduce {
  public:
+  static constexpr double kTieMargin = 0.05;
   // Collective over `comm`: it finds the hosts (or takes options.ranks_per_host), broadcasts rank 0's cost model,
   // and plans every candidate. A tuning file rank 0 cannot read is an error (std::runtime_error) on every rank.
   AutoAllreduce(Comm comm, AllreduceOptions options);

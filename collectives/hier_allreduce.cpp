@@ -17,6 +17,8 @@ AllreduceOptions part_options(const AllreduceOptions& o, bool shared_memory) {
   if (part.chunk_bytes == kAutoChunkBytes)
     part.chunk_bytes = shared_memory ? kSharedMemoryChunkBytes : kNetworkChunkBytes;
   if (part.segment_bytes == kAutoSegmentBytes) part.segment_bytes = shared_memory ? kWholeMessages : kNetworkSegmentBytes;
+  if (part.ring_window == kAutoRingWindow)
+    part.ring_window = shared_memory ? kSharedMemoryRingWindow : kNetworkRingWindow;
   return part;
 }
 
@@ -42,6 +44,7 @@ HierAllreduce::HierAllreduce(Comm comm, AllreduceOptions options)
   if (cross_.size() > 1) parts_[1] = std::make_unique<RingAllreduce>(cross_, across);
   options_.chunk_bytes = across.chunk_bytes;  // what options() reports: the message sizes on the network
   options_.segment_bytes = across.segment_bytes;
+  options_.ring_window = across.ring_window;
 }
 
 void HierAllreduce::begin(std::byte* data, std::size_t count, Dtype type) {

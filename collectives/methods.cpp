@@ -18,11 +18,13 @@ namespace {
 // The message sizes a method reads (its chunk, its segments) that are left automatic, resolved for this
 // communicator: shared memory or network. One collective MPI_Comm_split_type when any is automatic, none otherwise.
 AllreduceOptions resolved(const Comm& comm, AllreduceOptions o, bool chunked) {
-  const bool chunk = chunked && o.chunk_bytes == kAutoChunkBytes, segment = o.segment_bytes == kAutoSegmentBytes;
-  if (!chunk && !segment) return o;
+  const bool chunk = chunked && o.chunk_bytes == kAutoChunkBytes, segment = o.segment_bytes == kAutoSegmentBytes,
+             window = chunked && o.ring_window == kAutoRingWindow;
+  if (!chunk && !segment && !window) return o;
   const bool shared = comm.on_one_node();
   if (chunk) o.chunk_bytes = shared ? kSharedMemoryChunkBytes : kNetworkChunkBytes;
   if (segment) o.segment_bytes = shared ? kWholeMessages : kNetworkSegmentBytes;
+  if (window) o.ring_window = shared ? kSharedMemoryRingWindow : kNetworkRingWindow;
   return o;
 }
 

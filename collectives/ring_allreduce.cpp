@@ -19,10 +19,13 @@ std::size_t wrap(long long i, int p) { return static_cast<std::size_t>(((i % p) 
 RingAllreduce::RingAllreduce(Comm comm, AllreduceOptions options, RingPhases phases)
     : Allreduce(std::move(comm), options), wire_(options.bf16_wire ? bf16_wire() : native_wire()), phases_(phases),
       left_((comm_.rank() - 1 + comm_.size()) % comm_.size()), right_((comm_.rank() + 1) % comm_.size()),
-      slot_bytes_(std::max(options.chunk_bytes, kMaxElementBytes)), scratch_(slot_bytes_ * kRingWindow) {
+      slot_bytes_(std::max(options.chunk_bytes, kMaxElementBytes)),
+      scratch_(slot_bytes_ * std::max<std::size_t>(1, options.ring_window)) {
   if (options.chunk_bytes == kAutoChunkBytes || options.segment_bytes == kAutoSegmentBytes)
     throw std::invalid_argument(
         "RingAllreduce: chunk_bytes or segment_bytes is 0 (automatic); build the ring with make_allreduce");
+  if (options.ring_window == kAutoRingWindow)
+    throw std::invalid_argument("RingAllreduce: ring_window is 0 (automatic); build the ring with make_allreduce");
   if (options.bf16_wire) outgoing_.resize(scratch_.size());
 }
 
@@ -45,9 +48,9 @@ void RingAllreduce::plan(std::size_t count, Dtype type) {
     for (int k = 0; k < p - 1; ++k) steps_.push_back({segment(r + 1 - k), segment(r - k), false});  // all-gather
   chunk_ = std::max<std::size_t>(1, options_.chunk_bytes / wire_.element_bytes(type));
   chunks_ = (partition(count, p, 0).size() + chunk_ - 1) / chunk_;
-  window_ = std::min(kRingWindow, chunks_);
+  window_ = std::min(options_.ring_window, chunks_);
   pieces_ = cut(type).pieces(chunk_);
-  requests_.assign(2 * pieces_ * kRingWindow, MPI_REQUEST_NULL);
+  requests_.assign(2 * pieces_ * options_.ring_window, MPI_REQUEST_NULL);
   planned_count_ = count;
   planned_type_ = type;
 }

@@ -12,14 +12,13 @@ namespace gradsync {
 // Ring allreduce (Patarasuk & Yuan; the baidu-allreduce / Horovod / Gloo ring). The buffer is cut into P
 // segments; P-1 reduce-scatter steps leave each rank with one fully summed segment, P-1 all-gather steps
 // circulate the summed segments. Each rank sends 2(P-1)/P of the buffer, whatever P is. Messages are at most
-// options.chunk_bytes (in a ring of two, cut into pieces of options.segment_bytes). Up to kRingWindow exchanges are in
-// flight at once (a pipelined ring): while one chunk is being added, the next ones are already on the link. Every rank
-// posts its exchanges in the same order, so sends and receives match one to one whatever the window; the scratch memory
-// is one chunk per window slot (two on a bf16 wire), allocated here, once. With options.bf16_wire ("ring-bf16", float32
-// only) every message carries bfloat16 (ring_wire.hpp): partial sums are rounded once per reduce-scatter hop and added in
-// float32; each finished segment is rounded once by its owner, which keeps the rounded value too, so every rank ends with
-// the same bits. Exchanges in flight at once (see RingAllreduce::window_): two keep the link busy while a chunk is added.
-inline constexpr std::size_t kRingWindow = 2;
+// options.chunk_bytes (in a ring of two, cut into pieces of options.segment_bytes). Up to options.ring_window
+// exchanges are in flight at once (a pipelined ring): while one chunk is being added, the next ones
+// are already on the link. Every rank posts its exchanges in the same order, so sends and receives match one to one
+// whatever the window; the scratch memory is one chunk per window slot (two on a bf16 wire), allocated here, once. With
+// options.bf16_wire ("ring-bf16", float32 only) every message carries bfloat16 (ring_wire.hpp): partial sums are rounded
+// once per reduce-scatter hop and added in float32; each finished segment is rounded once by its owner, which keeps the
+// rounded value too, so every rank ends with the same bits.
 
 // Which of the ring's two phases a RingAllreduce runs. A two-level method (hier_allreduce.hpp) runs the halves on
 // a host's ranks with a ring across hosts between them.
@@ -33,7 +32,7 @@ enum class RingPhases : std::uint8_t {
 class RingAllreduce final : public Allreduce {
  public:
   // Collective only in make_allreduce, which resolves options.chunk_bytes and segment_bytes; here both must already
-  // be > 0 (std::invalid_argument otherwise: a 0 would silently mean one-element messages).
+  // be > 0 (std::invalid_argument otherwise: a 0 would silently mean one-element messages), and ring_window >= 1.
   RingAllreduce(Comm comm, AllreduceOptions options, RingPhases phases = RingPhases::both);
   std::string_view name() const override { return options_.bf16_wire ? "ring-bf16" : "ring"; }
 
@@ -78,7 +77,7 @@ class RingAllreduce final : public Allreduce {
   std::size_t chunks_ = 0;  // messages per step
   // Exchanges in flight at most: an exchange may be posted once the one a window earlier has landed, and its data
   // is ready once the same chunk of the step before has landed, which holds as long as the window is at most
-  // chunks_ (so it is min(kRingWindow, chunks_)).
+  // chunks_ (so it is min(options.ring_window, chunks_)).
   std::size_t window_ = 1;
   std::size_t pieces_ = 1;  // messages per chunk in each direction: more than one only in a ring of two
   // The reduction in flight.

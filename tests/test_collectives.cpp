@@ -155,6 +155,42 @@ TEST_CASE("every method sums exactly: counts, chunk sizes, repeated calls, block
   }
 }
 
+TEST_CASE("the ring sums exactly with one, two and three exchanges in flight") {
+  const Comm world = Comm::world();
+  const std::size_t p = static_cast<std::size_t>(world.size());
+  for (std::size_t window : {std::size_t{1}, std::size_t{2}, std::size_t{3}}) {
+    for (std::size_t count : {std::size_t{1}, p + 1, 64 * p - 1, 1024 * p + 1}) {
+      for (std::size_t chunk : {std::size_t{4}, std::size_t{64}, kSharedMemoryChunkBytes}) {
+        AllreduceOptions options;
+        options.chunk_bytes = chunk;
+        options.ring_window = window;
+        auto ring = make_allreduce("ring", world, options);
+        for (Drive drive : kDrives) {
+          std::vector<float> data(count);
+          for (std::size_t i = 0; i < count; ++i) data[i] = value<float>(world.rank(), i, 0);
+          reduce_with(*ring, std::span<float>(data), drive);
+          std::size_t wrong = 0;
+          for (std::size_t i = 0; i < count; ++i) {
+            float expected = 0;
+            for (int r = 0; r < world.size(); ++r) expected += value<float>(r, i, 0);
+            wrong += data[i] != expected;
+          }
+          CAPTURE(window);
+          CAPTURE(count);
+          CAPTURE(chunk);
+          CAPTURE(static_cast<int>(drive));
+          CHECK(wrong == 0);
+        }
+      }
+    }
+  }
+  if (world.size() < 2) return;
+  AllreduceOptions mine;  // ranks that disagree on the window fail loudly, as for the chunk size
+  mine.ring_window = world.rank() == 0 ? 1 : 2;
+  std::vector<float> data(1000, 1.0f);
+  CHECK_THROWS_AS(make_allreduce("ring", world, mine)->run(std::span<float>(data)), MismatchError);
+}
+
 TEST_CASE("every method sums exactly for large counts (2^20 + 7 floats)") {
   const Comm world = Comm::world();
   for (const Case& c : all_methods(world.size())) {
@@ -310,12 +346,17 @@ TEST_CASE("unknown methods and impossible server counts are rejected up front") 
                          std::invalid_argument);
 }
 
-// The test job runs on one machine, so every communicator here shares a node: the automatic chunk must resolve
-// to the shared-memory size, the same on every rank, and an explicit size must be kept as given.
-TEST_CASE("the ring's automatic chunk size is the shared-memory one on a single node") {
+// The test job runs on one machine, so every communicator here shares a node: the automatic chunk, segment and
+// window must resolve to the shared-memory values, the same on every rank, and explicit ones be kept as given.
+TEST_CASE("the ring's automatic chunk size, segments and window are the shared-memory ones on a single node") {
   const Comm world = Comm::world();
   CHECK(world.on_one_node());
   CHECK(make_allreduce("ring", world)->options().chunk_bytes == kSharedMemoryChunkBytes);
+  CHECK(make_allreduce("ring", world)->options().segment_bytes == kWholeMessages);
+  CHECK(make_allreduce("ring", world)->options().ring_window == kSharedMemoryRingWindow);
+  AllreduceOptions explicit_window;
+  explicit_window.ring_window = 3;
+  CHECK(make_allreduce("ring", world, explicit_window)->options().ring_window == 3);
   AllreduceOptions explicit_chunk;
   explicit_chunk.chunk_bytes = 4096;
   CHECK(make_allreduce("ring", world, explicit_chunk)->options().chunk_bytes == 4096);
@@ -461,6 +502,7 @@ TEST_CASE("the method table: unique names, each built under its own name, proper
     CHECK(allreduce->contributes(0) == (m.servers == ServerRanks::none || world.size() == 1));
     CHECK((allreduce->options().chunk_bytes != kAutoChunkBytes) == m.chunked);
     CHECK((allreduce->options().segment_bytes != kAutoSegmentBytes) == m.segmented);
+    CHECK((allreduce->options().ring_window != kAutoRingWindow) == m.chunked);
     std::vector<double> d(4, 1.0);
     if (m.float32_only)
       CHECK_THROWS_AS(allreduce->run(std::span<double>(d)), std::invalid_argument);
