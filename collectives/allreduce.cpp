@@ -19,6 +19,15 @@ CallFingerprint Allreduce::fingerprint(std::size_t count, Dtype type) {
   return {plan_fingerprint_, count, static_cast<std::uint64_t>(type), calls_};
 }
 
+AllreduceOptions with_transport_defaults(AllreduceOptions o, bool shared_memory, bool chunked) {
+  if (chunked && o.chunk_bytes == kAutoChunkBytes)
+    o.chunk_bytes = shared_memory ? kSharedMemoryChunkBytes : kNetworkChunkBytes;
+  if (chunked && o.ring_window == kAutoRingWindow)
+    o.ring_window = shared_memory ? kSharedMemoryRingWindow : kNetworkRingWindow;
+  if (o.segment_bytes == kAutoSegmentBytes) o.segment_bytes = shared_memory ? kWholeMessages : kNetworkSegmentBytes;
+  return o;
+}
+
 void Allreduce::run(void* data, std::size_t count, Dtype type) {
   if (in_flight()) throw std::logic_error(fmt::format("{}: run() while a started operation is in flight", name()));
   if (options_.check_agreement) check_agreement(comm_, name(), fingerprint(count, type));

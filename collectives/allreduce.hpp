@@ -152,6 +152,10 @@ class Allreduce {
   double completed_at_ = 0;
 };
 
+// `options` with what it leaves automatic resolved for one transport: the message pieces (segment_bytes) always,
+// and for a chunked method (`chunked`) the chunk and the ring window too; values already set stay. Local.
+AllreduceOptions with_transport_defaults(AllreduceOptions options, bool shared_memory, bool chunked);
+
 // Plans `method` (a name in allreduce_method_table(), methods.hpp) on `comm`. Every rank of `comm` must call it
 // with the same method and options; for a chunked or segmented method (methods.hpp) with chunk_bytes, ring_window or
 // segment_bytes automatic it is a collective call, which resolves them for shared memory when all ranks share a

@@ -12,13 +12,8 @@ Comm host_of(const Comm& comm, int ranks_per_host) {
 }
 
 AllreduceOptions part_options(const AllreduceOptions& o, bool shared_memory) {
-  AllreduceOptions part = o;
+  AllreduceOptions part = with_transport_defaults(o, shared_memory, true);
   part.check_agreement = false;  // the whole method's check covers its parts
-  if (part.chunk_bytes == kAutoChunkBytes)
-    part.chunk_bytes = shared_memory ? kSharedMemoryChunkBytes : kNetworkChunkBytes;
-  if (part.segment_bytes == kAutoSegmentBytes) part.segment_bytes = shared_memory ? kWholeMessages : kNetworkSegmentBytes;
-  if (part.ring_window == kAutoRingWindow)
-    part.ring_window = shared_memory ? kSharedMemoryRingWindow : kNetworkRingWindow;
   return part;
 }
 

@@ -15,17 +15,12 @@
 namespace gradsync {
 namespace {
 
-// The message sizes a method reads (its chunk, its segments) that are left automatic, resolved for this
-// communicator: shared memory or network. One collective MPI_Comm_split_type when any is automatic, none otherwise.
-AllreduceOptions resolved(const Comm& comm, AllreduceOptions o, bool chunked) {
-  const bool chunk = chunked && o.chunk_bytes == kAutoChunkBytes, segment = o.segment_bytes == kAutoSegmentBytes,
-             window = chunked && o.ring_window == kAutoRingWindow;
-  if (!chunk && !segment && !window) return o;
-  const bool shared = comm.on_one_node();
-  if (chunk) o.chunk_bytes = shared ? kSharedMemoryChunkBytes : kNetworkChunkBytes;
-  if (segment) o.segment_bytes = shared ? kWholeMessages : kNetworkSegmentBytes;
-  if (window) o.ring_window = shared ? kSharedMemoryRingWindow : kNetworkRingWindow;
-  return o;
+// with_transport_defaults for this communicator: one collective MPI_Comm_split_type when anything the method
+// reads is automatic, none otherwise.
+AllreduceOptions resolved(const Comm& comm, const AllreduceOptions& o, bool chunked) {
+  const bool automatic = o.segment_bytes == kAutoSegmentBytes ||
+                         (chunked && (o.chunk_bytes == kAutoChunkBytes || o.ring_window == kAutoRingWindow));
+  return automatic ? with_transport_defaults(o, comm.on_one_node(), chunked) : o;
 }
 
 std::unique_ptr<Allreduce> make_ring(const Comm& comm, AllreduceOptions o, bool bf16) {

@@ -89,10 +89,12 @@ void reduce_with(Allreduce& allreduce, std::span<T> data, Drive drive) {
 // Runs `method` twice on the same buffer and counts elements that differ from the exact sum on this rank.
 template <class T>
 std::size_t wrong_elements(const Comm& comm, const Case& c, std::size_t count, std::size_t chunk_bytes,
-                           Drive drive = Drive::run, std::size_t segment_bytes = kAutoSegmentBytes) {
+                           Drive drive = Drive::run, std::size_t segment_bytes = kAutoSegmentBytes,
+                           std::size_t ring_window = kAutoRingWindow) {
   AllreduceOptions options;
   options.chunk_bytes = chunk_bytes;
   options.segment_bytes = segment_bytes;
+  options.ring_window = ring_window;
   options.servers = c.servers;
   options.server_contributes = c.server_contributes;
   options.ranks_per_host = c.ranks_per_host;
@@ -161,25 +163,13 @@ TEST_CASE("the ring sums exactly with one, two and three exchanges in flight") {
   for (std::size_t window : {std::size_t{1}, std::size_t{2}, std::size_t{3}}) {
     for (std::size_t count : {std::size_t{1}, p + 1, 64 * p - 1, 1024 * p + 1}) {
       for (std::size_t chunk : {std::size_t{4}, std::size_t{64}, kSharedMemoryChunkBytes}) {
-        AllreduceOptions options;
-        options.chunk_bytes = chunk;
-        options.ring_window = window;
-        auto ring = make_allreduce("ring", world, options);
         for (Drive drive : kDrives) {
-          std::vector<float> data(count);
-          for (std::size_t i = 0; i < count; ++i) data[i] = value<float>(world.rank(), i, 0);
-          reduce_with(*ring, std::span<float>(data), drive);
-          std::size_t wrong = 0;
-          for (std::size_t i = 0; i < count; ++i) {
-            float expected = 0;
-            for (int r = 0; r < world.size(); ++r) expected += value<float>(r, i, 0);
-            wrong += data[i] != expected;
-          }
           CAPTURE(window);
           CAPTURE(count);
           CAPTURE(chunk);
           CAPTURE(static_cast<int>(drive));
-          CHECK(wrong == 0);
+          const Case ring{"ring", 1, false, true};
+          CHECK(wrong_elements<float>(world, ring, count, chunk, drive, kAutoSegmentBytes, window) == 0);
         }
       }
     }

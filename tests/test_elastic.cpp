@@ -24,8 +24,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-TrainTest blobs() { return {make_blobs(512, 20, 4, 0.3f, 17, 0), make_blobs(128, 20, 4, 0.3f, 17, 1)}; }
-
 // Every rank of `world` names its host h<world rank> while it lives; one directory tree for all of them.
 struct Hosts {
   explicit Hosts(const Comm& world, const std::string& name) {
@@ -131,7 +129,7 @@ TEST_CASE("ring checkpoints land on two hosts; a damaged, torn or lost replica l
   const Comm world = Comm::world();
   if (world.size() < 4) return;
   const Hosts hosts(world, "ring");
-  const TrainTest data = blobs();
+  const TrainTest data = test::blobs(512);
   const TrainConfig c = base("ring", hosts.pattern());
   train(c, data, world);
   const std::string last = set_dir_name(8), before = set_dir_name(6);
@@ -190,7 +188,7 @@ TEST_CASE("parameter-server shards are written by their server and a buddy, and 
   const Comm world = Comm::world();
   if (world.size() < 4) return;
   const Hosts hosts(world, "ps");
-  const TrainTest data = blobs();
+  const TrainTest data = test::blobs(512);
   TrainConfig c = base("ps", hosts.pattern());
   c.servers = 2;
   c.epochs = 2;
@@ -235,7 +233,7 @@ TEST_CASE("a run resumed mid-epoch on fewer workers with --global-batch continue
   const Comm world = Comm::world();
   if (world.size() < 4) return;
   const Hosts hosts(world, "global-batch");
-  const TrainTest data = blobs();
+  const TrainTest data = test::blobs(512);
   TrainConfig c = base("ring", hosts.pattern());
   c.global_batch = 16;  // 4 per worker on 4 ranks, 8 on 2
   c.sgd.momentum = 0;

@@ -181,7 +181,7 @@ TEST_CASE("a run on a plan that mixes kernel sets keeps its replicas bit-identic
   const Comm world = Comm::world();
   const std::vector<std::string>& sets = configured_blis().kernel_sets;
   if (sets.size() < 2 || !per_call_contexts_available()) return;
-  const TrainTest data{make_blobs(1024, 20, 4, 0.3f, 17, 0), make_blobs(256, 20, 4, 0.3f, 17, 1)};
+  const TrainTest data = test::blobs();
   TrainConfig c;
   c.sync = "ring";
   c.model = "mlp";

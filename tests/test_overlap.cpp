@@ -20,8 +20,6 @@ namespace {
 
 constexpr long kSteps = 12;
 
-TrainTest blobs() { return {make_blobs(1024, 20, 4, 0.3f, 17, 0), make_blobs(256, 20, 4, 0.3f, 17, 1)}; }
-
 // Three layers, so that buckets can split the gradient at two boundaries.
 TrainConfig small_mlp(const std::string& sync, std::size_t batch) {
   TrainConfig c;
@@ -84,7 +82,7 @@ std::vector<float> serial_reference(const TrainConfig& c, const TrainTest& data,
 
 TEST_CASE("bucketed backward: the blocking path's bits on two ranks, its model to rounding on more") {
   const Comm world = Comm::world();
-  const TrainTest data = blobs();
+  const TrainTest data = test::blobs();
   const Comm pair = world.split(world.rank() / 2, world.rank());
   for (const Comm* comm : {&pair, &world}) {
     for (const std::string sync : {"ring", "mpi"}) {
@@ -116,7 +114,7 @@ TEST_CASE("bucketed backward: the blocking path's bits on two ranks, its model t
 
 TEST_CASE("pipelined SGD equals serial SGD that applies each gradient one step late") {
   const Comm world = Comm::world();
-  const TrainTest data = blobs();
+  const TrainTest data = test::blobs();
   const std::size_t b = 4;
   struct Variant {
     std::string sync;

@@ -19,8 +19,6 @@ using namespace gradsync;
 
 namespace {
 
-TrainTest blobs() { return {make_blobs(512, 20, 4, 0.3f, 17, 0), make_blobs(128, 20, 4, 0.3f, 17, 1)}; }
-
 TrainConfig base(const std::string& sync, const std::string& dir) {
   TrainConfig c;
   c.sync = sync;
@@ -61,7 +59,7 @@ struct Change {
 
 TEST_CASE("resume refuses a checkpoint differing in any one fingerprint field, naming both values") {
   const Comm self(MPI_COMM_SELF);  // each rank on its own, in its own directory
-  const TrainTest data = blobs();
+  const TrainTest data = test::blobs(512);
   const auto dir = test::temp_dir("resume-fields", Comm::world().rank());
   const TrainConfig written = base("serial", dir.string());
   train(written, data, self);
@@ -89,7 +87,7 @@ TEST_CASE("resume refuses a checkpoint differing in any one fingerprint field, n
 
 TEST_CASE("resume refuses another per-worker batch, naming both and the way to keep the global batch") {
   const Comm self(MPI_COMM_SELF);
-  const TrainTest data = blobs();
+  const TrainTest data = test::blobs(512);
   const auto dir = test::temp_dir("resume-batch", Comm::world().rank());
   const TrainConfig written = base("serial", dir.string());
   train(written, data, self);
@@ -108,7 +106,7 @@ TEST_CASE("resume refuses another per-worker batch, naming both and the way to k
 TEST_CASE("resume on a different number of ranks continues from the checkpoint's state, on every rank") {
   const Comm world = Comm::world();
   if (world.size() < 2) return;
-  const TrainTest data = blobs();
+  const TrainTest data = test::blobs(512);
   const auto dir = test::temp_dir("resume-ranks", world.rank());
   TrainConfig c = base("ring", dir.string());
   c.sgd.momentum = 0.9f;
@@ -128,7 +126,7 @@ TEST_CASE("resume on a different number of ranks continues from the checkpoint's
 TEST_CASE("resume refuses a parameter-server checkpoint of another mode or staleness bound") {
   const Comm world = Comm::world();
   if (world.size() < 3) return;
-  const TrainTest data = blobs();
+  const TrainTest data = test::blobs(512);
   const auto dir = test::temp_dir("resume-ps", world.rank());
   TrainConfig written = base("ps", dir.string());
   written.ps_mode = "ssp";
@@ -152,7 +150,7 @@ TEST_CASE("resume refuses a parameter-server checkpoint of another mode or stale
 
 TEST_CASE("resume accepts a run that changes only epochs, learning rate, weight decay or steps per epoch") {
   const Comm self(MPI_COMM_SELF);
-  const TrainTest data = blobs();
+  const TrainTest data = test::blobs(512);
   const auto dir = test::temp_dir("resume-allowed", Comm::world().rank());
   const TrainConfig written = base("serial", dir.string());
   for (const std::function<void(TrainConfig&)>& change : std::vector<std::function<void(TrainConfig&)>>{

@@ -7,6 +7,9 @@
 #include <span>
 #include <string>
 
+#include "model/dataset.hpp"
+#include "model/synthetic.hpp"
+
 namespace gradsync::test {
 
 // Where the real MNIST files are: $GRADSYNC_MNIST_DIR, else data/mnist in the source tree.
@@ -24,6 +27,11 @@ inline double relative_difference(std::span<const float> a, std::span<const floa
   }
   if (a.size() != b.size()) return INFINITY;
   return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
+}
+
+// Four separable Gaussian blobs of 20 features: `train_rows` to train on, a quarter as many to test on (seed 17).
+inline TrainTest blobs(std::size_t train_rows = 1024) {
+  return {make_blobs(train_rows, 20, 4, 0.3f, 17, 0), make_blobs(train_rows / 4, 20, 4, 0.3f, 17, 1)};
 }
 
 // A fresh, empty temporary directory unique to this rank and test.

@@ -15,8 +15,6 @@ namespace {
 
 constexpr long kEquivalenceSteps = 24;
 
-TrainTest blobs() { return {make_blobs(1024, 20, 4, 0.3f, 17, 0), make_blobs(256, 20, 4, 0.3f, 17, 1)}; }
-
 TrainConfig small_mlp(const std::string& sync, std::size_t batch) {
   TrainConfig c;
   c.sync = sync;
@@ -53,7 +51,7 @@ std::vector<float> params_on_all_ranks(const Comm& world, std::vector<float> par
 
 TEST_CASE("synchronous data parallelism equals serial SGD with the global batch") {
   const Comm world = Comm::world();
-  const TrainTest data = blobs();
+  const TrainTest data = test::blobs();
   const std::size_t b = 4;
   struct Variant {
     std::string sync;
@@ -79,7 +77,7 @@ TEST_CASE("synchronous data parallelism equals serial SGD with the global batch"
 TEST_CASE("sharded parameter servers equal the central server bit for bit in BSP mode") {
   const Comm world = Comm::world();
   if (world.size() < 3) return;
-  const TrainTest data = blobs();
+  const TrainTest data = test::blobs();
   TrainConfig central = small_mlp("ps", 4);
   central.servers = 1;
   central.iterations_per_epoch = TrainConfig::kAuto;  // one pass over the data per epoch
@@ -101,7 +99,7 @@ TEST_CASE("sharded parameter servers equal the central server bit for bit in BSP
 TEST_CASE("ASP and SSP apply every gradient exactly once, respect the staleness bound and converge") {
   const Comm world = Comm::world();
   if (world.size() < 3) return;
-  const TrainTest data = blobs();
+  const TrainTest data = test::blobs();
   for (const std::string mode : {"asp", "ssp"}) {
     for (int servers : {1, 2}) {
       if (servers + 1 >= world.size() && servers > 1) continue;
@@ -196,7 +194,7 @@ TEST_CASE("end to end: data-parallel softmax, one epoch of real MNIST, reaches 9
 
 TEST_CASE("a resumed run reports the throughput of the epochs it trained, not of the whole schedule") {
   const Comm self(MPI_COMM_SELF);  // every rank on its own: a serial run with its own checkpoint directory
-  const TrainTest data = blobs();
+  const TrainTest data = test::blobs();
   TrainConfig c = small_mlp("serial", 8);
   c.checkpoint_dir = test::temp_dir("resume-throughput", Comm::world().rank()).string();
   c.epochs = 3;
@@ -215,7 +213,7 @@ TEST_CASE("a resumed run reports the throughput of the epochs it trained, not of
 
 TEST_CASE("ring-bf16 trains like the float32 ring, up to bfloat16 rounding of the gradients") {
   const Comm world = Comm::world();
-  const TrainTest data = blobs();
+  const TrainTest data = test::blobs();
   const TrainResult exact = train(small_mlp("ring", 4), data, world);
   const TrainResult rounded = train(small_mlp("ring-bf16", 4), data, world);
   const std::size_t n = initial_params(data, small_mlp("ring", 4)).size();
