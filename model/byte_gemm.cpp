@@ -1,0 +1,195 @@
+#include "model/byte_gemm.hpp"
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "model/dataset.hpp"
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define GRADSYNC_BYTE_GEMM_AVX512 1
+#include <immintrin.h>
+#endif
+
+namespace gradsync {
+namespace {
+
+void prefetch_bytes(const std::uint8_t* row, std::size_t f) {
+  constexpr std::size_t kCacheLine = 64;
+  for (std::size_t offset = 0; offset < f; offset += kCacheLine) __builtin_prefetch(row + offset);
+}
+
+#if defined(GRADSYNC_BYTE_GEMM_AVX512)
+// GCC 12's AVX-512 intrinsics pass an undefined vector as the unused merge operand, and it then warns, where they
+// are inlined, that the value is uninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+__m512 widen(const std::uint8_t* p) {
+  return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+__m512 widen(const std::uint8_t* p, __mmask16 m) {
+  return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, p)));
+}
+__mmask16 first_lanes(std::size_t count) {
+  return count >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << count) - 1);
+}
+
+// E examples against C outputs: E x C accumulators of 16 features each, summed across lanes at the end.
+template <int C, int E>
+void forward_examples(std::size_t f, const float* w, const std::uint8_t* const* rows, float scale, float* z,
+                      std::size_t ldz) {
+  __m512 acc[E][C];
+  _Pragma("GCC unroll 16") for (int e = 0; e < E; ++e) _Pragma("GCC unroll 16") for (int c = 0; c < C; ++c) acc[e][c] =
+      _mm512_setzero_ps();
+  const auto step = [&](std::size_t k, __mmask16 m) {
+    __m512 x[E];
+    _Pragma("GCC unroll 16") for (int e = 0; e < E; ++e) x[e] = m == 0xffff ? widen(rows[e] + k) : widen(rows[e] + k, m);
+    _Pragma("GCC unroll 16") for (int c = 0; c < C; ++c) {
+      __m512 wv = _mm512_maskz_loadu_ps(m, w + c * f + k);
+      // Keeps the weights in a register: otherwise GCC folds this load into each example's FMA, which doubles
+      // the loads and makes the loop load-bound instead of FMA-bound.
+      __asm__("" : "+v"(wv));
+      _Pragma("GCC unroll 16") for (int e = 0; e < E; ++e) acc[e][c] = _mm512_fmadd_ps(wv, x[e], acc[e][c]);
+    }
+  };
+  std::size_t k = 0;
+  for (; k + 16 <= f; k += 16) step(k, 0xffff);
+  if (k < f) step(k, first_lanes(f - k));
+  _Pragma("GCC unroll 16") for (int c = 0; c < C; ++c) _Pragma("GCC unroll 16") for (int e = 0; e < E; ++e)
+      z[c * ldz + e] += scale * _mm512_reduce_add_ps(acc[e][c]);
+}
+
+template <int C>
+void forward_kernel(std::size_t n, std::size_t f, const float* w, const std::uint8_t* const* rows, float scale, float* z,
+                    std::size_t ldz) {
+  std::size_t j = 0;
+  for (; j + 2 <= n; j += 2) {
+    // The batch is random rows of the training set: ask for them a few examples ahead, as gather_batch does.
+    for (std::size_t a = j + kGatherLookahead; a < std::min(n, j + kGatherLookahead + 2); ++a) prefetch_bytes(rows[a], f);
+    forward_examples<C, 2>(f, w, rows + j, scale, z + j, ldz);
+  }
+  if (j < n) forward_examples<C, 1>(f, w, rows + j, scale, z + j, ldz);
+}
+
+// 32 features of every output at a time, over the whole batch: no sums across lanes, each example's bytes read
+// once per pass (the batch's 256 bytes-per-line slices stay in L1 between the two passes a cache line serves).
+template <int C>
+void gradient_kernel(std::size_t n, std::size_t f, const float* delta, std::size_t ldd, const std::uint8_t* const* rows,
+                     float scale, float* dw) {
+  const __m512 s = _mm512_set1_ps(scale);
+  for (std::size_t k = 0; k < f; k += 32) {
+    const std::size_t width = std::min<std::size_t>(32, f - k);
+    const __mmask16 m0 = first_lanes(width), m1 = width > 16 ? first_lanes(width - 16) : __mmask16{0};
+    __m512 a0[C], a1[C];
+    _Pragma("GCC unroll 16") for (int c = 0; c < C; ++c) a0[c] = a1[c] = _mm512_setzero_ps();
+    const auto pass = [&](auto load0, auto load1) {
+      for (std::size_t j = 0; j < n; ++j) {
+        const __m512 x0 = load0(rows[j] + k), x1 = load1(rows[j] + k + 16);
+        _Pragma("GCC unroll 16") for (int c = 0; c < C; ++c) {
+          const __m512 d = _mm512_set1_ps(delta[c * ldd + j]);
+          a0[c] = _mm512_fmadd_ps(x0, d, a0[c]);
+          a1[c] = _mm512_fmadd_ps(x1, d, a1[c]);
+        }
+      }
+    };
+    if (width == 32)
+      pass([](const std::uint8_t* p) { return widen(p); }, [](const std::uint8_t* p) { return widen(p); });
+    else
+      pass([m0](const std::uint8_t* p) { return widen(p, m0); }, [m1](const std::uint8_t* p) { return widen(p, m1); });
+    _Pragma("GCC unroll 16") for (int c = 0; c < C; ++c) {
+      _mm512_mask_storeu_ps(dw + c * f + k, m0, _mm512_mul_ps(a0[c], s));
+      if (m1) _mm512_mask_storeu_ps(dw + c * f + k + 16, m1, _mm512_mul_ps(a1[c], s));
+    }
+  }
+}
+
+using ForwardFn = void (*)(std::size_t, std::size_t, const float*, const std::uint8_t* const*, float, float*,
+                           std::size_t);
+using GradientFn = void (*)(std::size_t, std::size_t, const float*, std::size_t, const std::uint8_t* const*, float,
+                            float*);
+
+template <std::size_t... I>
+constexpr std::array<ForwardFn, sizeof...(I)> forward_table(std::index_sequence<I...>) {
+  return {&forward_kernel<static_cast<int>(I) + 1>...};
+}
+template <std::size_t... I>
+constexpr std::array<GradientFn, sizeof...(I)> gradient_table(std::index_sequence<I...>) {
+  return {&gradient_kernel<static_cast<int>(I) + 1>...};
+}
+constexpr auto kForward = forward_table(std::make_index_sequence<kMaxByteGemmOutputs>{});
+constexpr auto kGradient = gradient_table(std::make_index_sequence<kMaxByteGemmOutputs>{});
+
+#pragma GCC diagnostic pop
+
+#endif
+
+}  // namespace
+
+bool byte_gemm_vectorized() {
+#if defined(GRADSYNC_BYTE_GEMM_AVX512)
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool byte_gemm_handles(const GemmShape& g) {
+  return g.batch_operand && !g.transpose_a && g.m >= 1 && g.m <= kMaxByteGemmOutputs && g.n >= 1 && g.k >= 1;
+}
+
+void forward_from_bytes(std::size_t outputs, std::size_t n, std::size_t f, const float* w,
+                        const std::uint8_t* const* rows, float scale, float* z, std::size_t ldz) {
+#if defined(GRADSYNC_BYTE_GEMM_AVX512)
+  kForward[outputs - 1](n, f, w, rows, scale, z, ldz);
+#else
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t c = 0; c < outputs; ++c) {
+      float sum = 0;
+      for (std::size_t k = 0; k < f; ++k) sum += w[c * f + k] * static_cast<float>(rows[j][k]);
+      z[c * ldz + j] += scale * sum;
+    }
+#endif
+}
+
+void weight_gradient_from_bytes(std::size_t outputs, std::size_t n, std::size_t f, const float* delta, std::size_t ldd,
+                                const std::uint8_t* const* rows, float scale, float* dw) {
+#if defined(GRADSYNC_BYTE_GEMM_AVX512)
+  kGradient[outputs - 1](n, f, delta, ldd, rows, scale, dw);
+#else
+  std::fill_n(dw, outputs * f, 0.0f);
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t c = 0; c < outputs; ++c)
+      for (std::size_t k = 0; k < f; ++k) dw[c * f + k] += delta[c * ldd + j] * static_cast<float>(rows[j][k]);
+  for (std::size_t i = 0; i < outputs * f; ++i) dw[i] *= scale;
+#endif
+}
+
+std::function<void()> byte_gemm_call(const GemmShape& g) {
+  struct Operands {
+    std::vector<std::uint8_t> bytes;
+    std::vector<const std::uint8_t*> rows;
+    std::vector<float> a, c;
+  };
+  // Forward: m outputs x n examples x k features; weight gradient: m outputs x n features x k examples.
+  const std::size_t examples = g.transpose_b ? g.n : g.k, features = g.transpose_b ? g.k : g.n;
+  auto ops = std::make_shared<Operands>();
+  ops->bytes.resize(examples * features);
+  std::uint32_t x = 12345;
+  for (std::uint8_t& b : ops->bytes) b = static_cast<std::uint8_t>((x = x * 1664525u + 1013904223u) >> 24);
+  for (std::size_t j = 0; j < examples; ++j) ops->rows.push_back(ops->bytes.data() + j * features);
+  ops->a.assign(g.m * g.k, 0.01f);
+  ops->c.assign(g.m * g.n, 0.0f);
+  if (g.transpose_b)
+    return [ops, g, features] {
+      forward_from_bytes(g.m, g.n, features, ops->a.data(), ops->rows.data(), kPixelScale, ops->c.data(), g.n);
+    };
+  return [ops, g, examples] {
+    weight_gradient_from_bytes(g.m, examples, g.n, ops->a.data(), examples, ops->rows.data(), kPixelScale, ops->c.data());
+  };
+}
+
+}  // namespace gradsync
