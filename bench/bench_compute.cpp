@@ -10,10 +10,12 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <numeric>
 #include <vector>
 
 #include "model/blis_setup.hpp"
+#include "model/byte_gemm.hpp"
 #include "model/gemm.hpp"
 #include "model/kernel_plan.hpp"
 #include "model/mlp.hpp"
@@ -33,13 +35,13 @@ constexpr double kAnatomySeconds = 0.5;
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-// Seconds per call of one GEMM shape on the kernels the installed plan gives it, cut into row blocks as the
-// model cuts it, on buffers that stay in cache as they do in training.
+// Seconds per call of one GEMM shape on the kernels the installed plan gives it (a BLIS set, cut into row blocks
+// as the model cuts it, or the byte kernels), on operands that stay in cache as they do in training.
 double gemm_seconds(const GemmShape& g, double budget_s = kGemmTimingSeconds) {
   const std::size_t lda = g.transpose_a ? g.m : g.k, ldb = g.transpose_b ? g.k : g.n;
   std::vector<float> a(g.m * g.k, 0.5f), b(g.k * g.n, 0.25f), c(g.m * g.n, 0.0f);
   cntx_t* cntx = planned_context(g);
-  const auto call = [&] {
+  const std::function<void()> call = planned_on_bytes(g) ? byte_gemm_call(g) : [&] {
     gemm_in_row_blocks(g.transpose_a ? Op::T : Op::N, g.transpose_b ? Op::T : Op::N, g.m, g.n, g.k, 1.0f, a.data(), lda,
                        b.data(), ldb, 0.0f, c.data(), g.n, cntx, [] {});
   };
@@ -59,8 +61,10 @@ double step_gemm_seconds(const Mlp& mlp, std::size_t batch, double budget_s = kG
   return s;
 }
 
+// The same product with both operands as stored untransposed: the batch then is not rows any more, so not the
+// byte kernels' operand either.
 GemmShape untransposed(GemmShape g) {
-  g.transpose_a = g.transpose_b = false;
+  g.transpose_a = g.transpose_b = g.batch_operand = false;
   return g;
 }
 
@@ -71,7 +75,7 @@ double step_gemm_seconds_best_layout(const Mlp& mlp, std::size_t batch) {
   double s = 0;
   for (const GemmShape& g : mlp.training_gemms(batch)) {
     const double as_called = gemm_seconds(g);
-    s += g == untransposed(g) ? as_called : std::min(as_called, gemm_seconds(untransposed(g)));
+    s += g == untransposed(g) || planned_on_bytes(g) ? as_called : std::min(as_called, gemm_seconds(untransposed(g)));
   }
   return s;
 }
@@ -104,7 +108,7 @@ Anatomy step_anatomy(const Mlp& mlp, const Dataset& train, std::size_t batch) {
   const double start = now_s();
   for (std::size_t first = 0; now_s() - start < kAnatomySeconds; first = next(first), ++steps) {
     const double t0 = now_s();
-    gather_batch(train, slice(first), b);
+    gather_batch(train, slice(first), b, mlp.reads_float_rows(batch));
     prefetch_examples(train, slice(next(first)));  // as the trainer does: the next batch's rows load meanwhile
     const double t1 = now_s();
     mlp.loss_and_gradient(params, b, grads, ws);

@@ -237,7 +237,7 @@ int run(int argc, char** argv, const Comm& world) {
     }
     std::span<float> replica = m.serial ? std::span<float>(serial_params) : std::span<float>(params);
     const double t0 = now_s();
-    gather_batch(data.train, slice, b);
+    gather_batch(data.train, slice, b, model.reads_float_rows(slice.size()));
     const float loss = model.loss_and_gradient(replica, b, m.grads, ws, m.sync->observer(m.grads));
     if (!std::isfinite(loss))
       throw std::runtime_error(fmt::format("training diverged at step {} ({} block{}): loss {}", s, m.name,

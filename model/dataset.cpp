@@ -87,13 +87,18 @@ Dataset make_dataset(const std::vector<std::uint32_t>& image_dims, const std::ve
 // layout saves BLIS no work), and one layout is half the floats of two: at batch 256 two layouts no longer fit
 // the core's L2 next to the weights. Each example's bytes are requested kGatherLookahead rows ahead, so that
 // several random rows are in flight from memory while one converts (bench_batch_layout times the variants).
-void gather_batch(const Dataset& data, std::span<const std::uint32_t> indices, Batch& out) {
+void gather_batch(const Dataset& data, std::span<const std::uint32_t> indices, Batch& out, bool float_rows) {
   const std::size_t n = indices.size(), f = data.features;
   out.size = n;
+  out.has_rows = float_rows;
+  for (std::size_t j = 0; j < n; ++j) {
+    out.labels[j] = data.labels[indices[j]];
+    out.row_bytes[j] = &data.pixels[indices[j] * f];
+  }
+  if (!float_rows) return;  // the byte kernels request the rows ahead themselves
   for (std::size_t j = 0; j < n; ++j) {
     if (j + kGatherLookahead < n) prefetch_row(data, indices[j + kGatherLookahead]);
-    out.labels[j] = data.labels[indices[j]];
-    const std::uint8_t* __restrict src = &data.pixels[indices[j] * f];
+    const std::uint8_t* __restrict src = out.row_bytes[j];
     float* __restrict dst = out.rows.data() + j * f;
     for (std::size_t i = 0; i < f; ++i) dst[i] = static_cast<float>(src[i]) * kPixelScale;
   }

@@ -20,30 +20,35 @@ struct Dataset {
 
 inline constexpr float kPixelScale = 1.0f / 255.0f;
 
-// A batch as `rows` (size x features, row-major): the forward GEMM reads it transposed, the input layer's weight
-// gradient as it is. Sized once for max_size.
+// A batch as `rows` (size x features, row-major floats) and `row_bytes` (where each example's bytes are in the
+// dataset): BLIS's GEMMs read the rows (the forward one transposed, the input layer's weight gradient as they
+// are), the byte kernels (model/byte_gemm.hpp) the bytes. Sized once for max_size. row_bytes point into the
+// Dataset gathered from, which must outlive their use.
 struct Batch {
   Batch() = default;
   Batch(std::size_t max_size, std::size_t feature_count)
-      : rows(max_size * feature_count), labels(max_size), features(feature_count) {}
+      : rows(max_size * feature_count), row_bytes(max_size), labels(max_size), features(feature_count) {}
   std::vector<float> rows;
+  std::vector<const std::uint8_t*> row_bytes;
   std::vector<std::uint8_t> labels;
   std::size_t size = 0;
   std::size_t features = 0;
+  bool has_rows = false;  // whether the last gather converted `rows` (else only row_bytes and labels are current)
   std::size_t max_size() const { return labels.size(); }
 };
 
-// Gathers the examples `indices` of `data` into `out`. Requires indices.size() <= out.max_size(), every index
-// < data.rows and out.features == data.features (the trainer's permutations guarantee them; unchecked, as this
-// runs every step). Allocates nothing.
-void gather_batch(const Dataset& data, std::span<const std::uint32_t> indices, Batch& out);
+// Gathers the examples `indices` of `data` into `out`: labels and row_bytes always, the float rows only if
+// `float_rows` (a model whose input layer runs on the byte kernels does not read them: Mlp::reads_float_rows).
+// Requires indices.size() <= out.max_size(), every index < data.rows and out.features == data.features (the
+// trainer's permutations guarantee them; unchecked, as this runs every step). Allocates nothing.
+void gather_batch(const Dataset& data, std::span<const std::uint32_t> indices, Batch& out, bool float_rows = true);
 
-// How many examples ahead of the one it converts gather_batch asks the CPU to load: enough random rows in flight
-// to cover memory latency, few enough not to evict the rows still to convert.
+// How many examples ahead of the one it reads gather_batch (and the byte kernels' forward product) asks the CPU to
+// load: enough random rows in flight to cover memory latency, few enough not to evict the rows still to read.
 inline constexpr std::size_t kGatherLookahead = 6;
 
 // Asks the CPU to start loading the first kGatherLookahead of these examples into cache: call it one step ahead
-// with the next batch's indices, so that the next gather does not start on a stall (it requests the rest itself,
+// with the next batch's indices, so that the next step does not start on a stall (it requests the rest itself,
 // a few rows ahead: prefetching the whole batch here as well made the step slower in bench_batch_layout).
 // Every index must be < data.rows (as for gather_batch).
 void prefetch_examples(const Dataset& data, std::span<const std::uint32_t> indices);

@@ -12,22 +12,27 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <sstream>
 #include <stdexcept>
 
+#include "model/byte_gemm.hpp"
 #include "model/gemm.hpp"
 
 namespace gradsync {
 namespace {
 
-constexpr std::string_view kCacheHeader = "# gradsync BLIS kernel plan v3";  // v3: the default set wins within 10%
+// v3: the default set wins within 10%; v4: the byte kernels are a candidate for the input layer's products
+constexpr std::string_view kCacheHeader = "# gradsync BLIS kernel plan v4";
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
+// "nt 10 32 784"; a shape whose B operand is the input batch is marked "ntb".
 std::string shape_text(const GemmShape& g) {
-  return fmt::format("{}{} {} {} {}", g.transpose_a ? 't' : 'n', g.transpose_b ? 't' : 'n', g.m, g.n, g.k);
+  return fmt::format("{}{}{} {} {} {}", g.transpose_a ? 't' : 'n', g.transpose_b ? 't' : 'n', g.batch_operand ? "b" : "",
+                     g.m, g.n, g.k);
 }
 
 std::optional<int> arch_index(std::string_view name) {
@@ -36,9 +41,19 @@ std::optional<int> arch_index(std::string_view name) {
   return std::nullopt;
 }
 
+// A kernel name a plan may give `g`: a BLIS set, or the byte kernels for the shapes they handle.
+bool valid_kernels(std::string_view name, const GemmShape& g) {
+  return name == kByteKernels ? byte_gemm_handles(g) : arch_index(name).has_value();
+}
+
+struct InstalledGemm {
+  GemmShape shape;
+  cntx_t* cntx = nullptr;  // the BLIS set's context; null for the byte kernels
+  bool bytes = false;
+};
 struct Installed {
   KernelPlan plan;
-  std::vector<std::pair<GemmShape, cntx_t*>> contexts;
+  std::vector<InstalledGemm> gemms;
 };
 Installed& installed() {
   static Installed state;
@@ -67,14 +82,10 @@ std::string cpu_signature() {
   return "no cpuid";
 }
 
-// Per-call seconds of one set on one shape: `calls` back-to-back calls, as a training step makes them.
-double time_calls(const GemmShape& g, cntx_t* cntx, const std::vector<float>& a, const std::vector<float>& b,
-                  std::vector<float>& c, int calls) {
-  const std::size_t lda = g.transpose_a ? g.m : g.k, ldb = g.transpose_b ? g.k : g.n;
+// Per-call seconds of one candidate on one shape: `calls` back-to-back calls, as a training step makes them.
+double time_calls(const std::function<void()>& call, int calls) {
   const double start = now_s();
-  for (int i = 0; i < calls; ++i)
-    gemm_in_row_blocks(g.transpose_a ? Op::T : Op::N, g.transpose_b ? Op::T : Op::N, g.m, g.n, g.k, 1.0f, a.data(), lda,
-                       b.data(), ldb, 0.0f, c.data(), g.n, cntx, [] {});
+  for (int i = 0; i < calls; ++i) call();
   return (now_s() - start) / calls;
 }
 
@@ -111,13 +122,16 @@ std::optional<KernelPlan> KernelPlan::from_text(std::string_view text) {
     std::string ops, timing;
     PlannedGemm g;
     if (!(fields >> ops >> g.shape.m >> g.shape.n >> g.shape.k >> g.kernels)) return std::nullopt;
-    if (ops.size() != 2 || (ops[0] != 'n' && ops[0] != 't') || (ops[1] != 'n' && ops[1] != 't')) return std::nullopt;
-    if (g.shape.m == 0 || g.shape.n == 0 || g.shape.k == 0 || !arch_index(g.kernels)) return std::nullopt;
+    if (ops.size() < 2 || ops.size() > 3 || (ops[0] != 'n' && ops[0] != 't') || (ops[1] != 'n' && ops[1] != 't') ||
+        (ops.size() == 3 && ops[2] != 'b'))
+      return std::nullopt;
     g.shape.transpose_a = ops[0] == 't';
     g.shape.transpose_b = ops[1] == 't';
+    g.shape.batch_operand = ops.size() == 3;
+    if (g.shape.m == 0 || g.shape.n == 0 || g.shape.k == 0 || !valid_kernels(g.kernels, g.shape)) return std::nullopt;
     while (fields >> timing) {
       const auto eq = timing.find('=');
-      if (eq == std::string::npos || !arch_index(timing.substr(0, eq))) return std::nullopt;
+      if (eq == std::string::npos || !valid_kernels(timing.substr(0, eq), g.shape)) return std::nullopt;
       char* end = nullptr;
       const double s = std::strtod(timing.c_str() + eq + 1, &end);
       if (end == timing.c_str() + eq + 1 || *end != '\0' || !(s > 0)) return std::nullopt;
@@ -134,7 +148,9 @@ std::string KernelPlan::summary(std::string_view default_set) const {
   std::string out = fmt::format("GEMM kernels per shape (m x n x k; {}):", source);
   for (const PlannedGemm& g : gemms) {
     out += fmt::format(" {}{}x{}x{} {}",
-                       g.shape.transpose_a || g.shape.transpose_b ? shape_text(g.shape).substr(0, 2) + ":" : "",
+                       g.shape.transpose_a || g.shape.transpose_b || g.shape.batch_operand
+                           ? shape_text(g.shape).substr(0, shape_text(g.shape).find(' ')) + ":"
+                           : "",
                        g.shape.m, g.shape.n, g.shape.k, g.kernels);
     const double chosen = g.seconds_of(g.kernels), fallback = g.seconds_of(default_set);
     if (chosen > 0 && fallback > 0 && g.kernels != default_set) out += fmt::format(" ({:.2f}x)", fallback / chosen);
@@ -186,20 +202,32 @@ KernelPlan measure_kernel_plan(std::span<const GemmShape> shapes, std::span<cons
     };
     fill(a);
     fill(b);
+    const std::size_t lda = g.transpose_a ? g.m : g.k, ldb = g.transpose_b ? g.k : g.n;
+    std::vector<std::string> names(sets.begin(), sets.end());
+    std::vector<std::function<void()>> calls;
+    for (cntx_t* cntx : contexts)
+      calls.emplace_back([&, cntx] {
+        gemm_in_row_blocks(g.transpose_a ? Op::T : Op::N, g.transpose_b ? Op::T : Op::N, g.m, g.n, g.k, 1.0f, a.data(),
+                           lda, b.data(), ldb, 0.0f, c.data(), g.n, cntx, [] {});
+      });
+    if (byte_gemm_handles(g)) {
+      names.emplace_back(kByteKernels);
+      calls.push_back(byte_gemm_call(g));
+    }
     // About half a millisecond per sample: long enough to time, short enough that rounds interleave finely.
-    const int calls = static_cast<int>(std::clamp(5e-4 * 3e10 / g.flops(), 1.0, 2000.0));
-    std::vector<double> best(sets.size(), std::numeric_limits<double>::infinity());
-    for (std::size_t s = 0; s < sets.size(); ++s) time_calls(g, contexts[s], a, b, c, 2);  // warm caches, pools
+    const int repeats = static_cast<int>(std::clamp(5e-4 * 3e10 / g.flops(), 1.0, 2000.0));
+    std::vector<double> best(names.size(), std::numeric_limits<double>::infinity());
+    for (const auto& call : calls) time_calls(call, 2);  // warm caches, pools
     for (int r = 0; r < rounds; ++r)
-      for (std::size_t i = 0; i < sets.size(); ++i) {
-        const std::size_t s = (i + static_cast<std::size_t>(r)) % sets.size();  // rotate who goes first
-        best[s] = std::min(best[s], time_calls(g, contexts[s], a, b, c, calls));
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        const std::size_t s = (i + static_cast<std::size_t>(r)) % names.size();  // rotate who goes first
+        best[s] = std::min(best[s], time_calls(calls[s], repeats));
       }
     std::size_t winner = static_cast<std::size_t>(std::min_element(best.begin(), best.end()) - best.begin());
-    for (std::size_t s = 0; s < sets.size(); ++s)
-      if (sets[s] == preferred && best[s] <= best[winner] * (1 + kPlanMargin)) winner = s;
-    PlannedGemm planned{g, sets[winner], {}};
-    for (std::size_t s = 0; s < sets.size(); ++s) planned.seconds.emplace_back(sets[s], best[s]);
+    for (std::size_t s = 0; s < names.size(); ++s)
+      if (names[s] == preferred && best[s] <= best[winner] * (1 + kPlanMargin)) winner = s;
+    PlannedGemm planned{g, names[winner], {}};
+    for (std::size_t s = 0; s < names.size(); ++s) planned.seconds.emplace_back(names[s], best[s]);
     plan.gemms.push_back(std::move(planned));
   }
   return plan;
@@ -278,24 +306,36 @@ KernelPlan make_kernel_plan(std::span<const GemmShape> shapes, const BlisConfig&
 }
 
 void install_kernel_plan(const KernelPlan& plan, std::span<const std::string> runnable) {
-  std::vector<std::pair<GemmShape, cntx_t*>> contexts;
+  std::vector<InstalledGemm> gemms;
   for (const PlannedGemm& g : plan.gemms) {
+    if (g.kernels == kByteKernels) {
+      if (!byte_gemm_handles(g.shape))
+        throw std::invalid_argument(fmt::format("kernel plan: the byte kernels cannot compute {}", shape_text(g.shape)));
+      gemms.push_back({g.shape, nullptr, true});
+      continue;
+    }
     if (std::find(runnable.begin(), runnable.end(), g.kernels) == runnable.end())
       throw std::invalid_argument(fmt::format("kernel plan: set {} (for {}) does not run on this machine (runs: {})",
                                               g.kernels, shape_text(g.shape), fmt::join(runnable, ", ")));
     cntx_t* cntx = kernel_set_context(g.kernels);
     if (!cntx) throw std::invalid_argument(fmt::format("kernel plan: this BLIS has no context for {}", g.kernels));
-    contexts.emplace_back(g.shape, cntx);
+    gemms.push_back({g.shape, cntx, false});
   }
-  installed() = {plan, std::move(contexts)};
+  installed() = {plan, std::move(gemms)};
 }
 
 const KernelPlan& installed_kernel_plan() { return installed().plan; }
 
 cntx_s* planned_context(const GemmShape& shape) {
-  for (const auto& [g, cntx] : installed().contexts)
-    if (g == shape) return cntx;
+  for (const InstalledGemm& g : installed().gemms)
+    if (g.shape == shape) return g.cntx;
   return nullptr;
+}
+
+bool planned_on_bytes(const GemmShape& shape) {
+  for (const InstalledGemm& g : installed().gemms)
+    if (g.shape == shape) return g.bytes;
+  return false;
 }
 
 }  // namespace gradsync

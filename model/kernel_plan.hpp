@@ -1,5 +1,7 @@
 #pragma once
 // Which BLIS kernel set computes each GEMM shape the model uses, chosen by measurement.
+// The input layer's two products (GemmShape::batch_operand) have one more candidate, the byte kernels
+// (model/byte_gemm.hpp), named kByteKernels ("bytes") in a plan.
 //
 // Debian's BLIS carries several kernel sets (skx, zen3, zen2, zen, haswell, ...) and no single one is fastest on
 // every shape: AVX-512 kernels win the MLP's large products and lose the 10-class ones. BLIS's expert API takes
@@ -26,7 +28,7 @@ namespace gradsync {
 
 struct PlannedGemm {
   GemmShape shape;
-  std::string kernels;                                  // the set that runs it, e.g. "skx"
+  std::string kernels;                                  // the set that runs it, e.g. "skx", or "bytes"
   std::vector<std::pair<std::string, double>> seconds;  // seconds per call of each set timed (empty if unknown)
   double seconds_of(std::string_view set) const;        // 0 if `set` was not timed
 };
@@ -52,9 +54,10 @@ bool per_call_contexts_available();
 // Only sets that configure_blis found this CPU can run (BlisConfig::kernel_sets) are safe to call.
 cntx_s* kernel_set_context(std::string_view name);
 
-// Times every set in `sets` on every shape, interleaved round by round so that a load change hits all sets
-// alike, each through gemm_in_row_blocks as the model calls it; the fastest (least time over the rounds) wins,
-// except that `preferred` (BLIS's default set) keeps a shape unless another set beats it by more than
+// Times every set in `sets` on every shape, and the byte kernels on the shapes they handle (byte_gemm_handles),
+// interleaved round by round so that a load change hits all candidates alike, each set through
+// gemm_in_row_blocks as the model calls it; the fastest (least time over the rounds) wins, except that
+// `preferred` (BLIS's default set) keeps a shape unless another candidate beats it by more than
 // kPlanMargin: the AVX2 sets share their small-matrix kernels, so their differences are timing noise, and a coin
 // toss between equals would change a run's bits from one machine's cache to the next for nothing (an interleaved
 // A/B of such a toss showed no gain). `sets` must be runnable here
@@ -75,10 +78,14 @@ std::optional<std::filesystem::path> kernel_cache_file(const BlisConfig& blis); 
 
 // Makes `plan` the one every GEMM of this process follows (Mlp looks its shapes up here). Throws
 // std::invalid_argument, installing nothing, if the plan names a set this BLIS lacks or this CPU cannot run
-// (`runnable`, i.e. BlisConfig::kernel_sets). Not thread-safe: install before computing.
+// (`runnable`, i.e. BlisConfig::kernel_sets), or the byte kernels for a shape they do not handle. Not
+// thread-safe: install before computing.
 void install_kernel_plan(const KernelPlan& plan, std::span<const std::string> runnable);
 const KernelPlan& installed_kernel_plan();
-// The context installed for `shape`, or null (BLIS's default kernels) if the installed plan does not list it.
+// The context installed for `shape`, or null (BLIS's default kernels) if the installed plan does not list it or
+// gives it to the byte kernels.
 cntx_s* planned_context(const GemmShape& shape);
+// True if the installed plan gives `shape` to the byte kernels.
+bool planned_on_bytes(const GemmShape& shape);
 
 }  // namespace gradsync

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "model/byte_gemm.hpp"
 #include "model/gemm.hpp"
 #include "model/kernel_plan.hpp"
 #include "model/rng.hpp"
@@ -39,12 +40,12 @@ double softmax_columns(float* z, std::size_t classes, std::size_t batch, const s
   return loss;
 }
 
-// A GEMM on the kernels the installed plan names for its shape, cut into row blocks (gemm_in_row_blocks) with
-// the observer told between blocks.
-void gemm_observed(PassObserver* observer, Op ta, Op tb, std::size_t m, std::size_t n, std::size_t k, float alpha,
-                   const float* a, std::size_t lda, const float* b, std::size_t ldb, float beta, float* c,
+// A BLIS GEMM on the kernels the installed plan names for its shape (batch_operand as in GemmShape), cut into row
+// blocks (gemm_in_row_blocks) with the observer told between blocks.
+void gemm_observed(PassObserver* observer, bool batch_operand, Op ta, Op tb, std::size_t m, std::size_t n, std::size_t k,
+                   float alpha, const float* a, std::size_t lda, const float* b, std::size_t ldb, float beta, float* c,
                    std::size_t ldc) {
-  cntx_t* cntx = planned_context(GemmShape{ta == Op::T, tb == Op::T, m, n, k});
+  cntx_t* cntx = planned_context(GemmShape{ta == Op::T, tb == Op::T, m, n, k, batch_operand});
   gemm_in_row_blocks(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, cntx, [observer] {
     if (observer) observer->between_kernels();
   });
@@ -103,11 +104,13 @@ double Mlp::forward(std::span<const float> params, const Batch& batch, Workspace
     float* z = ws.activations_[l].data();
     const float* b = params.data() + bias_offset(l);
     for (std::size_t o = 0; o < out; ++o) std::fill_n(z + o * n, n, b[o]);  // bias, then Z += W A
-    if (l == 0)
-      gemm_observed(observer, Op::N, Op::T, out, n, in, 1.0f, params.data() + weight_offset(l), in, input, in, 1.0f, z,
-                    n);
+    const float* w = params.data() + weight_offset(l);
+    if (l == 0 && planned_on_bytes(input_forward(n)))
+      forward_from_bytes(out, n, in, w, batch.row_bytes.data(), kPixelScale, z, n);
+    else if (l == 0)
+      gemm_observed(observer, true, Op::N, Op::T, out, n, in, 1.0f, w, in, input, in, 1.0f, z, n);
     else
-      gemm_observed(observer, Op::N, Op::N, out, n, in, 1.0f, params.data() + weight_offset(l), in, input, n, 1.0f, z, n);
+      gemm_observed(observer, false, Op::N, Op::N, out, n, in, 1.0f, w, in, input, n, 1.0f, z, n);
     if (l + 1 < layers) relu_inplace(z, out * n);
     if (observer) observer->between_kernels();
     input = z;
@@ -126,6 +129,9 @@ float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, 
     throw std::invalid_argument(
         fmt::format("Mlp::loss_and_gradient: {} params, {} grads and {} features for a {} model ({} parameters)",
                     params.size(), grads.size(), batch.features, describe(), parameter_count_));
+  if (!batch.has_rows && reads_float_rows(n))
+    throw std::invalid_argument(fmt::format(
+        "Mlp::loss_and_gradient: a batch of {} gathered without float rows, which this kernel plan reads", n));
   const double loss = forward(params, batch, ws, observer);
   const std::size_t layers = sizes_.size() - 1;
   const std::size_t classes = sizes_.back();
@@ -142,10 +148,13 @@ float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, 
     const std::size_t in = sizes_[l], out = sizes_[l + 1];
     // dW = delta A_in^T. The input layer reads the batch's row-major copy, which is A_in^T already.
     float* dw = grads.data() + weight_offset(l);
-    if (l == 0)
-      gemm_observed(observer, Op::N, Op::N, out, in, n, 1.0f, delta, n, batch.rows.data(), in, 0.0f, dw, in);
+    if (l == 0 && planned_on_bytes(input_gradient(n)))
+      weight_gradient_from_bytes(out, n, in, delta, n, batch.row_bytes.data(), kPixelScale, dw);
+    else if (l == 0)
+      gemm_observed(observer, true, Op::N, Op::N, out, in, n, 1.0f, delta, n, batch.rows.data(), in, 0.0f, dw, in);
     else
-      gemm_observed(observer, Op::N, Op::T, out, in, n, 1.0f, delta, n, ws.activations_[l - 1].data(), n, 0.0f, dw, in);
+      gemm_observed(observer, false, Op::N, Op::T, out, in, n, 1.0f, delta, n, ws.activations_[l - 1].data(), n, 0.0f, dw,
+                    in);
     float* db = grads.data() + bias_offset(l);
     for (std::size_t o = 0; o < out; ++o) {
       const float* row = delta + o * n;
@@ -157,7 +166,7 @@ float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, 
     if (l == 0) break;  // no gradient w.r.t. the input images
     // delta_in = (W^T delta) * relu'(Z_in); relu'(z) > 0 exactly where the stored activation is > 0.
     const float* a_in = ws.activations_[l - 1].data();
-    gemm_observed(observer, Op::T, Op::N, in, n, out, 1.0f, params.data() + weight_offset(l), in, delta, n, 0.0f,
+    gemm_observed(observer, false, Op::T, Op::N, in, n, out, 1.0f, params.data() + weight_offset(l), in, delta, n, 0.0f,
                   next_delta, n);
     for (std::size_t i = 0; i < in * n; ++i) next_delta[i] = a_in[i] > 0.0f ? next_delta[i] : 0.0f;
     if (observer) observer->between_kernels();
@@ -177,7 +186,7 @@ Evaluation Mlp::evaluate(std::span<const float> params, const Dataset& data, Wor
   for (std::size_t start = 0; start < data.rows; start += batch_max) {
     const std::size_t n = std::min(batch_max, data.rows - start);
     for (std::size_t j = 0; j < n; ++j) ws.eval_indices_[j] = static_cast<std::uint32_t>(start + j);
-    gather_batch(data, {ws.eval_indices_.data(), n}, ws.eval_batch_);
+    gather_batch(data, {ws.eval_indices_.data(), n}, ws.eval_batch_, !planned_on_bytes(input_forward(n)));
     loss += forward(params, ws.eval_batch_, ws);
     const float* probs = ws.activations_.back().data();
     for (std::size_t j = 0; j < n; ++j) {
@@ -194,9 +203,10 @@ Evaluation Mlp::evaluate(std::span<const float> params, const Dataset& data, Wor
 std::vector<GemmShape> Mlp::training_gemms(std::size_t batch) const {
   std::vector<GemmShape> gemms;
   const std::size_t layers = sizes_.size() - 1;
-  for (std::size_t l = 0; l < layers; ++l) gemms.push_back({false, l == 0, sizes_[l + 1], batch, sizes_[l]});  // Z = W A
+  for (std::size_t l = 0; l < layers; ++l)
+    gemms.push_back({false, l == 0, sizes_[l + 1], batch, sizes_[l], l == 0});  // Z = W A
   for (std::size_t l = layers; l-- > 0;) {
-    gemms.push_back({false, l > 0, sizes_[l + 1], sizes_[l], batch});            // dW = delta A^T
+    gemms.push_back({false, l > 0, sizes_[l + 1], sizes_[l], batch, l == 0});    // dW = delta A^T
     if (l > 0) gemms.push_back({true, false, sizes_[l], batch, sizes_[l + 1]});  // W^T delta
   }
   return gemms;
@@ -204,7 +214,8 @@ std::vector<GemmShape> Mlp::training_gemms(std::size_t batch) const {
 
 std::vector<GemmShape> Mlp::evaluation_gemms(std::size_t batch) const {
   std::vector<GemmShape> gemms;
-  for (std::size_t l = 0; l + 1 < sizes_.size(); ++l) gemms.push_back({false, l == 0, sizes_[l + 1], batch, sizes_[l]});
+  for (std::size_t l = 0; l + 1 < sizes_.size(); ++l)
+    gemms.push_back({false, l == 0, sizes_[l + 1], batch, sizes_[l], l == 0});
   return gemms;
 }
 
@@ -213,6 +224,13 @@ std::vector<GemmShape> Mlp::planned_gemms(std::size_t batch) const {
   for (const GemmShape& g : evaluation_gemms())
     if (std::find(gemms.begin(), gemms.end(), g) == gemms.end()) gemms.push_back(g);
   return gemms;
+}
+
+GemmShape Mlp::input_forward(std::size_t batch) const { return {false, true, sizes_[1], batch, sizes_[0], true}; }
+GemmShape Mlp::input_gradient(std::size_t batch) const { return {false, false, sizes_[1], sizes_[0], batch, true}; }
+
+bool Mlp::reads_float_rows(std::size_t batch) const {
+  return !planned_on_bytes(input_forward(batch)) || !planned_on_bytes(input_gradient(batch));
 }
 
 double Mlp::train_flops_per_example() const {

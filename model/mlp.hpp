@@ -68,10 +68,10 @@ class Mlp {
   void init(std::span<float> params, std::uint64_t seed) const;
 
   // One forward and backward pass over `batch` (1 <= batch.size <= ws.max_batch(), batch.features ==
-  // sizes()[0]). `params` has parameter_count() elements; the gradient of the mean cross-entropy is written into
-  // `grads` (parameter_count() elements, overwritten). Returns the mean loss. Allocates nothing; throws
-  // std::invalid_argument on a size mismatch.
-  // With an `observer`, it is told as each layer's gradient becomes final and at every point between kernels.
+  // sizes()[0], gathered with float rows if reads_float_rows(batch.size)). `params` has parameter_count() elements; the
+  // gradient of the mean cross-entropy is written into `grads` (parameter_count() elements, overwritten). Returns the
+  // mean loss. Allocates nothing; throws std::invalid_argument on a size mismatch. With an `observer`, it is told as each
+  // layer's gradient becomes final and at every point between kernels.
   float loss_and_gradient(std::span<const float> params, const Batch& batch, std::span<float> grads, Workspace& ws,
                           PassObserver* observer = nullptr) const;
 
@@ -89,6 +89,10 @@ class Mlp {
   // Training's shapes at `batch` and evaluation's, each once: what a kernel plan for a run should cover.
   std::vector<GemmShape> planned_gemms(std::size_t batch) const;
   double train_flops_per_example() const;
+  // Whether loss_and_gradient on a batch of `batch` examples reads the batch's float rows under the installed
+  // kernel plan: not when both of the input layer's products run on the byte kernels, which read row_bytes
+  // (gather_batch can then skip the conversion).
+  bool reads_float_rows(std::size_t batch) const;
   // Where each layer's parameters (W then b) start in the flat buffer, input layer first.
   const std::vector<std::size_t>& layer_offsets() const { return offsets_; }
 
@@ -97,6 +101,8 @@ class Mlp {
   double forward(std::span<const float> params, const Batch& batch, Workspace& ws,
                  PassObserver* observer = nullptr) const;
   std::size_t weight_offset(std::size_t layer) const { return offsets_[layer]; }
+  GemmShape input_forward(std::size_t batch) const;   // the input layer's Z = W X^T, as training_gemms lists it
+  GemmShape input_gradient(std::size_t batch) const;  // the input layer's dW = delta X
   std::size_t bias_offset(std::size_t layer) const { return offsets_[layer] + sizes_[layer] * sizes_[layer + 1]; }
 
   std::vector<std::size_t> sizes_;

@@ -1,6 +1,6 @@
 // The kernel plan: every set computes the model's GEMMs correctly, plans survive their text form, a user's
-// BLIS_ARCH_TYPE wins, every rank runs rank 0's plan, and a data-parallel run on a plan that mixes kernel sets
-// keeps its replicas bit-identical and equal to serial SGD.
+// BLIS_ARCH_TYPE wins, every rank runs rank 0's plan, and a data-parallel run on a plan that mixes kernel sets and
+// the byte kernels keeps its replicas bit-identical and equal to serial SGD.
 #include <blis.h>
 #include <doctest/doctest.h>
 
@@ -176,7 +176,9 @@ TEST_CASE("every rank runs rank 0's kernel plan, though each rank would have pic
   }
 }
 
-TEST_CASE("a run on a plan that mixes kernel sets keeps its replicas bit-identical and equals serial SGD") {
+TEST_CASE(
+    "a run on a plan that mixes kernel sets and the byte kernels keeps its replicas bit-identical and equals serial "
+    "SGD") {
   RestorePlan restore;
   const Comm world = Comm::world();
   const std::vector<std::string>& sets = configured_blis().kernel_sets;
@@ -185,7 +187,7 @@ TEST_CASE("a run on a plan that mixes kernel sets keeps its replicas bit-identic
   TrainConfig c;
   c.sync = "ring";
   c.model = "mlp";
-  c.hidden = {16};
+  c.hidden = {8};  // few enough outputs for the byte kernels
   c.epochs = 1;
   c.batch = 4;
   c.sgd.lr = 0.2f;
@@ -195,10 +197,14 @@ TEST_CASE("a run on a plan that mixes kernel sets keeps its replicas bit-identic
   const std::size_t workers = static_cast<std::size_t>(world.size());
   std::vector<GemmShape> shapes = model.planned_gemms(c.batch);
   for (const GemmShape& g : model.planned_gemms(c.batch * workers)) shapes.push_back(g);  // the serial reference's
-  install_kernel_plan(cycling_plan(shapes, sets, 0), sets);                               // the same plan on every rank
+  KernelPlan mixed = cycling_plan(shapes, sets, 0);
+  for (PlannedGemm& g : mixed.gemms)
+    if (g.shape.batch_operand) g.kernels = "bytes";  // the input layer reads the batch's bytes
+  install_kernel_plan(mixed, sets);                  // the same plan on every rank
   std::set<std::string> used;
   for (const PlannedGemm& g : installed_kernel_plan().gemms) used.insert(g.kernels);
-  CHECK(used.size() >= 2);
+  CHECK(used.size() >= 3);
+  CHECK(used.count("bytes") == 1);
 
   // Every rank's replica, stepped as the trainer does (train() hands back rank 0's model only).
   std::vector<float> params(model.parameter_count()), grads(model.parameter_count());
@@ -213,7 +219,7 @@ TEST_CASE("a run on a plan that mixes kernel sets keeps its replicas bit-identic
       rows[j] = static_cast<std::uint32_t>(
           (static_cast<std::size_t>(s) * workers * c.batch + static_cast<std::size_t>(world.rank()) * c.batch + j) %
           data.train.rows);
-    gather_batch(data.train, rows, batch);
+    gather_batch(data.train, rows, batch, model.reads_float_rows(c.batch));
     model.loss_and_gradient(params, batch, grads, ws, sync->observer(grads));
     sync->step(params, grads);
   }

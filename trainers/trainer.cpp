@@ -55,7 +55,7 @@ class Worker {
     for (long s = from; s < to; ++s) {
       std::swap(slice_, next_slice_);
       const double t0 = now_s();
-      gather_batch(train_, slice_, batch_);
+      gather_batch(train_, slice_, batch_, model_.reads_float_rows(slice_.size()));
       if (s + 1 < to) {
         slice_of(s + 1, next_slice_);
         prefetch_examples(train_, next_slice_);
