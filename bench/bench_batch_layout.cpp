@@ -8,6 +8,9 @@
 //              into its panels either way); the whole next batch prefetched
 //   rows+ahead the model's gather_batch and prefetch_examples: rows only, each row requested kGatherLookahead
 //              rows before it is converted, and only the next batch's first rows prefetched a step ahead
+//   bytes      no conversion: the byte kernels (model/byte_gemm.hpp) read each example's bytes in the dataset,
+//              the forward product requesting rows kGatherLookahead examples ahead (input layers of <= 12 outputs)
+//   bytes+next the same, and the weight gradient requests the next batch's rows while it computes (the model)
 // Each runs the trainer's order (gather, prefetch, GEMMs) with the GEMMs on the kernel plan's set for their shapes.
 //   build/bin/bench_batch_layout --batches 32 256 --outputs 10 128
 #include <fmt/format.h>
@@ -16,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <span>
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
@@ -23,6 +27,7 @@
 #include <vector>
 
 #include "model/blis_setup.hpp"
+#include "model/byte_gemm.hpp"
 #include "model/dataset.hpp"
 #include "model/gemm.hpp"
 #include "model/kernel_plan.hpp"
@@ -108,15 +113,22 @@ void prefetch_batch(const Dataset& data, std::span<const std::uint32_t> indices)
       __builtin_prefetch(&data.pixels[index * data.features + offset]);
 }
 
+// What the input layer's products read: the float batch (BLIS) or the dataset's bytes (the byte kernels), the
+// latter with or without the next batch requested during the weight gradient.
+enum class Input { Floats, Bytes, BytesNext };
+
 struct Variant {
   const char* name;
   Layout layout;
   bool model;  // gather_batch and prefetch_examples, as the trainer calls them
+  Input input = Input::Floats;
 };
 constexpr Variant kVariants[] = {{"both", Layout::Both, false},
                                  {"columns", Layout::Columns, false},
                                  {"rows", Layout::Rows, false},
-                                 {"rows+ahead", Layout::Rows, true}};
+                                 {"rows+ahead", Layout::Rows, true},
+                                 {"bytes", Layout::Rows, true, Input::Bytes},
+                                 {"bytes+next", Layout::Rows, true, Input::BytesNext}};
 constexpr std::size_t kVariantCount = std::size(kVariants);
 
 struct Case {
@@ -133,7 +145,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"bench_batch_layout: the input layer's gather and GEMMs for three layouts of the batch"};
+  CLI::App app{"bench_batch_layout: the input layer's gather and GEMMs for each layout of the batch, and on its bytes"};
   std::string data_dir = "data/mnist";
   std::vector<std::size_t> batches = {32, 256}, outputs = {10, 128};
   int rounds = 15;
@@ -184,9 +196,18 @@ int main(int argc, char** argv) {
     const auto step = [&](const Variant& v) {
       const auto idx = slice(first);
       first = first + 2 * n > train.rows ? 0 : first + n;
+      if (v.input != Input::Floats) {
+        gather_batch(train, idx, batch, /*float_rows=*/false);
+        prefetch_examples(train, slice(first), batch);
+        forward_from_bytes(c.out, n, f, w.data(), batch.row_bytes.data(), kPixelScale, z.data(), n);
+        weight_gradient_from_bytes(
+            c.out, n, f, delta.data(), n, batch.row_bytes.data(), kPixelScale, dw.data(),
+            v.input == Input::BytesNext ? batch.next_rows() : std::span<const std::uint8_t* const>{});
+        return;
+      }
       if (v.model) {
         gather_batch(train, idx, batch);
-        prefetch_examples(train, slice(first));
+        prefetch_examples(train, slice(first), batch);
       } else {
         if (v.layout == Layout::Rows)
           gather_rows(train, idx, rows.data());
@@ -207,12 +228,15 @@ int main(int argc, char** argv) {
         gemm(Op::N, Op::N, c.out, f, n, 1.0f, delta.data(), n, x_rows, f, 0.0f, dw.data(), f, planned_context(wg));
     };
     std::vector<double> us[kVariantCount], ratio[kVariantCount];
+    // The byte kernels handle narrow input layers only; the others print as n/a.
+    const auto runs = [&](const Variant& v) { return v.input == Input::Floats || c.out <= kMaxByteGemmOutputs; };
     for (const Variant& v : kVariants)
-      for (int i = 0; i < 20; ++i) step(v);
+      for (int i = 0; runs(v) && i < 20; ++i) step(v);
     for (int r = 0; r < rounds; ++r) {
       double round_us[kVariantCount] = {};
       for (std::size_t i = 0; i < kVariantCount; ++i) {
         const std::size_t v = (i + static_cast<std::size_t>(r)) % kVariantCount;  // rotate who goes first
+        if (!runs(kVariants[v])) continue;
         long steps = 0;
         const double start = now_s();
         double t = 0;
@@ -223,11 +247,14 @@ int main(int argc, char** argv) {
         round_us[v] = 1e6 * t / static_cast<double>(steps);
         us[v].push_back(round_us[v]);
       }
-      for (std::size_t v = 1; v < kVariantCount; ++v) ratio[v].push_back(round_us[v] / round_us[0]);
+      for (std::size_t v = 1; v < kVariantCount; ++v)
+        if (runs(kVariants[v])) ratio[v].push_back(round_us[v] / round_us[0]);
     }
     fmt::print("{:>4} {:>5}", c.out, n);
-    for (std::size_t v = 0; v < kVariantCount; ++v) fmt::print(" {:>10.2f}", median(us[v]));
-    for (std::size_t v = 1; v < kVariantCount; ++v) fmt::print(" {:>10.3f}x", median(ratio[v]));
+    for (std::size_t v = 0; v < kVariantCount; ++v)
+      fmt::print(" {:>10}", runs(kVariants[v]) ? fmt::format("{:.2f}", median(us[v])) : "n/a");
+    for (std::size_t v = 1; v < kVariantCount; ++v)
+      fmt::print(" {:>11}", runs(kVariants[v]) ? fmt::format("{:.3f}x", median(ratio[v])) : "n/a");
     fmt::print("\n");
   }
   return 0;

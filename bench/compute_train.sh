@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Serial training time of the compute targets (MLP-128 batch 256, MLP-128 batch 32, softmax batch 32 on real
+# Serial training time of the compute targets (MLP-128 batch 256, MLP-128 batch 32, softmax batch 32 and 256 on real
 # MNIST), each configuration run on the per-shape kernel plan and on BLIS's default kernel set alone (the fixed
 # choice, BLIS_ARCH_TYPE=<default set>), and with --before BIN also on another build's train (e.g. the tree before
 # a change), all alternating run for run so that the host's drift hits every variant alike. One rank, one core.
@@ -26,7 +26,7 @@ done
 [ -x "$BIN/train" ] || die "$BIN/train is missing: build first (scripts/setup.sh)"
 [ -z "$before" ] || [ -x "$before" ] || die "--before: '$before' is not an executable"
 mkdir -p "$out"
-configs=("mlp 256" "mlp 32" "softmax 32")
+configs=("mlp 256" "mlp 32" "softmax 32" "softmax 256")
 # BLIS's default set for this process, as the run header names it.
 default_set="$("$BIN/train" --model softmax --epochs 1 --iterations-per-epoch 1 --quiet |
   sed -n 's/^BLIS kernels: \([a-z0-9]*\) .*/\1/p')"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -79,15 +80,23 @@ void forward_kernel(std::size_t n, std::size_t f, const float* w, const std::uin
 // once per pass (the batch's 256 bytes-per-line slices stay in L1 between the two passes a cache line serves).
 template <int C>
 void gradient_kernel(std::size_t n, std::size_t f, const float* delta, std::size_t ldd, const std::uint8_t* const* rows,
-                     float scale, float* dw) {
+                     float scale, float* dw, std::span<const std::uint8_t* const> upcoming) {
   const __m512 s = _mm512_set1_ps(scale);
   for (std::size_t k = 0; k < f; k += 32) {
     const std::size_t width = std::min<std::size_t>(32, f - k);
     const __mmask16 m0 = first_lanes(width), m1 = width > 16 ? first_lanes(width - 16) : __mmask16{0};
     __m512 a0[C], a1[C];
     _Pragma("GCC unroll 16") for (int c = 0; c < C; ++c) a0[c] = a1[c] = _mm512_setzero_ps();
+    // Every other pass starts a new cache line of each row: ask for that line of each upcoming row meanwhile, one
+    // per example, so the next forward product finds its rows in cache (a whole row at a time stalls).
+    const std::size_t ask = (k % 64 == 0) ? std::min(upcoming.size(), n) : 0;
+    const std::size_t last_line = k + 64 >= f ? f - 1 - k : 0;  // a row's last byte may start one more line
     const auto pass = [&](auto load0, auto load1) {
       for (std::size_t j = 0; j < n; ++j) {
+        if (j < ask) {
+          __builtin_prefetch(upcoming[j] + k);
+          if (last_line) __builtin_prefetch(upcoming[j] + k + last_line);
+        }
         const __m512 x0 = load0(rows[j] + k), x1 = load1(rows[j] + k + 16);
         _Pragma("GCC unroll 16") for (int c = 0; c < C; ++c) {
           const __m512 d = _mm512_set1_ps(delta[c * ldd + j]);
@@ -110,7 +119,7 @@ void gradient_kernel(std::size_t n, std::size_t f, const float* delta, std::size
 using ForwardFn = void (*)(std::size_t, std::size_t, const float*, const std::uint8_t* const*, float, float*,
                            std::size_t);
 using GradientFn = void (*)(std::size_t, std::size_t, const float*, std::size_t, const std::uint8_t* const*, float,
-                            float*);
+                            float*, std::span<const std::uint8_t* const>);
 
 template <std::size_t... I>
 constexpr std::array<ForwardFn, sizeof...(I)> forward_table(std::index_sequence<I...>) {
@@ -156,10 +165,12 @@ void forward_from_bytes(std::size_t outputs, std::size_t n, std::size_t f, const
 }
 
 void weight_gradient_from_bytes(std::size_t outputs, std::size_t n, std::size_t f, const float* delta, std::size_t ldd,
-                                const std::uint8_t* const* rows, float scale, float* dw) {
+                                const std::uint8_t* const* rows, float scale, float* dw,
+                                std::span<const std::uint8_t* const> upcoming) {
 #if defined(GRADSYNC_BYTE_GEMM_AVX512)
-  kGradient[outputs - 1](n, f, delta, ldd, rows, scale, dw);
+  kGradient[outputs - 1](n, f, delta, ldd, rows, scale, dw, upcoming);
 #else
+  (void)upcoming;
   std::fill_n(dw, outputs * f, 0.0f);
   for (std::size_t j = 0; j < n; ++j)
     for (std::size_t c = 0; c < outputs; ++c)

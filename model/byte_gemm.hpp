@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string_view>
 
 #include "model/gemm_shape.hpp"
@@ -39,9 +40,12 @@ void forward_from_bytes(std::size_t outputs, std::size_t n, std::size_t f, const
                         const std::uint8_t* const* rows, float scale, float* z, std::size_t ldz);
 
 // dw (outputs x f, row-major, overwritten) = scale * delta . X, delta outputs x n with row stride ldd. Requires
-// 1 <= outputs <= kMaxByteGemmOutputs; rows as for forward_from_bytes. Allocates nothing.
+// 1 <= outputs <= kMaxByteGemmOutputs; rows as for forward_from_bytes. `upcoming` (may be empty) are the next
+// batch's rows (up to n of them are used), each with f readable bytes: their bytes are requested from memory while
+// this product computes, so that the next forward product does not wait on random rows. Allocates nothing.
 void weight_gradient_from_bytes(std::size_t outputs, std::size_t n, std::size_t f, const float* delta, std::size_t ldd,
-                                const std::uint8_t* const* rows, float scale, float* dw);
+                                const std::uint8_t* const* rows, float scale, float* dw,
+                                std::span<const std::uint8_t* const> upcoming = {});
 
 // For timing: a callable that runs `g` once on these kernels over its own synthetic batch and operands, which stay
 // in cache from call to call (the bound's convention, as for the BLIS shapes). Requires byte_gemm_handles(g).

@@ -90,6 +90,7 @@ Dataset make_dataset(const std::vector<std::uint32_t>& image_dims, const std::ve
 void gather_batch(const Dataset& data, std::span<const std::uint32_t> indices, Batch& out, bool float_rows) {
   const std::size_t n = indices.size(), f = data.features;
   out.size = n;
+  out.next_size = 0;  // announced again by prefetch_examples, never left over from an earlier batch
   out.has_rows = float_rows;
   for (std::size_t j = 0; j < n; ++j) {
     out.labels[j] = data.labels[indices[j]];
@@ -104,8 +105,10 @@ void gather_batch(const Dataset& data, std::span<const std::uint32_t> indices, B
   }
 }
 
-void prefetch_examples(const Dataset& data, std::span<const std::uint32_t> indices) {
+void prefetch_examples(const Dataset& data, std::span<const std::uint32_t> indices, Batch& current) {
   for (std::size_t j = 0; j < std::min(indices.size(), kGatherLookahead); ++j) prefetch_row(data, indices[j]);
+  for (std::size_t j = 0; j < indices.size(); ++j) current.next_row_bytes[j] = &data.pixels[indices[j] * data.features];
+  current.next_size = indices.size();
 }
 
 TrainTest load_idx_dataset(const std::string& dir) {

@@ -22,19 +22,22 @@ inline constexpr float kPixelScale = 1.0f / 255.0f;
 
 // A batch as `rows` (size x features, row-major floats) and `row_bytes` (where each example's bytes are in the
 // dataset): BLIS's GEMMs read the rows (the forward one transposed, the input layer's weight gradient as they
-// are), the byte kernels (model/byte_gemm.hpp) the bytes. Sized once for max_size. row_bytes point into the
-// Dataset gathered from, which must outlive their use.
+// are), the byte kernels (model/byte_gemm.hpp) the bytes. `next_row_bytes` holds the following batch's, when
+// the caller has announced it (prefetch_examples), for the byte kernels to request ahead. Sized once for
+// max_size. The pointers point into the Dataset gathered from, which must outlive their use.
 struct Batch {
   Batch() = default;
   Batch(std::size_t max_size, std::size_t feature_count)
-      : rows(max_size * feature_count), row_bytes(max_size), labels(max_size), features(feature_count) {}
+      : rows(max_size * feature_count), row_bytes(max_size), next_row_bytes(max_size), labels(max_size),
+        features(feature_count) {}
   std::vector<float> rows;
-  std::vector<const std::uint8_t*> row_bytes;
+  std::vector<const std::uint8_t*> row_bytes, next_row_bytes;
   std::vector<std::uint8_t> labels;
-  std::size_t size = 0;
+  std::size_t size = 0, next_size = 0;
   std::size_t features = 0;
   bool has_rows = false;  // whether the last gather converted `rows` (else only row_bytes and labels are current)
   std::size_t max_size() const { return labels.size(); }
+  std::span<const std::uint8_t* const> next_rows() const { return {next_row_bytes.data(), next_size}; }
 };
 
 // Gathers the examples `indices` of `data` into `out`: labels and row_bytes always, the float rows only if
@@ -47,11 +50,13 @@ void gather_batch(const Dataset& data, std::span<const std::uint32_t> indices, B
 // load: enough random rows in flight to cover memory latency, few enough not to evict the rows still to read.
 inline constexpr std::size_t kGatherLookahead = 6;
 
-// Asks the CPU to start loading the first kGatherLookahead of these examples into cache: call it one step ahead
-// with the next batch's indices, so that the next step does not start on a stall (it requests the rest itself,
-// a few rows ahead: prefetching the whole batch here as well made the step slower in bench_batch_layout).
-// Every index must be < data.rows (as for gather_batch).
-void prefetch_examples(const Dataset& data, std::span<const std::uint32_t> indices);
+// Announces the batch that follows `current` (call it after gathering `current`, with the next batch's indices):
+// asks the CPU for the next batch's first kGatherLookahead rows now, so that the next gather does not start on a
+// stall (it requests the rest itself, a few rows ahead: prefetching the whole batch here made the step slower in
+// bench_batch_layout), and records where all its rows are in current.next_row_bytes, from which the byte kernels
+// request them while they compute on `current`. Requires indices.size() <= current.max_size() and every index <
+// data.rows (as for gather_batch).
+void prefetch_examples(const Dataset& data, std::span<const std::uint32_t> indices, Batch& current);
 
 struct TrainTest {
   Dataset train;

@@ -19,6 +19,20 @@ void relu_inplace(float* z, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) z[i] = z[i] > 0.0f ? z[i] : 0.0f;
 }
 
+// The sum of x[0..n) in kLanes interleaved partial sums: one running sum is a chain of dependent additions (the
+// compiler may not reorder float sums), the partial sums are one vector addition per kLanes elements.
+float row_sum(const float* x, std::size_t n) {
+  constexpr std::size_t kLanes = 16;
+  float partial[kLanes] = {};
+  std::size_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (std::size_t k = 0; k < kLanes; ++k) partial[k] += x[j + k];
+  float sum = 0;
+  for (float p : partial) sum += p;
+  for (; j < n; ++j) sum += x[j];
+  return sum;
+}
+
 // Softmax down each column of z (classes x batch), in place, written as row sweeps so that every loop runs
 // over contiguous memory. Returns -sum log p[y] over the columns (no loss if y is null).
 double softmax_columns(float* z, std::size_t classes, std::size_t batch, const std::uint8_t* y, float* col_max,
@@ -149,19 +163,14 @@ float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, 
     // dW = delta A_in^T. The input layer reads the batch's row-major copy, which is A_in^T already.
     float* dw = grads.data() + weight_offset(l);
     if (l == 0 && planned_on_bytes(input_gradient(n)))
-      weight_gradient_from_bytes(out, n, in, delta, n, batch.row_bytes.data(), kPixelScale, dw);
+      weight_gradient_from_bytes(out, n, in, delta, n, batch.row_bytes.data(), kPixelScale, dw, batch.next_rows());
     else if (l == 0)
       gemm_observed(observer, true, Op::N, Op::N, out, in, n, 1.0f, delta, n, batch.rows.data(), in, 0.0f, dw, in);
     else
       gemm_observed(observer, false, Op::N, Op::T, out, in, n, 1.0f, delta, n, ws.activations_[l - 1].data(), n, 0.0f, dw,
                     in);
     float* db = grads.data() + bias_offset(l);
-    for (std::size_t o = 0; o < out; ++o) {
-      const float* row = delta + o * n;
-      float sum = 0;
-      for (std::size_t j = 0; j < n; ++j) sum += row[j];
-      db[o] = sum;
-    }
+    for (std::size_t o = 0; o < out; ++o) db[o] = row_sum(delta + o * n, n);
     if (observer) observer->gradient_ready(weight_offset(l), bias_offset(l) + out);
     if (l == 0) break;  // no gradient w.r.t. the input images
     // delta_in = (W^T delta) * relu'(Z_in); relu'(z) > 0 exactly where the stored activation is > 0.

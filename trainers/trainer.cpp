@@ -48,8 +48,8 @@ class Worker {
     const std::size_t b = config_.batch, n = train_.rows;
     // This worker's slice of global batch s.
     const auto slice_of = [&](long s, std::vector<std::uint32_t>& out) {
-      const std::size_t first = origin + (static_cast<std::size_t>(s - origin_step) * workers_ + index_) * b;
-      for (std::size_t j = 0; j < b; ++j) out[j] = perm_[(first + j) % n];
+      std::size_t next = (origin + (static_cast<std::size_t>(s - origin_step) * workers_ + index_) * b) % n;
+      for (std::size_t j = 0; j < b; ++j, next = next + 1 == n ? 0 : next + 1) out[j] = perm_[next];  // wraps, no divide
     };
     if (from < to) slice_of(from, next_slice_);
     for (long s = from; s < to; ++s) {
@@ -58,7 +58,7 @@ class Worker {
       gather_batch(train_, slice_, batch_, model_.reads_float_rows(slice_.size()));
       if (s + 1 < to) {
         slice_of(s + 1, next_slice_);
-        prefetch_examples(train_, next_slice_);
+        prefetch_examples(train_, next_slice_, batch_);
       }
       const float loss = model_.loss_and_gradient(params_, batch_, grads(), ws_, sync_.observer(grads()));
       check_finite(loss, epoch, s);
