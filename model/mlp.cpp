@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
 
 #include "model/byte_gemm.hpp"
 #include "model/gemm.hpp"
@@ -33,24 +34,43 @@ float row_sum(const float* x, std::size_t n) {
   return sum;
 }
 
-// Softmax down each column of z (classes x batch), in place, written as row sweeps so that every loop runs
-// over contiguous memory. Returns -sum log p[y] over the columns (no loss if y is null).
-double softmax_columns(float* z, std::size_t classes, std::size_t batch, const std::uint8_t* y, float* col_max,
-                       float* col_sum) {
-  std::copy_n(z, batch, col_max);
-  for (std::size_t c = 1; c < classes; ++c)
-    for (std::size_t j = 0; j < batch; ++j) col_max[j] = std::max(col_max[j], z[c * batch + j]);
-  std::fill_n(col_sum, batch, 0.0f);
-  for (std::size_t c = 0; c < classes; ++c) {
-    float* row = z + c * batch;
-    for (std::size_t j = 0; j < batch; ++j) col_sum[j] += row[j] = exp_nonpositive(row[j] - col_max[j]);
-  }
-  for (std::size_t j = 0; j < batch; ++j) col_sum[j] = 1.0f / col_sum[j];
-  for (std::size_t c = 0; c < classes; ++c)
-    for (std::size_t j = 0; j < batch; ++j) z[c * batch + j] *= col_sum[j];
+// Softmax down each column of z (classes x batch), in place, kBlock columns at a time so that a block's running
+// maxima and sums stay in registers while its classes are swept (each sweep over contiguous memory). With `delta`,
+// also writes the output layer's dLoss/dZ = (p - onehot(y)) * inv_n there (classes x batch; needs y). Returns
+// -sum log p[y] over the columns (no loss if y is null).
+double softmax_columns(float* z, std::size_t classes, std::size_t batch, const std::uint8_t* y, float* delta,
+                       float inv_n) {
+  constexpr std::size_t kBlock = 16;
   double loss = 0;
-  if (y)
-    for (std::size_t j = 0; j < batch; ++j) loss -= std::log(std::max(z[y[j] * batch + j], 1e-30f));
+  const auto block = [&](std::size_t j0, auto width) {
+    float m[kBlock], s[kBlock];
+    for (std::size_t k = 0; k < width; ++k) m[k] = z[j0 + k];
+    for (std::size_t c = 1; c < classes; ++c) {
+      const float* row = z + c * batch + j0;
+      for (std::size_t k = 0; k < width; ++k) m[k] = std::max(m[k], row[k]);
+    }
+    for (std::size_t k = 0; k < width; ++k) s[k] = 0.0f;
+    for (std::size_t c = 0; c < classes; ++c) {
+      float* row = z + c * batch + j0;
+      for (std::size_t k = 0; k < width; ++k) s[k] += row[k] = exp_nonpositive(row[k] - m[k]);
+    }
+    for (std::size_t k = 0; k < width; ++k) s[k] = 1.0f / s[k];
+    for (std::size_t c = 0; c < classes; ++c) {
+      float* row = z + c * batch + j0;
+      for (std::size_t k = 0; k < width; ++k) row[k] *= s[k];
+      if (delta)
+        for (std::size_t k = 0; k < width; ++k) delta[c * batch + j0 + k] = row[k] * inv_n;
+    }
+    if (!y) return;
+    for (std::size_t k = 0; k < width; ++k) {
+      const std::size_t at = y[j0 + k] * batch + j0 + k;
+      loss -= std::log(std::max(z[at], 1e-30f));
+      if (delta) delta[at] -= inv_n;
+    }
+  };
+  std::size_t j0 = 0;
+  for (; j0 + kBlock <= batch; j0 += kBlock) block(j0, std::integral_constant<std::size_t, kBlock>{});
+  if (j0 < batch) block(j0, batch - j0);
   return loss;
 }
 
@@ -68,8 +88,7 @@ void gemm_observed(PassObserver* observer, bool batch_operand, Op ta, Op tb, std
 }  // namespace
 
 Workspace::Workspace(const std::vector<std::size_t>& sizes, std::size_t max_batch)
-    : max_batch_(max_batch), column_max_(max_batch), column_sum_(max_batch),
-      eval_batch_(std::min(max_batch, kEvaluationBatch), sizes.front()),
+    : max_batch_(max_batch), eval_batch_(std::min(max_batch, kEvaluationBatch), sizes.front()),
       eval_indices_(std::min(max_batch, kEvaluationBatch)) {
   std::size_t widest = 0;
   for (std::size_t l = 1; l < sizes.size(); ++l) {
@@ -110,7 +129,8 @@ void Mlp::init(std::span<float> params, std::uint64_t seed) const {
   }
 }
 
-double Mlp::forward(std::span<const float> params, const Batch& batch, Workspace& ws, PassObserver* observer) const {
+double Mlp::forward(std::span<const float> params, const Batch& batch, Workspace& ws, PassObserver* observer,
+                    float* delta) const {
   const std::size_t layers = sizes_.size() - 1, n = batch.size;
   const float* input = batch.rows.data();  // the batch's rows are A^T: n x in
   for (std::size_t l = 0; l < layers; ++l) {
@@ -129,8 +149,8 @@ double Mlp::forward(std::span<const float> params, const Batch& batch, Workspace
     if (observer) observer->between_kernels();
     input = z;
   }
-  return softmax_columns(ws.activations_.back().data(), sizes_.back(), n, batch.labels.data(), ws.column_max_.data(),
-                         ws.column_sum_.data());
+  return softmax_columns(ws.activations_.back().data(), sizes_.back(), n, batch.labels.data(), delta,
+                         1.0f / static_cast<float>(n));
 }
 
 float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, std::span<float> grads, Workspace& ws,
@@ -146,17 +166,11 @@ float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, 
   if (!batch.has_rows && reads_float_rows(n))
     throw std::invalid_argument(fmt::format(
         "Mlp::loss_and_gradient: a batch of {} gathered without float rows, which this kernel plan reads", n));
-  const double loss = forward(params, batch, ws, observer);
-  const std::size_t layers = sizes_.size() - 1;
-  const std::size_t classes = sizes_.back();
-
-  // dLoss/dZ of the output layer: (p - onehot(y)) / n, classes x n.
+  // The forward pass's softmax leaves dLoss/dZ of the output layer, (p - onehot(y)) / n (classes x n), in delta.
   float* delta = ws.delta_a_.data();
   float* next_delta = ws.delta_b_.data();
-  const float inv_n = 1.0f / static_cast<float>(n);
-  const float* probs = ws.activations_.back().data();
-  for (std::size_t i = 0; i < classes * n; ++i) delta[i] = probs[i] * inv_n;
-  for (std::size_t j = 0; j < n; ++j) delta[batch.labels[j] * n + j] -= inv_n;
+  const double loss = forward(params, batch, ws, observer, delta);
+  const std::size_t layers = sizes_.size() - 1;
 
   for (std::size_t l = layers; l-- > 0;) {
     const std::size_t in = sizes_[l], out = sizes_[l + 1];

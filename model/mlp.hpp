@@ -32,7 +32,6 @@ class Workspace {
   std::size_t max_batch_ = 0;
   std::vector<std::vector<float>> activations_;  // [l] = sizes[l+1] x batch, post-activation (probabilities last)
   std::vector<float> delta_a_, delta_b_;         // ping-pong buffers for dLoss/dZ, widest layer x batch
-  std::vector<float> column_max_, column_sum_;   // softmax scratch, one per example
   Batch eval_batch_;                             // evaluation gathers its own batches
   std::vector<std::uint32_t> eval_indices_;
 };
@@ -97,9 +96,10 @@ class Mlp {
   const std::vector<std::size_t>& layer_offsets() const { return offsets_; }
 
  private:
-  // Forward pass; leaves softmax probabilities in ws.activations_.back(). Returns the summed loss.
-  double forward(std::span<const float> params, const Batch& batch, Workspace& ws,
-                 PassObserver* observer = nullptr) const;
+  // Forward pass; leaves softmax probabilities in ws.activations_.back() and, with `delta`, the output layer's
+  // dLoss/dZ there (classes x batch.size). Returns the summed loss.
+  double forward(std::span<const float> params, const Batch& batch, Workspace& ws, PassObserver* observer = nullptr,
+                 float* delta = nullptr) const;
   std::size_t weight_offset(std::size_t layer) const { return offsets_[layer]; }
   GemmShape input_forward(std::size_t batch) const;   // the input layer's Z = W X^T, as training_gemms lists it
   GemmShape input_gradient(std::size_t batch) const;  // the input layer's dW = delta X
