@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Scaling benchmark: trains the MLP on MNIST for every (np, method) at constant total work (one pass over the
-# training set per epoch, split across the workers: the lab's convention), R times each, and reduces the runs to
-# one median row per point. The serial run is always measured first: it is the baseline of every speedup.
+# Scaling benchmark: trains the MLP (or, with --model softmax, softmax regression) on MNIST for every (np, method)
+# at constant total work (one pass over the training set per epoch, split across the workers: the lab's
+# convention), R times each, and reduces the runs to one median row per point. The serial run is always measured
+# first: it is the baseline of every speedup.
 # Usage: bench/scaling.sh [--np-list "1 2 3 4"] [--methods "ring mpi ps-bsp ps-ssp ring-avg"] [--epochs E]
-#                         [--batch B] [--reps R] [--hostfile F] [--out DIR]
+#                         [--batch B] [--reps R] [--model mlp|softmax] [--hostfile F] [--out DIR]
 # Methods: ring, mpi, ring-bf16, ps-bsp, ps-asp, ps-ssp[S], ring-avg[H], mpi-avg[H], ps-...-kK (see scripts/common.sh).
 # Writes into DIR (default results/scaling-DATE): train.csv (a row per run), epochs.csv (a row per epoch),
 # scaling.csv (a row per point: method,np,workers,oversubscribed,wall_s,speedup,efficiency,compute_s,sync_s,
@@ -16,13 +17,13 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 
 TRAIN_ROWS=60000                                  # MNIST training images: per-worker steps follow from it
-MODEL=(--model mlp --hidden 128 --lr 0.1 --iterations-per-epoch auto)
 
 np_list="1 2 3 4"
 methods="ring mpi ps-bsp ps-ssp ring-avg"
 epochs=5
 batch=32
 reps=3
+model=mlp
 hostfile=""
 out=""
 while [ $# -gt 0 ]; do
@@ -32,12 +33,19 @@ while [ $# -gt 0 ]; do
     --epochs) need_value "$1" $#; need_uint "$1" "$2" 1; epochs="$2"; shift 2 ;;
     --batch) need_value "$1" $#; need_uint "$1" "$2" 1; batch="$2"; shift 2 ;;
     --reps) need_value "$1" $#; need_uint "$1" "$2" 1; reps="$2"; shift 2 ;;
+    --model) need_value "$1" $#; model="$2"; shift 2 ;;
     --hostfile) need_value "$1" $#; hostfile="$2"; shift 2 ;;
     --out) need_value "$1" $#; out="$2"; shift 2 ;;
     -h|--help) show_help "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "scaling.sh: unknown option '$1' (see --help)" ;;
   esac
 done
+case "$model" in
+  mlp) MODEL=(--model mlp --hidden 128); model_name="MLP 784-128-10" ;;
+  softmax) MODEL=(--model softmax); model_name="softmax regression 784-10" ;;
+  *) die "scaling.sh: --model '$model': expected mlp or softmax" ;;
+esac
+MODEL+=(--lr 0.1 --iterations-per-epoch auto)
 
 read_np_list "$np_list" 1
 read -ra toks <<<"$methods"
@@ -193,7 +201,7 @@ awk -F, -v e="$epochs" 'NR == FNR { want[++n] = $1; next }
   "$work/median_runs" "$out/epochs.csv" >"$work/epochs_median.csv"
 for f in scaling train_median epochs_median; do mv "$work/$f.csv" "$out/$f.csv"; done
 
-echo "MNIST, MLP 784-128-10, $epochs epoch(s), batch $batch per worker, constant total work, median of $reps run(s)"
+echo "MNIST, $model_name, $epochs epoch(s), batch $batch per worker, constant total work, median of $reps run(s)"
 "$GRADSYNC_ROOT/bench/compare_table.sh" "$out/scaling.csv"
 echo "results: $out/scaling.csv (medians), $out/train.csv (every run), $out/epochs.csv (every epoch)"
 if [ "${#failed[@]}" -gt 0 ]; then
