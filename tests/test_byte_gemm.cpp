@@ -19,11 +19,6 @@ using namespace gradsync;
 
 namespace {
 
-struct RestorePlan {
-  KernelPlan saved = installed_kernel_plan();
-  ~RestorePlan() { install_kernel_plan(saved, configured_blis().kernel_sets); }
-};
-
 float pseudo(std::size_t i, std::size_t salt) {
   return static_cast<float>((i * 7919 + salt * 104729) % 193) / 193.0f - 0.5f;
 }
@@ -96,7 +91,7 @@ TEST_CASE("the byte kernels compute the input layer's products to float accuracy
 }
 
 TEST_CASE("a kernel plan gives the byte kernels only the input layer's products with few outputs") {
-  RestorePlan restore;
+  test::RestorePlan restore;
   const auto parsed = KernelPlan::from_text("ntb 10 32 784 bytes zen3=2e-05 bytes=9e-06\nnnb 10 784 32 zen3\n");
   REQUIRE(parsed);
   const GemmShape forward{false, true, 10, 32, 784, true};
@@ -129,7 +124,7 @@ TEST_CASE("a kernel plan gives the byte kernels only the input layer's products 
 }
 
 TEST_CASE("softmax regression on the byte kernels needs no float rows and matches the float path") {
-  RestorePlan restore;
+  test::RestorePlan restore;
   const TrainTest data = test::blobs(256);
   const Mlp model({20, 4});
   const std::size_t n = 32;

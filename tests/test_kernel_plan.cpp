@@ -29,12 +29,6 @@ using namespace gradsync;
 
 namespace {
 
-// Puts back the plan tests/main.cpp adopted when a test case ends, whatever it installed.
-struct RestorePlan {
-  KernelPlan saved = installed_kernel_plan();
-  ~RestorePlan() { install_kernel_plan(saved, configured_blis().kernel_sets); }
-};
-
 // A plan for `shapes` that cycles through `sets`, starting at `first`: shapes that follow each other in a step
 // run on different sets.
 KernelPlan cycling_plan(const std::vector<GemmShape>& shapes, const std::vector<std::string>& sets, std::size_t first) {
@@ -123,7 +117,7 @@ TEST_CASE("a user's BLIS_ARCH_TYPE puts every shape on the user's kernels") {
 }
 
 TEST_CASE("a plan naming a kernel set this machine cannot run is refused, and the plan in force stays") {
-  RestorePlan restore;
+  test::RestorePlan restore;
   const std::string before = installed_kernel_plan().to_text();
   KernelPlan plan;
   plan.gemms.push_back({{false, false, 16, 4, 20}, "bulldozer", {}});  // in BLIS's list, never probed here
@@ -134,7 +128,7 @@ TEST_CASE("a plan naming a kernel set this machine cannot run is refused, and th
 TEST_CASE(
     "without per-call contexts (BLIS's shared library) every shape runs on the process's kernels, and the plan says "
     "why") {
-  RestorePlan restore;
+  test::RestorePlan restore;
   const BlisConfig& blis = configured_blis();
   if (per_call_contexts_available()) {
     CHECK(kernel_set_context(blis.arch) != nullptr);
@@ -152,7 +146,7 @@ TEST_CASE(
 }
 
 TEST_CASE("every rank runs rank 0's kernel plan, though each rank would have picked its own") {
-  RestorePlan restore;
+  test::RestorePlan restore;
   const Comm world = Comm::world();
   const std::vector<std::string>& sets = configured_blis().kernel_sets;
   if (sets.size() < 2 || !per_call_contexts_available()) {
@@ -179,7 +173,7 @@ TEST_CASE("every rank runs rank 0's kernel plan, though each rank would have pic
 TEST_CASE(
     "a run on a plan that mixes kernel sets and the byte kernels keeps its replicas bit-identical and equals serial "
     "SGD") {
-  RestorePlan restore;
+  test::RestorePlan restore;
   const Comm world = Comm::world();
   const std::vector<std::string>& sets = configured_blis().kernel_sets;
   if (sets.size() < 2 || !per_call_contexts_available()) return;

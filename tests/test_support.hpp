@@ -7,7 +7,9 @@
 #include <span>
 #include <string>
 
+#include "model/blis_setup.hpp"
 #include "model/dataset.hpp"
+#include "model/kernel_plan.hpp"
 #include "model/synthetic.hpp"
 
 namespace gradsync::test {
@@ -33,6 +35,12 @@ inline double relative_difference(std::span<const float> a, std::span<const floa
 inline TrainTest blobs(std::size_t train_rows = 1024) {
   return {make_blobs(train_rows, 20, 4, 0.3f, 17, 0), make_blobs(train_rows / 4, 20, 4, 0.3f, 17, 1)};
 }
+
+// Puts back the kernel plan tests/main.cpp adopted when a test case ends, whatever the case installed.
+struct RestorePlan {
+  KernelPlan saved = installed_kernel_plan();
+  ~RestorePlan() { install_kernel_plan(saved, configured_blis().kernel_sets); }
+};
 
 // A fresh, empty temporary directory unique to this rank and test.
 inline std::filesystem::path temp_dir(const std::string& name, int rank) {
