@@ -234,8 +234,11 @@ KernelPlan measure_kernel_plan(std::span<const GemmShape> shapes, std::span<cons
 }
 
 std::string kernel_cache_key(const BlisConfig& blis) {
-  return fmt::format("cpu={} ({}) blis={} sets={} threads={}", cpu_model_name(), cpu_signature(),
-                     bli_info_get_version_str(), fmt::join(blis.kernel_sets, ","), blis.threads);
+  // The byte kernels' build (AVX-512 or the plain loop) is part of the key: a plan measured with one must not
+  // choose them for a build that has the other.
+  return fmt::format("cpu={} ({}) blis={} sets={} threads={} bytes={}", cpu_model_name(), cpu_signature(),
+                     bli_info_get_version_str(), fmt::join(blis.kernel_sets, ","), blis.threads,
+                     byte_gemm_vectorized() ? "avx512" : "plain");
 }
 
 std::optional<std::filesystem::path> kernel_cache_file(const BlisConfig& blis) {
