@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <numeric>
 #include <vector>
 
@@ -38,13 +39,17 @@ double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock:
 // Seconds per call of one GEMM shape on the kernels the installed plan gives it (a BLIS set, cut into row blocks
 // as the model cuts it, or the byte kernels), on operands that stay in cache as they do in training.
 double gemm_seconds(const GemmShape& g, double budget_s = kGemmTimingSeconds) {
-  const std::size_t lda = g.transpose_a ? g.m : g.k, ldb = g.transpose_b ? g.k : g.n;
-  std::vector<float> a(g.m * g.k, 0.5f), b(g.k * g.n, 0.25f), c(g.m * g.n, 0.0f);
-  cntx_t* cntx = planned_context(g);
-  const std::function<void()> call = planned_on_bytes(g) ? byte_gemm_call(g) : [&] {
-    gemm_in_row_blocks(g.transpose_a ? Op::T : Op::N, g.transpose_b ? Op::T : Op::N, g.m, g.n, g.k, 1.0f, a.data(), lda,
-                       b.data(), ldb, 0.0f, c.data(), g.n, cntx, [] {});
+  const auto blis_call = [&g] {
+    const std::size_t lda = g.transpose_a ? g.m : g.k, ldb = g.transpose_b ? g.k : g.n;
+    auto a = std::make_shared<std::vector<float>>(g.m * g.k, 0.5f),
+         b = std::make_shared<std::vector<float>>(g.k * g.n, 0.25f),
+         c = std::make_shared<std::vector<float>>(g.m * g.n, 0.0f);
+    return std::function<void()>([=, cntx = planned_context(g)] {
+      gemm_in_row_blocks(g.transpose_a ? Op::T : Op::N, g.transpose_b ? Op::T : Op::N, g.m, g.n, g.k, 1.0f, a->data(),
+                         lda, b->data(), ldb, 0.0f, c->data(), g.n, cntx, [] {});
+    });
   };
+  const std::function<void()> call = planned_on_bytes(g) ? byte_gemm_call(g) : blis_call();
   for (int i = 0; i < 10; ++i) call();
   long calls = 0;
   const double start = now_s();

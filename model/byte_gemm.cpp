@@ -1,9 +1,12 @@
 #include "model/byte_gemm.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -17,9 +20,11 @@
 namespace gradsync {
 namespace {
 
-void prefetch_bytes(const std::uint8_t* row, std::size_t f) {
-  constexpr std::size_t kCacheLine = 64;
-  for (std::size_t offset = 0; offset < f; offset += kCacheLine) __builtin_prefetch(row + offset);
+// The kernels are instantiated per output count: outside 1..kMaxByteGemmOutputs there is no kernel to call.
+void check_outputs(std::size_t outputs) {
+  if (outputs == 0 || outputs > kMaxByteGemmOutputs)
+    throw std::invalid_argument(
+        fmt::format("byte kernels: {} outputs, they compute 1..{}", outputs, kMaxByteGemmOutputs));
 }
 
 #if defined(GRADSYNC_BYTE_GEMM_AVX512)
@@ -70,14 +75,14 @@ void forward_kernel(std::size_t n, std::size_t f, const float* w, const std::uin
   std::size_t j = 0;
   for (; j + 2 <= n; j += 2) {
     // The batch is random rows of the training set: ask for them a few examples ahead, as gather_batch does.
-    for (std::size_t a = j + kGatherLookahead; a < std::min(n, j + kGatherLookahead + 2); ++a) prefetch_bytes(rows[a], f);
+    for (std::size_t a = j + kGatherLookahead; a < std::min(n, j + kGatherLookahead + 2); ++a) request_bytes(rows[a], f);
     forward_examples<C, 2>(f, w, rows + j, scale, z + j, ldz);
   }
   if (j < n) forward_examples<C, 1>(f, w, rows + j, scale, z + j, ldz);
 }
 
 // 32 features of every output at a time, over the whole batch: no sums across lanes, each example's bytes read
-// once per pass (the batch's 256 bytes-per-line slices stay in L1 between the two passes a cache line serves).
+// once per pass (the line each example is in stays in L1 for the two passes that read it).
 template <int C>
 void gradient_kernel(std::size_t n, std::size_t f, const float* delta, std::size_t ldd, const std::uint8_t* const* rows,
                      float scale, float* dw, std::span<const std::uint8_t* const> upcoming) {
@@ -152,6 +157,7 @@ bool byte_gemm_handles(const GemmShape& g) {
 
 void forward_from_bytes(std::size_t outputs, std::size_t n, std::size_t f, const float* w,
                         const std::uint8_t* const* rows, float scale, float* z, std::size_t ldz) {
+  check_outputs(outputs);
 #if defined(GRADSYNC_BYTE_GEMM_AVX512)
   kForward[outputs - 1](n, f, w, rows, scale, z, ldz);
 #else
@@ -167,6 +173,7 @@ void forward_from_bytes(std::size_t outputs, std::size_t n, std::size_t f, const
 void weight_gradient_from_bytes(std::size_t outputs, std::size_t n, std::size_t f, const float* delta, std::size_t ldd,
                                 const std::uint8_t* const* rows, float scale, float* dw,
                                 std::span<const std::uint8_t* const> upcoming) {
+  check_outputs(outputs);
 #if defined(GRADSYNC_BYTE_GEMM_AVX512)
   kGradient[outputs - 1](n, f, delta, ldd, rows, scale, dw, upcoming);
 #else

@@ -25,24 +25,24 @@ inline constexpr std::string_view kByteKernels = "bytes";
 // 2 x 12 of the 32 vector registers, leaving room for the operands.
 inline constexpr std::size_t kMaxByteGemmOutputs = 12;
 
-// True if the AVX-512 kernels are compiled in; otherwise a plain loop computes the same products (correct, slow:
-// a measured plan does not choose it).
+// True if the AVX-512 kernels are compiled in. Otherwise a plain loop computes the same products (correct, slow,
+// and other bits than the AVX-512 kernels'): a plan neither times nor installs it.
 bool byte_gemm_vectorized();
 
-// True if `g` is one of the input layer's products these kernels compute: g.batch_operand, A untransposed, and
-// 1 <= m <= kMaxByteGemmOutputs (the forward product is transposed-B, m x n x k = outputs x examples x features;
-// the weight gradient is untransposed, outputs x features x examples).
+// True if `g` is one of the input layer's products these kernels compute: g.batch_operand, A untransposed,
+// 1 <= m <= kMaxByteGemmOutputs and n, k >= 1 (the forward product is transposed-B, m x n x k = outputs x
+// examples x features; the weight gradient is untransposed, outputs x features x examples).
 bool byte_gemm_handles(const GemmShape& g);
 
-// z (outputs x n, row stride ldz) += scale * w . X^T. Requires 1 <= outputs <= kMaxByteGemmOutputs; w is outputs x
-// f row-major; rows[0..n) each point to f readable bytes. Allocates nothing.
+// z (outputs x n, row stride ldz) += scale * w . X^T. w is outputs x f row-major; rows[0..n) each point to f
+// readable bytes. Throws std::invalid_argument unless 1 <= outputs <= kMaxByteGemmOutputs. Allocates nothing.
 void forward_from_bytes(std::size_t outputs, std::size_t n, std::size_t f, const float* w,
                         const std::uint8_t* const* rows, float scale, float* z, std::size_t ldz);
 
-// dw (outputs x f, row-major, overwritten) = scale * delta . X, delta outputs x n with row stride ldd. Requires
-// 1 <= outputs <= kMaxByteGemmOutputs; rows as for forward_from_bytes. `upcoming` (may be empty) are the next
-// batch's rows (up to n of them are used), each with f readable bytes: their bytes are requested from memory while
-// this product computes, so that the next forward product does not wait on random rows. Allocates nothing.
+// dw (outputs x f, row-major, overwritten) = scale * delta . X, delta outputs x n with row stride ldd. rows and
+// outputs as for forward_from_bytes. `upcoming` (may be empty) are the next batch's rows (up to n of them are
+// used), each with f readable bytes: their bytes are requested from memory while this product computes, so that
+// the next forward product does not wait on random rows. Allocates nothing.
 void weight_gradient_from_bytes(std::size_t outputs, std::size_t n, std::size_t f, const float* delta, std::size_t ldd,
                                 const std::uint8_t* const* rows, float scale, float* dw,
                                 std::span<const std::uint8_t* const> upcoming = {});

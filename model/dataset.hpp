@@ -46,6 +46,16 @@ struct Batch {
 // trainer's permutations guarantee them; unchecked, as this runs every step). Allocates nothing.
 void gather_batch(const Dataset& data, std::span<const std::uint32_t> indices, Batch& out, bool float_rows = true);
 
+// Asks the CPU to load every cache line of the `bytes` bytes at `row` (a hint: nothing is read or checked).
+inline void request_bytes(const std::uint8_t* row, std::size_t bytes) {
+  constexpr std::uintptr_t kCacheLine = 64;
+  if (bytes == 0) return;
+  const auto first = reinterpret_cast<std::uintptr_t>(row) & ~(kCacheLine - 1);
+  const auto last = reinterpret_cast<std::uintptr_t>(row + bytes - 1) & ~(kCacheLine - 1);
+  for (std::uintptr_t line = first; line <= last; line += kCacheLine)
+    __builtin_prefetch(reinterpret_cast<const void*>(line));
+}
+
 // How many examples ahead of the one it reads gather_batch (and the byte kernels' forward product) asks the CPU to
 // load: enough random rows in flight to cover memory latency, few enough not to evict the rows still to read.
 inline constexpr std::size_t kGatherLookahead = 6;

@@ -122,8 +122,9 @@ std::optional<KernelPlan> KernelPlan::from_text(std::string_view text) {
     std::string ops, timing;
     PlannedGemm g;
     if (!(fields >> ops >> g.shape.m >> g.shape.n >> g.shape.k >> g.kernels)) return std::nullopt;
+    // The batch is only ever op(B) of an untransposed A: "ntb" (forward) or "nnb" (weight gradient).
     if (ops.size() < 2 || ops.size() > 3 || (ops[0] != 'n' && ops[0] != 't') || (ops[1] != 'n' && ops[1] != 't') ||
-        (ops.size() == 3 && ops[2] != 'b'))
+        (ops.size() == 3 && (ops[2] != 'b' || ops[0] != 'n')))
       return std::nullopt;
     g.shape.transpose_a = ops[0] == 't';
     g.shape.transpose_b = ops[1] == 't';
@@ -210,7 +211,7 @@ KernelPlan measure_kernel_plan(std::span<const GemmShape> shapes, std::span<cons
         gemm_in_row_blocks(g.transpose_a ? Op::T : Op::N, g.transpose_b ? Op::T : Op::N, g.m, g.n, g.k, 1.0f, a.data(),
                            lda, b.data(), ldb, 0.0f, c.data(), g.n, cntx, [] {});
       });
-    if (byte_gemm_handles(g)) {
+    if (byte_gemm_vectorized() && byte_gemm_handles(g)) {
       names.emplace_back(kByteKernels);
       calls.push_back(byte_gemm_call(g));
     }
@@ -314,6 +315,10 @@ void install_kernel_plan(const KernelPlan& plan, std::span<const std::string> ru
     if (g.kernels == kByteKernels) {
       if (!byte_gemm_handles(g.shape))
         throw std::invalid_argument(fmt::format("kernel plan: the byte kernels cannot compute {}", shape_text(g.shape)));
+      // A rank with the plain loop would compute other bits than the ranks with AVX-512 kernels.
+      if (!byte_gemm_vectorized())
+        throw std::invalid_argument(fmt::format(
+            "kernel plan: {} on the byte kernels, which this build has without AVX-512", shape_text(g.shape)));
       gemms.push_back({g.shape, nullptr, true});
       continue;
     }

@@ -54,14 +54,13 @@ bool per_call_contexts_available();
 // Only sets that configure_blis found this CPU can run (BlisConfig::kernel_sets) are safe to call.
 cntx_s* kernel_set_context(std::string_view name);
 
-// Times every set in `sets` on every shape, and the byte kernels on the shapes they handle (byte_gemm_handles),
-// interleaved round by round so that a load change hits all candidates alike, each set through
-// gemm_in_row_blocks as the model calls it; the fastest (least time over the rounds) wins, except that
-// `preferred` (BLIS's default set) keeps a shape unless another candidate beats it by more than
-// kPlanMargin: the AVX2 sets share their small-matrix kernels, so their differences are timing noise, and a coin
-// toss between equals would change a run's bits from one machine's cache to the next for nothing (an interleaved
-// A/B of such a toss showed no gain). `sets` must be runnable here
-// (BlisConfig::kernel_sets); `rounds` >= 1.
+// Times every set in `sets` on every shape, and the byte kernels (where vectorized) on the shapes they handle
+// (byte_gemm_handles), interleaved round by round so that a load change hits all candidates alike, each set
+// through gemm_in_row_blocks as the model calls it; the fastest (least time over the rounds) wins, except that
+// `preferred` (BLIS's default set) keeps a shape unless another candidate beats it by more than kPlanMargin:
+// the AVX2 sets share their small-matrix kernels, so their differences are timing noise, and a coin toss between
+// equals would change a run's bits from one machine's cache to the next for nothing (an interleaved A/B of such a
+// toss showed no gain). `sets` must be runnable here (BlisConfig::kernel_sets); `rounds` >= 1.
 inline constexpr double kPlanMargin = 0.10;
 KernelPlan measure_kernel_plan(std::span<const GemmShape> shapes, std::span<const std::string> sets,
                                std::string_view preferred = {}, int rounds = 9);
@@ -78,8 +77,8 @@ std::optional<std::filesystem::path> kernel_cache_file(const BlisConfig& blis); 
 
 // Makes `plan` the one every GEMM of this process follows (Mlp looks its shapes up here). Throws
 // std::invalid_argument, installing nothing, if the plan names a set this BLIS lacks or this CPU cannot run
-// (`runnable`, i.e. BlisConfig::kernel_sets), or the byte kernels for a shape they do not handle. Not
-// thread-safe: install before computing.
+// (`runnable`, i.e. BlisConfig::kernel_sets), or the byte kernels for a shape they do not handle or in a build
+// without their AVX-512 form. Not thread-safe: install before computing.
 void install_kernel_plan(const KernelPlan& plan, std::span<const std::string> runnable);
 const KernelPlan& installed_kernel_plan();
 // The context installed for `shape`, or null (BLIS's default kernels) if the installed plan does not list it or

@@ -129,8 +129,8 @@ void Mlp::init(std::span<float> params, std::uint64_t seed) const {
   }
 }
 
-double Mlp::forward(std::span<const float> params, const Batch& batch, Workspace& ws, PassObserver* observer,
-                    float* delta) const {
+double Mlp::forward(std::span<const float> params, const Batch& batch, Workspace& ws, bool input_on_bytes,
+                    PassObserver* observer, float* delta) const {
   const std::size_t layers = sizes_.size() - 1, n = batch.size;
   const float* input = batch.rows.data();  // the batch's rows are A^T: n x in
   for (std::size_t l = 0; l < layers; ++l) {
@@ -139,7 +139,7 @@ double Mlp::forward(std::span<const float> params, const Batch& batch, Workspace
     const float* b = params.data() + bias_offset(l);
     for (std::size_t o = 0; o < out; ++o) std::fill_n(z + o * n, n, b[o]);  // bias, then Z += W A
     const float* w = params.data() + weight_offset(l);
-    if (l == 0 && planned_on_bytes(input_forward(n)))
+    if (l == 0 && input_on_bytes)
       forward_from_bytes(out, n, in, w, batch.row_bytes.data(), kPixelScale, z, n);
     else if (l == 0)
       gemm_observed(observer, true, Op::N, Op::T, out, n, in, 1.0f, w, in, input, in, 1.0f, z, n);
@@ -163,20 +163,21 @@ float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, 
     throw std::invalid_argument(
         fmt::format("Mlp::loss_and_gradient: {} params, {} grads and {} features for a {} model ({} parameters)",
                     params.size(), grads.size(), batch.features, describe(), parameter_count_));
-  if (!batch.has_rows && reads_float_rows(n))
+  const InputPath path = input_path(n);
+  if (!batch.has_rows && path.reads_rows())
     throw std::invalid_argument(fmt::format(
         "Mlp::loss_and_gradient: a batch of {} gathered without float rows, which this kernel plan reads", n));
   // The forward pass's softmax leaves dLoss/dZ of the output layer, (p - onehot(y)) / n (classes x n), in delta.
   float* delta = ws.delta_a_.data();
   float* next_delta = ws.delta_b_.data();
-  const double loss = forward(params, batch, ws, observer, delta);
+  const double loss = forward(params, batch, ws, path.forward_on_bytes, observer, delta);
   const std::size_t layers = sizes_.size() - 1;
 
   for (std::size_t l = layers; l-- > 0;) {
     const std::size_t in = sizes_[l], out = sizes_[l + 1];
     // dW = delta A_in^T. The input layer reads the batch's row-major copy, which is A_in^T already.
     float* dw = grads.data() + weight_offset(l);
-    if (l == 0 && planned_on_bytes(input_gradient(n)))
+    if (l == 0 && path.gradient_on_bytes)
       weight_gradient_from_bytes(out, n, in, delta, n, batch.row_bytes.data(), kPixelScale, dw, batch.next_rows());
     else if (l == 0)
       gemm_observed(observer, true, Op::N, Op::N, out, in, n, 1.0f, delta, n, batch.rows.data(), in, 0.0f, dw, in);
@@ -209,8 +210,9 @@ Evaluation Mlp::evaluate(std::span<const float> params, const Dataset& data, Wor
   for (std::size_t start = 0; start < data.rows; start += batch_max) {
     const std::size_t n = std::min(batch_max, data.rows - start);
     for (std::size_t j = 0; j < n; ++j) ws.eval_indices_[j] = static_cast<std::uint32_t>(start + j);
-    gather_batch(data, {ws.eval_indices_.data(), n}, ws.eval_batch_, !planned_on_bytes(input_forward(n)));
-    loss += forward(params, ws.eval_batch_, ws);
+    const bool on_bytes = input_path(n).forward_on_bytes;
+    gather_batch(data, {ws.eval_indices_.data(), n}, ws.eval_batch_, !on_bytes);
+    loss += forward(params, ws.eval_batch_, ws, on_bytes);
     const float* probs = ws.activations_.back().data();
     for (std::size_t j = 0; j < n; ++j) {
       std::size_t best = 0;
@@ -249,12 +251,13 @@ std::vector<GemmShape> Mlp::planned_gemms(std::size_t batch) const {
   return gemms;
 }
 
-GemmShape Mlp::input_forward(std::size_t batch) const { return {false, true, sizes_[1], batch, sizes_[0], true}; }
-GemmShape Mlp::input_gradient(std::size_t batch) const { return {false, false, sizes_[1], sizes_[0], batch, true}; }
-
-bool Mlp::reads_float_rows(std::size_t batch) const {
-  return !planned_on_bytes(input_forward(batch)) || !planned_on_bytes(input_gradient(batch));
+// The input layer's products as training_gemms lists them (first and last), built here without allocating.
+Mlp::InputPath Mlp::input_path(std::size_t batch) const {
+  return {planned_on_bytes({false, true, sizes_[1], batch, sizes_[0], true}),
+          planned_on_bytes({false, false, sizes_[1], sizes_[0], batch, true})};
 }
+
+bool Mlp::reads_float_rows(std::size_t batch) const { return input_path(batch).reads_rows(); }
 
 double Mlp::train_flops_per_example() const {
   double flops = 0;

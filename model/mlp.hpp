@@ -67,7 +67,8 @@ class Mlp {
   void init(std::span<float> params, std::uint64_t seed) const;
 
   // One forward and backward pass over `batch` (1 <= batch.size <= ws.max_batch(), batch.features ==
-  // sizes()[0], gathered with float rows if reads_float_rows(batch.size)). `params` has parameter_count() elements; the
+  // sizes()[0], gathered by gather_batch from a Dataset that is still alive, with float rows if
+  // reads_float_rows(batch.size)). `params` has parameter_count() elements; the
   // gradient of the mean cross-entropy is written into `grads` (parameter_count() elements, overwritten). Returns the
   // mean loss. Allocates nothing; throws std::invalid_argument on a size mismatch. With an `observer`, it is told as each
   // layer's gradient becomes final and at every point between kernels.
@@ -96,13 +97,18 @@ class Mlp {
   const std::vector<std::size_t>& layer_offsets() const { return offsets_; }
 
  private:
+  // Which of the input layer's two products run on the byte kernels for a batch of `batch` (the installed plan's
+  // choice for the shapes training_gemms lists), looked up once per pass.
+  struct InputPath {
+    bool forward_on_bytes = false, gradient_on_bytes = false;
+    bool reads_rows() const { return !forward_on_bytes || !gradient_on_bytes; }
+  };
+  InputPath input_path(std::size_t batch) const;
   // Forward pass; leaves softmax probabilities in ws.activations_.back() and, with `delta`, the output layer's
   // dLoss/dZ there (classes x batch.size). Returns the summed loss.
-  double forward(std::span<const float> params, const Batch& batch, Workspace& ws, PassObserver* observer = nullptr,
-                 float* delta = nullptr) const;
+  double forward(std::span<const float> params, const Batch& batch, Workspace& ws, bool input_on_bytes,
+                 PassObserver* observer = nullptr, float* delta = nullptr) const;
   std::size_t weight_offset(std::size_t layer) const { return offsets_[layer]; }
-  GemmShape input_forward(std::size_t batch) const;   // the input layer's Z = W X^T, as training_gemms lists it
-  GemmShape input_gradient(std::size_t batch) const;  // the input layer's dW = delta X
   std::size_t bias_offset(std::size_t layer) const { return offsets_[layer] + sizes_[layer] * sizes_[layer + 1]; }
 
   std::vector<std::size_t> sizes_;

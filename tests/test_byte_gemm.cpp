@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "model/blis_setup.hpp"
@@ -87,6 +88,15 @@ TEST_CASE("the byte kernels compute the input layer's products to float accuracy
             worst = std::max(worst, std::isnan(error) ? 1.0 : error / (magnitude + 1e-30));
           }
         CHECK(worst < 1e-6);
+
+        // Requesting the next batch's rows meanwhile (fewer, as many, or more than n of them) changes nothing.
+        const ByteRows next(n + 1, f);
+        for (std::size_t upcoming : {std::size_t{1}, n, n + 1}) {
+          std::vector<float> again(outputs * f);
+          weight_gradient_from_bytes(outputs, n, f, delta.data(), n, x.rows.data(), scale, again.data(),
+                                     std::span(next.rows).first(upcoming));
+          CHECK(again == dw);
+        }
       }
 }
 
@@ -100,8 +110,9 @@ TEST_CASE("a kernel plan gives the byte kernels only the input layer's products 
   CHECK(parsed->find(forward)->seconds_of("bytes") == doctest::Approx(9e-6));
   CHECK(parsed->find({false, true, 10, 32, 784, false}) == nullptr);  // the mark is part of the shape
   CHECK(KernelPlan::from_text(parsed->to_text())->to_text() == parsed->to_text());
-  for (const char* bad : {"nt 10 32 784 bytes\n", "ntb 13 32 784 bytes\n", "tnb 10 32 784 bytes\n",
-                          "ntx 10 32 784 zen3\n", "nt 10 32 784 zen3 bytes=1e-5\n"}) {
+  for (const char* bad :
+       {"nt 10 32 784 bytes\n", "ntb 13 32 784 bytes\n", "tnb 10 32 784 bytes\n", "tnb 10 32 784 zen3\n",
+        "ttb 10 32 784 zen3\n", "ntx 10 32 784 zen3\n", "nt 10 32 784 zen3 bytes=1e-5\n"}) {
     CAPTURE(bad);
     CHECK_FALSE(KernelPlan::from_text(bad));
   }
@@ -111,6 +122,11 @@ TEST_CASE("a kernel plan gives the byte kernels only the input layer's products 
     CHECK_THROWS_AS(install_kernel_plan(plan, configured_blis().kernel_sets), std::invalid_argument);
   }
 
+  if (!byte_gemm_vectorized()) {  // the plain loop computes other bits: never installed, never timed
+    KernelPlan plan;
+    plan.gemms.push_back({forward, "bytes", {}});
+    CHECK_THROWS_AS(install_kernel_plan(plan, configured_blis().kernel_sets), std::invalid_argument);
+  }
   if (configured_blis().kernel_sets.empty() || !per_call_contexts_available()) return;
   const std::vector<GemmShape> shapes = Mlp({20, 4}).planned_gemms(8);
   const KernelPlan measured =
@@ -119,12 +135,13 @@ TEST_CASE("a kernel plan gives the byte kernels only the input layer's products 
     CAPTURE(g.shape.m);
     CAPTURE(g.shape.n);
     CAPTURE(g.shape.k);
-    CHECK((g.seconds_of("bytes") > 0) == g.shape.batch_operand);
+    CHECK((g.seconds_of("bytes") > 0) == (g.shape.batch_operand && byte_gemm_vectorized()));
   }
 }
 
 TEST_CASE("softmax regression on the byte kernels needs no float rows and matches the float path") {
   test::RestorePlan restore;
+  if (!byte_gemm_vectorized()) return;  // no plan installs the plain loop
   const TrainTest data = test::blobs(256);
   const Mlp model({20, 4});
   const std::size_t n = 32;
@@ -158,9 +175,18 @@ TEST_CASE("softmax regression on the byte kernels needs no float rows and matche
   CHECK(got_eval.loss == doctest::Approx(want_eval.loss).epsilon(1e-6));
   CHECK(got_eval.accuracy == want_eval.accuracy);
 
-  // With only the forward product on bytes, the weight gradient reads the float rows: a batch without them is refused.
-  bytes.gemms.erase(bytes.gemms.begin() + 1);
-  install_kernel_plan(bytes, configured_blis().kernel_sets);
-  CHECK(model.reads_float_rows(n));
-  CHECK_THROWS_AS(model.loss_and_gradient(params, batch, got, ws), std::invalid_argument);
+  // With one input product on bytes the other reads the float rows: a batch without them is refused, and one
+  // with them computes the same.
+  for (std::size_t keep : {0, 1}) {
+    CAPTURE(keep);
+    KernelPlan one;
+    one.gemms.push_back(bytes.gemms[keep]);
+    install_kernel_plan(one, configured_blis().kernel_sets);
+    CHECK(model.reads_float_rows(n));
+    gather_batch(data.train, rows, batch, /*float_rows=*/false);
+    CHECK_THROWS_AS(model.loss_and_gradient(params, batch, got, ws), std::invalid_argument);
+    gather_batch(data.train, rows, batch, model.reads_float_rows(n));
+    CHECK(model.loss_and_gradient(params, batch, got, ws) == doctest::Approx(want_loss).epsilon(1e-6));
+    CHECK(test::relative_difference(got, want) < 1e-6);
+  }
 }
