@@ -12,6 +12,7 @@
 #include "model/kernel_plan.hpp"
 #include "model/rng.hpp"
 #include "model/vector_exp.hpp"
+#include "model/vector_log.hpp"
 
 namespace gradsync {
 namespace {
@@ -37,17 +38,18 @@ float row_sum(const float* x, std::size_t n) {
 // Softmax down each column of z (classes x batch), in place, kBlock columns at a time so that a block's running
 // maxima and sums stay in registers while its classes are swept (each sweep over contiguous memory). With `delta`,
 // also writes the output layer's dLoss/dZ = (p - onehot(y)) * inv_n there (classes x batch; needs y). Returns
-// -sum log p[y] over the columns (no loss if y is null).
+// -sum log p[y] over the columns (no loss if y is null), summed in kBlock lanes as row_sum does.
 double softmax_columns(float* z, std::size_t classes, std::size_t batch, const std::uint8_t* y, float* delta,
                        float inv_n) {
   constexpr std::size_t kBlock = 16;
-  double loss = 0;
+  float loss_lanes[kBlock] = {};
   const auto block = [&](std::size_t j0, auto width) {
     float m[kBlock], s[kBlock];
     for (std::size_t k = 0; k < width; ++k) m[k] = z[j0 + k];
     for (std::size_t c = 1; c < classes; ++c) {
       const float* row = z + c * batch + j0;
-      for (std::size_t k = 0; k < width; ++k) m[k] = std::max(m[k], row[k]);
+      // Not std::max: GCC leaves its select between references to the two floats a branch, not a vector max.
+      for (std::size_t k = 0; k < width; ++k) m[k] = row[k] > m[k] ? row[k] : m[k];
     }
     for (std::size_t k = 0; k < width; ++k) s[k] = 0.0f;
     for (std::size_t c = 0; c < classes; ++c) {
@@ -62,15 +64,19 @@ double softmax_columns(float* z, std::size_t classes, std::size_t batch, const s
         for (std::size_t k = 0; k < width; ++k) delta[c * batch + j0 + k] = row[k] * inv_n;
     }
     if (!y) return;
+    float label_p[kBlock];
     for (std::size_t k = 0; k < width; ++k) {
       const std::size_t at = y[j0 + k] * batch + j0 + k;
-      loss -= std::log(std::max(z[at], 1e-30f));
+      label_p[k] = std::max(z[at], 1e-30f);
       if (delta) delta[at] -= inv_n;
     }
+    for (std::size_t k = 0; k < width; ++k) loss_lanes[k] -= log_positive(label_p[k]);
   };
   std::size_t j0 = 0;
   for (; j0 + kBlock <= batch; j0 += kBlock) block(j0, std::integral_constant<std::size_t, kBlock>{});
   if (j0 < batch) block(j0, batch - j0);
+  double loss = 0;
+  for (float lane : loss_lanes) loss += lane;
   return loss;
 }
 

@@ -13,6 +13,7 @@
 #include "model/sgd.hpp"
 #include "model/synthetic.hpp"
 #include "model/vector_exp.hpp"
+#include "model/vector_log.hpp"
 
 using namespace gradsync;
 
@@ -191,4 +192,21 @@ TEST_CASE("the softmax's vectorizable exp is within 2 ulp of e^x on [-87, 0] and
   CHECK(exp_nonpositive(0.0f) == 1.0f);
   CHECK(exp_nonpositive(-1000.0f) > 0.0f);
   CHECK(exp_nonpositive(-1000.0f) < 2e-38f);
+}
+
+TEST_CASE("the softmax loss's vectorizable log is within 1 ulp of ln x on [1e-30, 1]") {
+  // Every 61st float of the range (about 14 million, all exponents and both sides of sqrt(1/2)), then the ends.
+  const auto first = std::bit_cast<std::uint32_t>(1e-30f), last = std::bit_cast<std::uint32_t>(1.0f);
+  int worst_ulps = 0;
+  const auto check = [&](std::uint32_t bits) {
+    const float x = std::bit_cast<float>(bits);
+    const auto exact = static_cast<float>(std::log(static_cast<double>(x)));
+    const int ulps = std::abs(std::bit_cast<std::int32_t>(log_positive(x)) - std::bit_cast<std::int32_t>(exact));
+    worst_ulps = std::max(worst_ulps, ulps);
+  };
+  for (std::uint32_t bits = first; bits <= last; bits += 61) check(bits);
+  check(first);
+  check(last);
+  CHECK(worst_ulps <= 1);
+  CHECK(log_positive(1.0f) == 0.0f);
 }
