@@ -3,13 +3,15 @@
 // the run uses (the kernel plan: the fastest BLIS set per shape, or the byte kernels for the input layer). Also: the
 // kernel chosen per shape with every set's rate, the step's work outside GEMMs as its own share, and (--compare-default)
 // the plan against BLIS's default set alone, run for run, alternating. One core.
-//   build/bin/bench_compute --epochs 5 --reps 3 [--compare-default]
+//   build/bin/bench_compute --epochs 5 --reps 3 [--compare-default] [--csv compute.csv]
 #include <fmt/format.h>
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <numeric>
@@ -158,7 +160,7 @@ int main(int argc, char** argv) {
   CLI::App app{"bench_compute: serial MNIST training throughput against the BLIS FLOP bound"};
   int epochs = 5, reps = 3;
   bool compare_default = false;
-  std::string data_dir;
+  std::string data_dir, csv;
   std::vector<std::string> models = {"softmax", "mlp"};
   std::vector<std::size_t> batches = {32, 256};
   app.add_option("--epochs", epochs, "epochs per run")->capture_default_str()->check(CLI::Range(1, 1000));
@@ -170,7 +172,18 @@ int main(int argc, char** argv) {
   app.add_option("--batches", batches, "batch sizes")->capture_default_str();
   app.add_flag("--compare-default", compare_default,
                "also run every configuration on BLIS's default kernel set alone, alternating with the plan run for run");
+  app.add_option("--csv", csv, "also write one row per run to this CSV file (plots/make_charts.sh draws it)");
   CLI11_PARSE(app, argc, argv);
+  // Opened before a minute of runs, so that a bad path fails at once.
+  std::FILE* out = nullptr;
+  if (!csv.empty()) {
+    out = std::fopen(csv.c_str(), "w");
+    if (!out) {
+      fmt::print(stderr, "bench_compute: --csv {}: cannot open it for writing\n", csv);
+      return 2;
+    }
+    fmt::print(out, "model,batch,rep,steps,wall_s,compute_s,bound_s,best_layout_bound_s,fixed_wall_s,fixed_bound_s\n");
+  }
   const BlisConfig blis = configure_blis(1);
   MPI_Init(&argc, &argv);
   const Comm self(MPI_COMM_SELF);
@@ -211,13 +224,20 @@ int main(int argc, char** argv) {
         bound.push_back(b);
         ratio.push_back(r.wall_s / b);
         best_ratio.push_back(r.wall_s / (static_cast<double>(r.steps) * step.best_layout));
+        double fixed_wall = NAN, fixed_bound = NAN;
         if (compare_default) {  // the same run on BLIS's default set for every shape, right after
           install_kernel_plan(KernelPlan{{}, "default"}, blis.kernel_sets);
           const TrainResult d = train(c, data, self);
-          default_wall.push_back(d.wall_s);
-          default_bound.push_back(static_cast<double>(d.steps) * step_gemm_seconds(mlp, batch));
+          fixed_wall = d.wall_s;
+          fixed_bound = static_cast<double>(d.steps) * step_gemm_seconds(mlp, batch);
+          default_wall.push_back(fixed_wall);
+          default_bound.push_back(fixed_bound);
           speedup.push_back(d.wall_s / r.wall_s);
         }
+        if (out)
+          fmt::print(out, "{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f}\n", c.model_name(), batch, i + 1,
+                     r.steps, r.wall_s, r.compute_s, b, static_cast<double>(r.steps) * step.best_layout, fixed_wall,
+                     fixed_bound);
       }
       install_kernel_plan(plan, blis.kernel_sets);
       const double steps = static_cast<double>(r.steps);
@@ -259,6 +279,11 @@ int main(int argc, char** argv) {
   fmt::print(
       "GEMMs: the step's GEMMs timed alone on the planned kernels; elemwise: the forward and backward pass\n"
       "less its GEMMs (bias, ReLU, softmax, loss, output delta, bias gradients, ReLU mask).\n");
+  if (out && std::fclose(out) != 0) {
+    fmt::print(stderr, "bench_compute: --csv {}: writing it failed\n", csv);
+    MPI_Finalize();
+    return 1;
+  }
   MPI_Finalize();
   return 0;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Render every chart whose input CSV is present in a results directory, as PNG and SVG.
 # Usage: plots/make_charts.sh RESULTS_DIR [OUT_DIR]        (OUT_DIR defaults to RESULTS_DIR/charts)
-# Inputs looked for in RESULTS_DIR: train.csv scaling.csv allreduce.csv epochs.csv staleness.csv. Where
+# Inputs looked for in RESULTS_DIR: the CSVs listed in `specs` below. Where
 # bench/scaling.sh left the median run of each point (train_median.csv, epochs_median.csv), those are drawn
 # instead: a bar or a line per repetition is unreadable, and scaling.csv already summarises every repetition.
 # Charts without their CSV are skipped; a malformed CSV or a missing tool stops the script.
@@ -61,6 +61,7 @@ specs=(
     "allreduce.csv|busbw.gp|method|np bytes busbw_gbps wrong"
     "epochs.csv|time_to_accuracy.gp|method|np epoch elapsed_s test_accuracy"
     "staleness.csv|staleness.gp|method|np staleness_bound images_per_s staleness_mean staleness_max clock_gap_max"
+    "compute.csv|compute_bound.gp|model|batch rep wall_s bound_s fixed_wall_s"
 )
 for spec in "${specs[@]}"; do
     IFS='|' read -r csv scripts text nums <<<"$spec"
@@ -77,6 +78,6 @@ for spec in "${specs[@]}"; do
     done
 done
 
-((plotted > 0)) || die "none of train.csv scaling.csv allreduce.csv epochs.csv staleness.csv in $results"
+((plotted > 0)) || die "none of $(for spec in "${specs[@]}"; do printf '%s ' "${spec%%|*}"; done)in $results"
 echo "make_charts: wrote $(grep -c '^wrote ' "$written") files:"
 sed -n 's/^wrote /  /p' "$written"
