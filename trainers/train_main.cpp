@@ -86,7 +86,14 @@ int main(int argc, char** argv) {
   }
   const bool lead = env_rank == nullptr || std::atoi(env_rank) == 0;
   if (!cli.config) {
-    if (lead) fmt::print(cli.exit_code == 0 ? stdout : stderr, "{}\n", cli.message);
+    if (lead) {
+      fmt::print(cli.exit_code == 0 ? stdout : stderr, "{}\n", cli.message);
+      return cli.exit_code;
+    }
+    // A launcher ends the whole job when any process exits non-zero: a silent rank that got there before rank 0
+    // had printed would take the message with it. Rank 0's own exit ends the wait, so this only ever waits for a
+    // rank 0 that is slow to start.
+    if (cli.exit_code != 0) std::this_thread::sleep_for(std::chrono::seconds(2));
     return cli.exit_code;
   }
   const gradsync::BlisConfig blis = gradsync::configure_blis(cli.config->threads);  // before MPI_Init: it forks
