@@ -151,6 +151,14 @@ case "$case_name" in
     [ "$code" -ne 0 ] || fail "an unknown flag exited 0"
     n="$(grep -c -- "--no-such-flag" "$work/run.log" || true)"
     [ "$n" -eq 1 ] || { cat "$work/run.log" >&2; fail "the usage error was printed $n times by 3 ranks, expected once"; }
+    # Rank 0 slow to start: the silent ranks must not end the job before it has printed.
+    set +e
+    "${mpirun_[@]}" -n 3 sh -c 'if [ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" = 0 ]; then sleep 1.5; fi; exec "$0" "$@"' \
+      "$bin/train" --no-such-flag >"$work/late.log" 2>&1
+    code=$?; set -e
+    [ "$code" -ne 0 ] || fail "an unknown flag exited 0 (rank 0 late)"
+    n="$(grep -c -- "train: error.*--no-such-flag" "$work/late.log" || true)"
+    [ "$n" -eq 1 ] || { cat "$work/late.log" >&2; fail "with rank 0 late the usage error was printed $n times, expected once"; }
     ;;
   *) fail "unknown case" ;;
 esac
