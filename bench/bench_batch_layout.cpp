@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
       }
     }
   const KernelPlan plan = make_kernel_plan(shapes, blis);
-  install_kernel_plan(plan, blis.kernel_sets);
+  install_kernel_plan(plan, blis);
   fmt::print("bench_batch_layout: real MNIST, 1 core, {} rounds of {:.2f} s per variant; {}\n", rounds, block_s,
              blis.summary());
   fmt::print(

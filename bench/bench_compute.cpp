@@ -3,7 +3,7 @@
 // the run uses (the kernel plan: the fastest BLIS set per shape, or the byte kernels for the input layer). Also: the
 // kernel chosen per shape with every set's rate, the step's work outside GEMMs as its own share, and (--compare-default)
 // the plan against BLIS's default set alone, run for run, alternating. One core.
-//   build/bin/bench_compute --epochs 5 --reps 3 [--compare-default] [--csv compute.csv]
+//   build/bin/bench_compute --epochs 5 --reps 3 [--compare-default] [--csv compute.csv] [--remeasure]
 #include <fmt/format.h>
 #include <mpi.h>
 
@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <numeric>
@@ -148,9 +149,9 @@ void print_plan(const KernelPlan& plan, const std::string& default_set) {
     std::string rates;
     for (const auto& [set, s] : g.seconds) rates += fmt::format(" {}={:.1f}", set, g.shape.flops() / s / 1e9);
     const double chosen = g.seconds_of(g.kernels), fallback = g.seconds_of(default_set);
-    fmt::print("  {}{} {:>4} x {:>4} x {:>4}  -> {:<8} {:>6}   GFLOP/s:{}\n", g.shape.transpose_a ? 'T' : 'N',
-               g.shape.transpose_b ? 'T' : 'N', g.shape.m, g.shape.n, g.shape.k, g.kernels,
-               chosen > 0 && fallback > 0 ? fmt::format("{:.2f}x", fallback / chosen) : "", rates);
+    fmt::print("  {}{}{} {:>4} x {:>4} x {:>4}  -> {:<8} {:>6}   GFLOP/s:{}\n", g.shape.transpose_a ? 'T' : 'N',
+               g.shape.transpose_b ? 'T' : 'N', g.shape.batch_operand ? 'b' : ' ', g.shape.m, g.shape.n, g.shape.k,
+               g.kernels, chosen > 0 && fallback > 0 ? fmt::format("{:.2f}x", fallback / chosen) : "", rates);
   }
 }
 
@@ -173,7 +174,12 @@ int main(int argc, char** argv) {
   app.add_flag("--compare-default", compare_default,
                "also run every configuration on BLIS's default kernel set alone, alternating with the plan run for run");
   app.add_option("--csv", csv, "also write one row per run to this CSV file (plots/make_charts.sh draws it)");
+  bool remeasure = false;
+  app.add_flag("--remeasure", remeasure,
+               "measure the kernel plan in this run instead of reading the cache (the rates printed are then this "
+               "run's; the cache is left as it is)");
   CLI11_PARSE(app, argc, argv);
+  if (remeasure) setenv("GRADSYNC_KERNEL_CACHE", "off", 1);  // make_kernel_plan: always measure, never write
   // Opened before a minute of runs, so that a bad path fails at once.
   std::FILE* out = nullptr;
   if (!csv.empty()) {
@@ -205,8 +211,8 @@ int main(int argc, char** argv) {
       for (const GemmShape& g : mlp.training_gemms(batch))
         if (std::find(shapes.begin(), shapes.end(), untransposed(g)) == shapes.end()) shapes.push_back(untransposed(g));
       const KernelPlan plan = adopt_rank0_kernel_plan(MPI_COMM_WORLD, shapes);
-      fmt::print("{} batch {}: kernels per shape ({}); x = speed-up over {}\n", c.model_name(), batch, plan.source,
-                 blis.arch);
+      fmt::print("{} batch {}: kernels per shape ({}; b: B is the input batch); x = speed-up over {}\n", c.model_name(),
+                 batch, plan.source, blis.arch);
       print_plan(plan, blis.arch);
       double step_flops = 0;
       for (const GemmShape& g : mlp.training_gemms(batch)) step_flops += g.flops();
@@ -215,7 +221,7 @@ int main(int argc, char** argv) {
       std::vector<double> wall, compute, bound, ratio, best_ratio, default_wall, default_bound, speedup;
       TrainResult r;
       for (int i = 0; i < reps; ++i) {
-        install_kernel_plan(plan, blis.kernel_sets);
+        install_kernel_plan(plan, blis);
         r = train(c, data, self);
         const StepBound step = step_gemm_bound(mlp, batch);
         const double b = static_cast<double>(r.steps) * step.as_called;
@@ -226,7 +232,7 @@ int main(int argc, char** argv) {
         best_ratio.push_back(r.wall_s / (static_cast<double>(r.steps) * step.best_layout));
         double fixed_wall = NAN, fixed_bound = NAN;
         if (compare_default) {  // the same run on BLIS's default set for every shape, right after
-          install_kernel_plan(KernelPlan{{}, "default"}, blis.kernel_sets);
+          install_kernel_plan(KernelPlan{{}, "default", {}}, blis);
           const TrainResult d = train(c, data, self);
           fixed_wall = d.wall_s;
           fixed_bound = static_cast<double>(d.steps) * step_gemm_seconds(mlp, batch);
@@ -239,7 +245,7 @@ int main(int argc, char** argv) {
                      r.steps, r.wall_s, r.compute_s, b, static_cast<double>(r.steps) * step.best_layout, fixed_wall,
                      fixed_bound);
       }
-      install_kernel_plan(plan, blis.kernel_sets);
+      install_kernel_plan(plan, blis);
       const double steps = static_cast<double>(r.steps);
       const double w = median(wall), bnd = median(bound);
       table.push_back(fmt::format(

@@ -26,6 +26,9 @@ namespace {
 
 // v3: the default set wins within 10%; v4: the byte kernels are a candidate for the input layer's products
 constexpr std::string_view kCacheHeader = "# gradsync BLIS kernel plan v4";
+// The last line: a file cut short (a full disk, a copy interrupted) can end in a line that still parses ("zen3"
+// cut to "zen"), so a file without it is not read.
+constexpr std::string_view kCacheFooter = "# end\n";
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
@@ -54,6 +57,7 @@ struct InstalledGemm {
 struct Installed {
   KernelPlan plan;
   std::vector<InstalledGemm> gemms;
+  cntx_t* fallback = nullptr;  // the context for shapes the plan does not list; null: BLIS's default kernels
 };
 Installed& installed() {
   static Installed state;
@@ -104,7 +108,7 @@ const PlannedGemm* KernelPlan::find(const GemmShape& shape) const {
 }
 
 std::string KernelPlan::to_text() const {
-  std::string out;
+  std::string out = fallback.empty() ? "" : fmt::format("default {}\n", fallback);
   for (const PlannedGemm& g : gemms) {
     out += shape_text(g.shape) + " " + g.kernels;
     for (const auto& [name, s] : g.seconds) out += fmt::format(" {}={:.6e}", name, s);
@@ -120,6 +124,13 @@ std::optional<KernelPlan> KernelPlan::from_text(std::string_view text) {
     if (line.empty() || line[0] == '#') continue;
     std::istringstream fields(line);
     std::string ops, timing;
+    if (line.rfind("default ", 0) == 0) {  // "default zen3": once, a BLIS set, nothing after it
+      std::string set, extra;
+      fields >> ops >> set;
+      if (!plan.fallback.empty() || !arch_index(set) || fields >> extra) return std::nullopt;
+      plan.fallback = set;
+      continue;
+    }
     PlannedGemm g;
     if (!(fields >> ops >> g.shape.m >> g.shape.n >> g.shape.k >> g.kernels)) return std::nullopt;
     // The batch is only ever op(B) of an untransposed A: "ntb" (forward) or "nnb" (weight gradient).
@@ -145,6 +156,7 @@ std::optional<KernelPlan> KernelPlan::from_text(std::string_view text) {
 }
 
 std::string KernelPlan::summary(std::string_view default_set) const {
+  if (!fallback.empty()) default_set = fallback;
   if (gemms.empty()) return fmt::format("GEMM kernels: {} for every shape ({})", default_set, source);
   std::string out = fmt::format("GEMM kernels per shape (m x n x k; {}):", source);
   for (const PlannedGemm& g : gemms) {
@@ -153,8 +165,8 @@ std::string KernelPlan::summary(std::string_view default_set) const {
                            ? shape_text(g.shape).substr(0, shape_text(g.shape).find(' ')) + ":"
                            : "",
                        g.shape.m, g.shape.n, g.shape.k, g.kernels);
-    const double chosen = g.seconds_of(g.kernels), fallback = g.seconds_of(default_set);
-    if (chosen > 0 && fallback > 0 && g.kernels != default_set) out += fmt::format(" ({:.2f}x)", fallback / chosen);
+    const double chosen = g.seconds_of(g.kernels), others = g.seconds_of(default_set);
+    if (chosen > 0 && others > 0 && g.kernels != default_set) out += fmt::format(" ({:.2f}x)", others / chosen);
     out += ',';
   }
   out.pop_back();
@@ -281,7 +293,9 @@ KernelPlan make_kernel_plan(std::span<const GemmShape> shapes, const BlisConfig&
     if (std::getline(in, header) && header == kCacheHeader && std::getline(in, key_line) && key_line == "# " + key) {
       std::stringstream rest;
       rest << in.rdbuf();
-      if (auto parsed = KernelPlan::from_text(rest.str())) cached = std::move(*parsed);
+      const std::string body = rest.str();
+      if (body.ends_with(kCacheFooter))
+        if (auto parsed = KernelPlan::from_text(body)) cached = std::move(*parsed);
     }
   }
   std::vector<GemmShape> missing;
@@ -290,16 +304,20 @@ KernelPlan make_kernel_plan(std::span<const GemmShape> shapes, const BlisConfig&
   if (!missing.empty()) {
     for (PlannedGemm& g : measure_kernel_plan(missing, blis.kernel_sets, blis.arch).gemms)
       cached.gemms.push_back(std::move(g));
-    if (file) {  // temp + rename: a reader never sees half a file, and concurrent writers only lose an update
+    // temp + rename: a reader never sees half a file, and concurrent writers (other processes, or other hosts
+    // sharing a home directory: the temp name holds both) only lose an update. A write that failed (a full disk)
+    // is dropped, never renamed into place.
+    if (file) {
       std::error_code ec;
       std::filesystem::create_directories(file->parent_path(), ec);
-      const auto temp = file->string() + fmt::format(".{}.tmp", ::getpid());
-      {
-        std::ofstream out(temp);
-        out << kCacheHeader << "\n# " << key << "\n" << cached.to_text();
-      }
-      std::filesystem::rename(temp, *file, ec);
-      if (ec) std::filesystem::remove(temp, ec);
+      char host[256] = "";
+      ::gethostname(host, sizeof host - 1);
+      const auto temp = file->string() + fmt::format(".{}.{}.tmp", host, ::getpid());
+      std::ofstream out(temp);
+      out << kCacheHeader << "\n# " << key << "\n" << cached.to_text() << kCacheFooter;
+      out.close();
+      if (out) std::filesystem::rename(temp, *file, ec);
+      if (!out || ec) std::filesystem::remove(temp, ec);
     }
   }
   for (const GemmShape& g : shapes)
@@ -309,27 +327,46 @@ KernelPlan make_kernel_plan(std::span<const GemmShape> shapes, const BlisConfig&
   return plan;
 }
 
-void install_kernel_plan(const KernelPlan& plan, std::span<const std::string> runnable) {
+bool can_run_kernels(const BlisConfig& blis, std::string_view set) {
+  // A rank with the plain loop would compute other bits than the ranks with the AVX-512 byte kernels.
+  if (set == kByteKernels) return byte_gemm_vectorized();
+  if (set == blis.arch) return true;
+  return per_call_contexts_available() &&
+         std::find(blis.kernel_sets.begin(), blis.kernel_sets.end(), set) != blis.kernel_sets.end();
+}
+
+void install_kernel_plan(const KernelPlan& plan, const BlisConfig& blis) {
+  const auto refuse = [&blis](std::string_view what, std::string_view set) {
+    std::vector<std::string> runs{blis.arch};
+    for (const std::string& other : blis.kernel_sets)
+      if (other != blis.arch && can_run_kernels(blis, other)) runs.push_back(other);
+    if (byte_gemm_vectorized()) runs.emplace_back(kByteKernels);
+    return std::invalid_argument(fmt::format("kernel plan: {} on {}, which this process cannot run (it runs: {})", what,
+                                             set, fmt::join(runs, ", ")));
+  };
+  const auto context_of = [&](std::string_view what, const std::string& set) -> cntx_t* {
+    if (!can_run_kernels(blis, set)) throw refuse(what, set);
+    // Without per-call contexts only the process's own set runs, and a null context is it.
+    if (!per_call_contexts_available()) return nullptr;
+    cntx_t* cntx = kernel_set_context(set);
+    if (!cntx) throw std::invalid_argument(fmt::format("kernel plan: this BLIS has no context for {}", set));
+    return cntx;
+  };
   std::vector<InstalledGemm> gemms;
   for (const PlannedGemm& g : plan.gemms) {
-    if (g.kernels == kByteKernels) {
-      if (!byte_gemm_handles(g.shape))
-        throw std::invalid_argument(fmt::format("kernel plan: the byte kernels cannot compute {}", shape_text(g.shape)));
-      // A rank with the plain loop would compute other bits than the ranks with AVX-512 kernels.
-      if (!byte_gemm_vectorized())
-        throw std::invalid_argument(fmt::format(
-            "kernel plan: {} on the byte kernels, which this build has without AVX-512", shape_text(g.shape)));
-      gemms.push_back({g.shape, nullptr, true});
+    if (g.kernels != kByteKernels) {
+      gemms.push_back({g.shape, context_of(shape_text(g.shape), g.kernels), false});
       continue;
     }
-    if (std::find(runnable.begin(), runnable.end(), g.kernels) == runnable.end())
-      throw std::invalid_argument(fmt::format("kernel plan: set {} (for {}) does not run on this machine (runs: {})",
-                                              g.kernels, shape_text(g.shape), fmt::join(runnable, ", ")));
-    cntx_t* cntx = kernel_set_context(g.kernels);
-    if (!cntx) throw std::invalid_argument(fmt::format("kernel plan: this BLIS has no context for {}", g.kernels));
-    gemms.push_back({g.shape, cntx, false});
+    if (!byte_gemm_handles(g.shape))
+      throw std::invalid_argument(fmt::format("kernel plan: the byte kernels cannot compute {}", shape_text(g.shape)));
+    if (!can_run_kernels(blis, kByteKernels))
+      throw std::invalid_argument(
+          fmt::format("kernel plan: {} on the byte kernels, which this build has without AVX-512", shape_text(g.shape)));
+    gemms.push_back({g.shape, nullptr, true});
   }
-  installed() = {plan, std::move(gemms)};
+  cntx_t* fallback = plan.fallback.empty() ? nullptr : context_of("every other shape", plan.fallback);
+  installed() = {plan, std::move(gemms), fallback};
 }
 
 const KernelPlan& installed_kernel_plan() { return installed().plan; }
@@ -337,7 +374,7 @@ const KernelPlan& installed_kernel_plan() { return installed().plan; }
 cntx_s* planned_context(const GemmShape& shape) {
   for (const InstalledGemm& g : installed().gemms)
     if (g.shape == shape) return g.cntx;
-  return nullptr;
+  return installed().fallback;
 }
 
 bool planned_on_bytes(const GemmShape& shape) {

@@ -9,8 +9,8 @@
 // context for every set the build contains, so each shape can run on its own set inside one process.
 //
 // Every rank of a data-parallel run must run the same set on the same shape, or a run's bits would depend on
-// which process computed which shard: each process may measure, but rank 0's plan is the one installed
-// everywhere (trainers/kernel_plan_mpi.hpp). Knows nothing about MPI.
+// which process computed which shard: rank 0 measures, and one plan, agreed with what every rank can run, is
+// installed everywhere (model/kernel_agreement.hpp, trainers/kernel_plan_mpi.hpp). Knows nothing about MPI.
 #include <filesystem>
 #include <optional>
 #include <span>
@@ -34,15 +34,20 @@ struct PlannedGemm {
 };
 
 struct KernelPlan {
-  std::vector<PlannedGemm> gemms;  // shapes not listed run on the process's default kernels (BlisConfig::arch)
+  std::vector<PlannedGemm> gemms;  // shapes not listed run on `fallback`
   std::string source;              // why this plan: "measured", "cache FILE", "rank 0's", "BLIS_ARCH_TYPE ..."
+  // The set for every shape not listed; empty: the process's default kernels (BlisConfig::arch). Ranks agree on
+  // it (model/kernel_agreement.hpp), because their default kernels need not be the same.
+  std::string fallback;
 
   const PlannedGemm* find(const GemmShape& shape) const;  // null if the shape is not planned
-  // One line per shape: "nn 128 32 784 skx skx=1.1e-05 zen3=2.0e-05"; from_text(to_text()) gives the same gemms.
+  // One line per shape: "nn 128 32 784 skx skx=1.1e-05 zen3=2.0e-05", and "default zen3" for a fallback;
+  // from_text(to_text()) gives the same gemms and fallback.
   std::string to_text() const;
   // Nothing if any line is malformed (a damaged cache file or message is refused whole, never half used).
   static std::optional<KernelPlan> from_text(std::string_view text);
-  // One line for run headers: each planned shape, its set and its speed-up over `default_set` where timed.
+  // One line for run headers: each planned shape, its set and its speed-up over the set the other shapes run
+  // (`fallback`, or `default_set` when it is empty) where timed.
   std::string summary(std::string_view default_set) const;
 };
 
@@ -75,14 +80,19 @@ KernelPlan make_kernel_plan(std::span<const GemmShape> shapes, const BlisConfig&
 std::string kernel_cache_key(const BlisConfig& blis);
 std::optional<std::filesystem::path> kernel_cache_file(const BlisConfig& blis);  // nothing when caching is off
 
+// Whether this process can run kernel set `set` on any shape: its default set (`blis.arch`) always, another set
+// only by a per-call context, so only where those exist and configure_blis found the CPU runs it; "bytes" where the
+// byte kernels have their AVX-512 form.
+bool can_run_kernels(const BlisConfig& blis, std::string_view set);
+
 // Makes `plan` the one every GEMM of this process follows (Mlp looks its shapes up here). Throws
-// std::invalid_argument, installing nothing, if the plan names a set this BLIS lacks or this CPU cannot run
-// (`runnable`, i.e. BlisConfig::kernel_sets), or the byte kernels for a shape they do not handle or in a build
-// without their AVX-512 form. Not thread-safe: install before computing.
-void install_kernel_plan(const KernelPlan& plan, std::span<const std::string> runnable);
+// std::invalid_argument, installing nothing, if the plan names (for a shape or as its fallback) a set that
+// can_run_kernels refuses, or the byte kernels for a shape they do not handle. `blis` is this process's
+// configure_blis result. Not thread-safe: install before computing.
+void install_kernel_plan(const KernelPlan& plan, const BlisConfig& blis);
 const KernelPlan& installed_kernel_plan();
-// The context installed for `shape`, or null (BLIS's default kernels) if the installed plan does not list it or
-// gives it to the byte kernels.
+// The context installed for `shape`: its set's if the installed plan lists it, else the fallback's; null means
+// BLIS's default kernels (no fallback, or no per-call contexts in this BLIS) or the byte kernels.
 cntx_s* planned_context(const GemmShape& shape);
 // True if the installed plan gives `shape` to the byte kernels.
 bool planned_on_bytes(const GemmShape& shape);

@@ -119,13 +119,13 @@ TEST_CASE("a kernel plan gives the byte kernels only the input layer's products 
   for (const GemmShape& g : {GemmShape{false, true, 10, 32, 784, false}, GemmShape{false, true, 13, 32, 784, true}}) {
     KernelPlan plan;
     plan.gemms.push_back({g, "bytes", {}});
-    CHECK_THROWS_AS(install_kernel_plan(plan, configured_blis().kernel_sets), std::invalid_argument);
+    CHECK_THROWS_AS(install_kernel_plan(plan, configured_blis()), std::invalid_argument);
   }
 
   if (!byte_gemm_vectorized()) {  // the plain loop computes other bits: never installed, never timed
     KernelPlan plan;
     plan.gemms.push_back({forward, "bytes", {}});
-    CHECK_THROWS_AS(install_kernel_plan(plan, configured_blis().kernel_sets), std::invalid_argument);
+    CHECK_THROWS_AS(install_kernel_plan(plan, configured_blis()), std::invalid_argument);
   }
   if (configured_blis().kernel_sets.empty() || !per_call_contexts_available()) return;
   const std::vector<GemmShape> shapes = Mlp({20, 4}).planned_gemms(8);
@@ -152,7 +152,7 @@ TEST_CASE("softmax regression on the byte kernels needs no float rows and matche
   std::vector<std::uint32_t> rows(n);
   for (std::size_t j = 0; j < n; ++j) rows[j] = static_cast<std::uint32_t>((j * 37) % data.train.rows);
 
-  install_kernel_plan(KernelPlan{}, configured_blis().kernel_sets);  // every product on BLIS
+  install_kernel_plan(KernelPlan{}, configured_blis());  // every product on BLIS
   CHECK(model.reads_float_rows(n));
   gather_batch(data.train, rows, batch, model.reads_float_rows(n));
   std::vector<float> want(model.parameter_count()), got(model.parameter_count());
@@ -163,7 +163,7 @@ TEST_CASE("softmax regression on the byte kernels needs no float rows and matche
   for (const GemmShape& g : model.planned_gemms(n))
     if (g.batch_operand) bytes.gemms.push_back({g, "bytes", {}});
   REQUIRE(bytes.gemms.size() == 3);  // forward and weight gradient at n, forward at the evaluation batch
-  install_kernel_plan(bytes, configured_blis().kernel_sets);
+  install_kernel_plan(bytes, configured_blis());
   CHECK_FALSE(model.reads_float_rows(n));
   gather_batch(data.train, rows, batch, model.reads_float_rows(n));
   CHECK_FALSE(batch.has_rows);
@@ -181,7 +181,7 @@ TEST_CASE("softmax regression on the byte kernels needs no float rows and matche
     CAPTURE(keep);
     KernelPlan one;
     one.gemms.push_back(bytes.gemms[keep]);
-    install_kernel_plan(one, configured_blis().kernel_sets);
+    install_kernel_plan(one, configured_blis());
     CHECK(model.reads_float_rows(n));
     gather_batch(data.train, rows, batch, /*float_rows=*/false);
     CHECK_THROWS_AS(model.loss_and_gradient(params, batch, got, ws), std::invalid_argument);

@@ -7,9 +7,13 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -100,8 +104,12 @@ TEST_CASE("a kernel plan survives its text form, and a damaged one is refused wh
   CHECK(back->find({false, true, 10, 128, 32})->kernels == "zen3");
   CHECK(back->find({false, false, 10, 128, 32}) == nullptr);
   CHECK(back->gemms[0].seconds_of("zen3") == doctest::Approx(2.5e-5));
+  CHECK(back->fallback.empty());
+  plan.fallback = "zen2";
+  CHECK(KernelPlan::from_text(plan.to_text())->fallback == "zen2");
   for (const char* bad : {"nn 128 32 skx\n", "xn 1 2 3 skx\n", "nn 1 2 3 nosuchset\n", "nn 0 2 3 skx\n",
-                          "nn 1 2 3 skx zen3=fast\n", "nn 1 2 3 skx\nnn 1 2 3 zen3\n", "nn 1 2 3 skx bogus=1e-5\n"}) {
+                          "nn 1 2 3 skx zen3=fast\n", "nn 1 2 3 skx\nnn 1 2 3 zen3\n", "nn 1 2 3 skx bogus=1e-5\n",
+                          "default\n", "default bytes\n", "default zen3 skx\n", "default zen3\ndefault zen2\n"}) {
     CAPTURE(bad);
     CHECK_FALSE(KernelPlan::from_text(bad));
   }
@@ -117,12 +125,64 @@ TEST_CASE("a user's BLIS_ARCH_TYPE puts every shape on the user's kernels") {
   if (configured_blis().user_arch) CHECK(installed_kernel_plan().gemms.empty());
 }
 
+TEST_CASE(
+    "a kernel plan is measured once and then read from its cache; a cache under another key, or cut short, is not read") {
+  const BlisConfig& blis = configured_blis();
+  if (blis.user_arch || blis.kernel_sets.size() < 2 || !per_call_contexts_available()) {
+    MESSAGE("no plan is measured here (a user's set, one set, or no per-call contexts)");
+    return;
+  }
+  const auto dir = test::temp_dir("kernel-cache", Comm::world().rank());
+  const char* outer = std::getenv("GRADSYNC_KERNEL_CACHE");
+  const std::string outer_value = outer ? outer : "";
+  setenv("GRADSYNC_KERNEL_CACHE", dir.c_str(), 1);
+  const std::vector<GemmShape> shapes = Mlp({20, 16, 4}).planned_gemms(4);
+  const auto file = kernel_cache_file(blis);
+  REQUIRE(file);
+  CHECK(file->parent_path() == dir);
+  const auto measured = [](const KernelPlan& p) { return p.source.rfind("measured", 0) == 0; };
+
+  const KernelPlan first = make_kernel_plan(shapes, blis);
+  CHECK(measured(first));
+  const KernelPlan again = make_kernel_plan(shapes, blis);
+  CHECK(again.source == "cached in " + file->string());
+  CHECK(again.to_text() == first.to_text());
+  std::vector<GemmShape> more = shapes;
+  more.push_back({false, false, 7, 5, 3});
+  CHECK(make_kernel_plan(more, blis).source.rfind("measured 1 of", 0) == 0);  // only the new shape
+  CHECK(make_kernel_plan(more, blis).source.rfind("cached in", 0) == 0);
+
+  const auto rewrite = [&file](const std::function<std::string(std::string)>& change) {
+    std::stringstream text;
+    text << std::ifstream(*file).rdbuf();
+    std::ofstream(*file) << change(text.str());
+  };
+  rewrite([](std::string text) {  // written for another CPU, BLIS or build
+    const auto key = text.find("\n# cpu=") + 8;
+    return text.insert(key, "another ");
+  });
+  CHECK(measured(make_kernel_plan(shapes, blis)));
+  // Cut short at the end of a line: every line left parses, and the plan is still whole; only the end mark is gone.
+  rewrite([](std::string text) { return text.substr(0, text.rfind("# end\n")); });
+  CHECK(measured(make_kernel_plan(shapes, blis)));
+  CHECK(make_kernel_plan(shapes, blis).source.rfind("cached in", 0) == 0);
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++files;
+  CHECK(files == 1);  // no temp file left behind
+
+  if (outer)
+    setenv("GRADSYNC_KERNEL_CACHE", outer_value.c_str(), 1);
+  else
+    unsetenv("GRADSYNC_KERNEL_CACHE");
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("a plan naming a kernel set this machine cannot run is refused, and the plan in force stays") {
   test::RestorePlan restore;
   const std::string before = installed_kernel_plan().to_text();
   KernelPlan plan;
   plan.gemms.push_back({{false, false, 16, 4, 20}, "bulldozer", {}});  // in BLIS's list, never probed here
-  CHECK_THROWS_AS(install_kernel_plan(plan, configured_blis().kernel_sets), std::invalid_argument);
+  CHECK_THROWS_AS(install_kernel_plan(plan, configured_blis()), std::invalid_argument);
   CHECK(installed_kernel_plan().to_text() == before);
 }
 
@@ -140,10 +200,18 @@ TEST_CASE(
   CHECK(plan.gemms.empty());
   if (!blis.user_arch) CHECK(plan.source.find("shared library") != std::string::npos);
   CHECK(kernel_set_context(blis.arch) == nullptr);
-  KernelPlan naming_a_set;
-  naming_a_set.gemms.push_back({shapes.front(), blis.arch, {}});
-  CHECK_THROWS_AS(install_kernel_plan(naming_a_set, std::vector<std::string>{blis.arch}), std::invalid_argument);
+  // The process's own set runs without a context; any other set would need one.
+  KernelPlan own;
+  own.gemms.push_back({shapes.front(), blis.arch, {}});
+  install_kernel_plan(own, blis);
   CHECK(planned_context(shapes.front()) == nullptr);
+  for (const std::string& other : blis.kernel_sets) {
+    if (other == blis.arch) continue;
+    KernelPlan naming_another;
+    naming_another.gemms.push_back({shapes.front(), other, {}});
+    CAPTURE(other);
+    CHECK_THROWS_AS(install_kernel_plan(naming_another, blis), std::invalid_argument);
+  }
 }
 
 TEST_CASE("every rank runs rank 0's kernel plan, though each rank would have picked its own") {
@@ -156,7 +224,7 @@ TEST_CASE("every rank runs rank 0's kernel plan, though each rank would have pic
   }
   const std::vector<GemmShape> shapes = Mlp({20, 16, 4}).planned_gemms(4);
   // What independent choices give: each rank its own plan (the check below is not vacuous).
-  install_kernel_plan(cycling_plan(shapes, sets, static_cast<std::size_t>(world.rank())), sets);
+  install_kernel_plan(cycling_plan(shapes, sets, static_cast<std::size_t>(world.rank())), configured_blis());
   bool equal = true;
   text_hash(world, installed_kernel_plan().to_text(), &equal);
   if (world.size() > 1) CHECK_FALSE(equal);
@@ -195,7 +263,7 @@ TEST_CASE(
   KernelPlan mixed = cycling_plan(shapes, sets, 0);
   for (PlannedGemm& g : mixed.gemms)
     if (g.shape.batch_operand && byte_gemm_vectorized()) g.kernels = "bytes";  // the input layer reads bytes
-  install_kernel_plan(mixed, sets);                                            // the same plan on every rank
+  install_kernel_plan(mixed, configured_blis());                               // the same plan on every rank
   std::set<std::string> used;
   for (const PlannedGemm& g : installed_kernel_plan().gemms) used.insert(g.kernels);
   CHECK(used.size() >= (byte_gemm_vectorized() ? 3u : 2u));

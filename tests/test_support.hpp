@@ -39,7 +39,7 @@ inline TrainTest blobs(std::size_t train_rows = 1024) {
 // Puts back the kernel plan tests/main.cpp adopted when a test case ends, whatever the case installed.
 struct RestorePlan {
   KernelPlan saved = installed_kernel_plan();
-  ~RestorePlan() { install_kernel_plan(saved, configured_blis().kernel_sets); }
+  ~RestorePlan() { install_kernel_plan(saved, configured_blis()); }
 };
 
 // A fresh, empty temporary directory unique to this rank and test.

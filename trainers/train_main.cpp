@@ -106,6 +106,11 @@ int main(int argc, char** argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     gradsync::adopt_rank0_kernel_plan(MPI_COMM_WORLD, *cli.config, ranks);  // every rank: rank 0's kernels per shape
     code = run(*cli.config, blis);
+  } catch (const gradsync::KernelPlanError& e) {  // thrown on every rank together, as run()'s usage errors return
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) fmt::print(stderr, "train: error: {}\n", e.what());
+    code = kUsageError;
   } catch (const std::exception& e) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

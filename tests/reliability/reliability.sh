@@ -160,6 +160,22 @@ case "$case_name" in
     n="$(grep -c -- "train: error.*--no-such-flag" "$work/late.log" || true)"
     [ "$n" -eq 1 ] || { cat "$work/late.log" >&2; fail "with rank 0 late the usage error was printed $n times, expected once"; }
     ;;
+  blis_arch_one_rank)
+    # A BLIS_ARCH_TYPE that reaches one rank only (Open MPI forwards it only with -x) still decides the kernels of
+    # every rank; two ranks that name different sets are refused once, naming both, before any training.
+    grep -qw avx2 /proc/cpuinfo || { echo "PASS ($case_name: skipped, no AVX2 for the haswell and zen2 sets)"; exit 0; }
+    "${mpirun_[@]}" -n 2 sh -c '[ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" = 1 ] && export BLIS_ARCH_TYPE=haswell; exec "$0" "$@"' \
+      "$bin/train" --sync ring "${short[@]}" --epochs 1 >"$work/one.log" 2>&1 || { cat "$work/one.log"; fail "the run failed"; }
+    expect_in "$work/one.log" "GEMM kernels: haswell for every shape (BLIS_ARCH_TYPE set by the user on rank 1: every rank runs it)"
+    expect_in "$work/one.log" "done: ring"
+    set +e
+    "${mpirun_[@]}" -n 2 sh -c 'export BLIS_ARCH_TYPE=zen2; [ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" = 0 ] || export BLIS_ARCH_TYPE=haswell; exec "$0" "$@"' \
+      "$bin/train" --sync ring "${short[@]}" --epochs 1 >"$work/two.log" 2>&1
+    code=$?; set -e
+    [ "$code" -eq 2 ] || { cat "$work/two.log"; fail "ranks on different BLIS_ARCH_TYPE sets: exit $code, expected 2"; }
+    n="$(grep -c "kernel set zen2 on rank 0 but haswell on rank 1" "$work/two.log" || true)"
+    [ "$n" -eq 1 ] || { cat "$work/two.log" >&2; fail "the disagreement was reported $n times, expected once"; }
+    ;;
   *) fail "unknown case" ;;
 esac
 echo "PASS ($case_name)"
