@@ -99,11 +99,7 @@ void gather_tiled(const Dataset& data, std::span<const std::uint32_t> indices, f
 // gather and its prefetch before kGatherLookahead).
 void gather_rows(const Dataset& data, std::span<const std::uint32_t> indices, float* rows) {
   const std::size_t f = data.features;
-  for (std::size_t j = 0; j < indices.size(); ++j) {
-    const std::uint8_t* __restrict src = &data.pixels[indices[j] * f];
-    float* __restrict dst = rows + j * f;
-    for (std::size_t i = 0; i < f; ++i) dst[i] = static_cast<float>(src[i]) * kPixelScale;
-  }
+  for (std::size_t j = 0; j < indices.size(); ++j) widen_row(&data.pixels[indices[j] * f], f, rows + j * f);
 }
 
 void prefetch_batch(const Dataset& data, std::span<const std::uint32_t> indices) {

@@ -211,8 +211,10 @@ int main(int argc, char** argv) {
       for (const GemmShape& g : mlp.training_gemms(batch))
         if (std::find(shapes.begin(), shapes.end(), untransposed(g)) == shapes.end()) shapes.push_back(untransposed(g));
       const KernelPlan plan = adopt_rank0_kernel_plan(MPI_COMM_WORLD, shapes);
-      fmt::print("{} batch {}: kernels per shape ({}; b: B is the input batch); x = speed-up over {}\n", c.model_name(),
-                 batch, plan.source, blis.arch);
+      fmt::print(
+          "{} batch {}: kernels per shape ({}; b: B is the input batch, and the products of one batch are chosen "
+          "together, widening it into floats counted once); x = speed-up over {}\n",
+          c.model_name(), batch, plan.source, blis.arch);
       print_plan(plan, blis.arch);
       double step_flops = 0;
       for (const GemmShape& g : mlp.training_gemms(batch)) step_flops += g.flops();

@@ -97,9 +97,7 @@ void gather_batch(const Dataset& data, std::span<const std::uint32_t> indices, B
   if (!float_rows) return;  // the byte kernels request the rows ahead themselves
   for (std::size_t j = 0; j < n; ++j) {
     if (j + kGatherLookahead < n) prefetch_row(data, indices[j + kGatherLookahead]);
-    const std::uint8_t* __restrict src = out.row_bytes[j];
-    float* __restrict dst = out.rows.data() + j * f;
-    for (std::size_t i = 0; i < f; ++i) dst[i] = static_cast<float>(src[i]) * kPixelScale;
+    widen_row(out.row_bytes[j], f, out.rows.data() + j * f);
   }
 }
 

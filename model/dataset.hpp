@@ -40,6 +40,12 @@ struct Batch {
   std::span<const std::uint8_t* const> next_rows() const { return {next_row_bytes.data(), next_size}; }
 };
 
+// One example's `features` bytes as float pixels (dst[i] = src[i] * kPixelScale): what a gather writes for each
+// row a BLIS product reads. Inline so that the kernel plan times exactly this loop (model/kernel_plan.cpp).
+inline void widen_row(const std::uint8_t* __restrict src, std::size_t features, float* __restrict dst) {
+  for (std::size_t i = 0; i < features; ++i) dst[i] = static_cast<float>(src[i]) * kPixelScale;
+}
+
 // Gathers the examples `indices` of `data` into `out`: labels and row_bytes always, the float rows only if
 // `float_rows` (a model whose input layer runs on the byte kernels does not read them: Mlp::reads_float_rows).
 // Requires indices.size() <= out.max_size(), every index < data.rows and out.features == data.features (the

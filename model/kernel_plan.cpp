@@ -17,15 +17,18 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "model/byte_gemm.hpp"
+#include "model/dataset.hpp"
 #include "model/gemm.hpp"
 
 namespace gradsync {
 namespace {
 
-// v3: the default set wins within 10%; v4: the byte kernels are a candidate for the input layer's products
-constexpr std::string_view kCacheHeader = "# gradsync BLIS kernel plan v4";
+// v3: the default set wins within 10%; v4: the byte kernels are a candidate for the input layer's products;
+// v5: the products of one batch are chosen together
+constexpr std::string_view kCacheHeader = "# gradsync BLIS kernel plan v5";
 // The last line: a file cut short (a full disk, a copy interrupted) can end in a line that still parses ("zen3"
 // cut to "zen"), so a file without it is not read.
 constexpr std::string_view kCacheFooter = "# end\n";
@@ -93,7 +96,74 @@ double time_calls(const std::function<void()>& call, int calls) {
   return (now_s() - start) / calls;
 }
 
+// Which candidate a shape gets from its timings: the fastest, except that `preferred` keeps it unless another
+// beats it by more than kPlanMargin. Candidates named `skip` are left out. Null if none is left.
+const std::pair<std::string, double>* pick(const PlannedGemm& g, std::string_view preferred, std::string_view skip = {}) {
+  const std::pair<std::string, double>* winner = nullptr;
+  for (const auto& candidate : g.seconds)
+    if (candidate.first != skip && (!winner || candidate.second < winner->second)) winner = &candidate;
+  for (const auto& candidate : g.seconds)
+    if (winner && candidate.first == preferred && candidate.second <= winner->second * (1 + kPlanMargin))
+      winner = &candidate;
+  return winner;
+}
+
+// Seconds to widen `examples` rows of `features` bytes into floats (widen_row, as the gather does), rows in cache:
+// the least over `rounds` samples of about half a millisecond.
+double widen_batch_seconds(std::size_t examples, std::size_t features, int rounds) {
+  std::vector<std::uint8_t> bytes(examples * features, 77);
+  std::vector<float> rows(examples * features);
+  const auto widen = [&] {
+    for (std::size_t j = 0; j < examples; ++j) widen_row(&bytes[j * features], features, &rows[j * features]);
+  };
+  const int repeats = static_cast<int>(std::clamp(1.5e7 / static_cast<double>(bytes.size() + 1), 1.0, 2000.0));
+  double best = std::numeric_limits<double>::infinity();
+  time_calls(widen, 2);
+  for (int r = 0; r < rounds; ++r) best = std::min(best, time_calls(widen, repeats));
+  return best;
+}
+
+// The input batch, as (outputs, examples, features), of a shape whose B operand is the batch: the forward product
+// (NT, m x batch x features) or the weight gradient (NN, m x features x batch).
+std::tuple<std::size_t, std::size_t, std::size_t> batch_of(const GemmShape& g) {
+  return g.transpose_b ? std::tuple{g.m, g.n, g.k} : std::tuple{g.m, g.k, g.n};
+}
+
 }  // namespace
+
+void choose_batch_products_together(KernelPlan& plan, std::string_view preferred,
+                                    const std::function<double(std::size_t, std::size_t)>& widen_seconds) {
+  std::vector<bool> done(plan.gemms.size(), false);
+  for (std::size_t i = 0; i < plan.gemms.size(); ++i) {
+    if (done[i] || !plan.gemms[i].shape.batch_operand || plan.gemms[i].seconds_of(kByteKernels) <= 0) continue;
+    std::vector<PlannedGemm*> group;
+    for (std::size_t j = i; j < plan.gemms.size(); ++j)
+      if (!done[j] && plan.gemms[j].shape.batch_operand && plan.gemms[j].seconds_of(kByteKernels) > 0 &&
+          batch_of(plan.gemms[j].shape) == batch_of(plan.gemms[i].shape)) {
+        done[j] = true;
+        group.push_back(&plan.gemms[j]);
+      }
+    const auto [outputs, examples, features] = batch_of(group.front()->shape);
+    const double widen = widen_seconds(examples, features);
+    // Each member's choices: the byte kernels, or its pick among the BLIS sets.
+    std::vector<const std::pair<std::string, double>*> on_blis;
+    for (const PlannedGemm* g : group) on_blis.push_back(pick(*g, preferred, kByteKernels));
+    unsigned best_mask = 0;
+    double best_cost = std::numeric_limits<double>::infinity();
+    for (unsigned mask = 0; mask < (1u << group.size()); ++mask) {  // bit j set: member j on BLIS
+      double cost = mask != 0 ? widen : 0.0;
+      for (std::size_t j = 0; j < group.size(); ++j)
+        cost += (mask >> j & 1u) ? (on_blis[j] ? on_blis[j]->second : std::numeric_limits<double>::infinity())
+                                 : group[j]->seconds_of(kByteKernels);
+      if (cost < best_cost) {
+        best_cost = cost;
+        best_mask = mask;
+      }
+    }
+    for (std::size_t j = 0; j < group.size(); ++j)
+      group[j]->kernels = (best_mask >> j & 1u) ? on_blis[j]->first : std::string(kByteKernels);
+  }
+}
 
 double PlannedGemm::seconds_of(std::string_view set) const {
   for (const auto& [name, s] : seconds)
@@ -236,13 +306,14 @@ KernelPlan measure_kernel_plan(std::span<const GemmShape> shapes, std::span<cons
         const std::size_t s = (i + static_cast<std::size_t>(r)) % names.size();  // rotate who goes first
         best[s] = std::min(best[s], time_calls(calls[s], repeats));
       }
-    std::size_t winner = static_cast<std::size_t>(std::min_element(best.begin(), best.end()) - best.begin());
-    for (std::size_t s = 0; s < names.size(); ++s)
-      if (names[s] == preferred && best[s] <= best[winner] * (1 + kPlanMargin)) winner = s;
-    PlannedGemm planned{g, names[winner], {}};
+    PlannedGemm planned{g, "", {}};
     for (std::size_t s = 0; s < names.size(); ++s) planned.seconds.emplace_back(names[s], best[s]);
+    planned.kernels = pick(planned, preferred)->first;
     plan.gemms.push_back(std::move(planned));
   }
+  choose_batch_products_together(plan, preferred, [rounds](std::size_t examples, std::size_t features) {
+    return widen_batch_seconds(examples, features, rounds);
+  });
   return plan;
 }
 

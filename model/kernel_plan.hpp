@@ -12,6 +12,7 @@
 // which process computed which shard: rank 0 measures, and one plan, agreed with what every rank can run, is
 // installed everywhere (model/kernel_agreement.hpp, trainers/kernel_plan_mpi.hpp). Knows nothing about MPI.
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -65,10 +66,21 @@ cntx_s* kernel_set_context(std::string_view name);
 // `preferred` (BLIS's default set) keeps a shape unless another candidate beats it by more than kPlanMargin:
 // the AVX2 sets share their small-matrix kernels, so their differences are timing noise, and a coin toss between
 // equals would change a run's bits from one machine's cache to the next for nothing (an interleaved A/B of such a
-// toss showed no gain). `sets` must be runnable here (BlisConfig::kernel_sets); `rounds` >= 1.
+// toss showed no gain). The input layer's products are then chosen together (choose_batch_products_together).
+// `sets` must be runnable here (BlisConfig::kernel_sets); `rounds` >= 1.
 inline constexpr double kPlanMargin = 0.10;
 KernelPlan measure_kernel_plan(std::span<const GemmShape> shapes, std::span<const std::string> sets,
                                std::string_view preferred = {}, int rounds = 9);
+
+// The byte kernels read a batch where the dataset holds its bytes; a BLIS product reads float rows that the gather
+// must write first, once per batch however many products read them. Timed per shape that cost is invisible, so
+// the products of one batch (those with batch_operand and a timing of the byte kernels, grouped by outputs,
+// examples and features: the input layer's forward product and weight gradient) are chosen together: of the byte
+// kernels and each product's pick among the BLIS sets (`preferred` within kPlanMargin, as above), the assignment
+// with the least time, plus `widen_seconds(examples, features)` wherever a product reads floats. Changes only the
+// `kernels` of those products; measure_kernel_plan ends with it.
+void choose_batch_products_together(KernelPlan& plan, std::string_view preferred,
+                                    const std::function<double(std::size_t, std::size_t)>& widen_seconds);
 
 // The plan for `shapes` on this machine. Empty (every shape on BLIS's default kernels) if the user set
 // BLIS_ARCH_TYPE, fewer than two sets run here, or per-call contexts are unavailable. Otherwise read from the

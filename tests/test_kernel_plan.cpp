@@ -125,6 +125,52 @@ TEST_CASE("a user's BLIS_ARCH_TYPE puts every shape on the user's kernels") {
   if (configured_blis().user_arch) CHECK(installed_kernel_plan().gemms.empty());
 }
 
+TEST_CASE("the products that read one batch are chosen together, the batch's widening into floats counted once") {
+  // Softmax regression at batch 256: the forward product and the weight gradient read the batch; evaluation's
+  // forward product reads batches of 1000; the output layer's products read no batch.
+  const GemmShape forward{false, true, 10, 256, 784, true}, gradient{false, false, 10, 784, 256, true},
+      evaluation{false, true, 10, 1000, 784, true}, other{false, false, 10, 256, 128};
+  const auto plan_of = [&](double gradient_on_zen3) {
+    KernelPlan plan;
+    plan.gemms.push_back({forward, "bytes", {{"zen3", 50e-6}, {"skx", 120e-6}, {"bytes", 38e-6}}});
+    plan.gemms.push_back({gradient, "zen3", {{"zen3", gradient_on_zen3}, {"skx", 80e-6}, {"bytes", 39e-6}}});
+    plan.gemms.push_back({evaluation, "bytes", {{"zen3", 190e-6}, {"bytes", 150e-6}}});
+    plan.gemms.push_back({other, "zen3", {{"zen3", 5e-6}, {"skx", 9e-6}}});
+    return plan;
+  };
+  std::vector<std::pair<std::size_t, std::size_t>> asked;
+  const auto widen = [&asked](double seconds) {
+    return [&asked, seconds](std::size_t examples, std::size_t features) {
+      asked.emplace_back(examples, features);
+      return seconds;
+    };
+  };
+  // zen3 3% faster on the gradient alone, but reading floats costs their widening: both on bytes.
+  KernelPlan plan = plan_of(37.8e-6);
+  choose_batch_products_together(plan, "zen3", widen(10e-6));
+  CHECK(plan.find(forward)->kernels == "bytes");
+  CHECK(plan.find(gradient)->kernels == "bytes");
+  CHECK(plan.find(evaluation)->kernels == "bytes");
+  CHECK(plan.find(other)->kernels == "zen3");  // reads no batch: untouched
+  CHECK(asked == std::vector<std::pair<std::size_t, std::size_t>>{{256, 784}, {1000, 784}});
+  // A widening cheaper than what zen3 saves on the gradient: the gradient reads floats.
+  plan = plan_of(30e-6);
+  choose_batch_products_together(plan, "zen3", widen(1e-6));
+  CHECK(plan.find(forward)->kernels == "bytes");
+  CHECK(plan.find(gradient)->kernels == "zen3");
+  // Once floats are written anyway, the forward product goes to BLIS too where that is faster.
+  plan = plan_of(10e-6);
+  plan.gemms[0].seconds[0].second = 30e-6;
+  choose_batch_products_together(plan, "zen3", widen(1e-6));
+  CHECK(plan.find(forward)->kernels == "zen3");
+  CHECK(plan.find(gradient)->kernels == "zen3");
+  // The BLIS pick keeps the default set within kPlanMargin: skx 5% faster than zen3 does not take the gradient.
+  plan = plan_of(10e-6);
+  plan.gemms[1].seconds[1].second = 9.5e-6;
+  choose_batch_products_together(plan, "zen3", widen(1e-6));
+  CHECK(plan.find(gradient)->kernels == "zen3");
+}
+
 TEST_CASE(
     "a kernel plan is measured once and then read from its cache; a cache under another key, or cut short, is not read") {
   const BlisConfig& blis = configured_blis();
