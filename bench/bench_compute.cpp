@@ -18,6 +18,7 @@
 #include <numeric>
 #include <vector>
 
+#include "bench/fma_peak.hpp"
 #include "model/blis_setup.hpp"
 #include "model/byte_gemm.hpp"
 #include "model/gemm.hpp"
@@ -199,6 +200,8 @@ int main(int argc, char** argv) {
   base.quiet = true;
   const TrainTest data = load_training_data(base);
   fmt::print("bench_compute: serial, 1 core, real MNIST, {} epochs, median of {}; {}\n", epochs, reps, blis.summary());
+  const double peak = bench::fma_peak_gflops();
+  fmt::print("core peak: {:.1f} GFLOP/s (independent FMA chains at this build's widest vectors)\n", peak);
   std::vector<std::string> table, anatomy, versus;
   for (const std::string& model : models) {
     for (std::size_t batch : batches) {
@@ -251,9 +254,10 @@ int main(int argc, char** argv) {
       const double steps = static_cast<double>(r.steps);
       const double w = median(wall), bnd = median(bound);
       table.push_back(fmt::format(
-          "{:<9} {:>5} {:>9.3f} {:>10.3f} {:>10.0f} {:>9.1f} {:>11.1f} {:>11.1f} {:>9.3f} {:>6.2f}x {:>9.2f}x",
+          "{:<9} {:>5} {:>9.3f} {:>10.3f} {:>10.0f} {:>9.1f} {:>11.1f} {:>11.1f} {:>9.3f} {:>6.2f}x {:>9.2f}x {:>9.0f}%",
           c.model_name(), batch, w, median(compute), steps * static_cast<double>(batch) / w, steps * step_flops / 1e9,
-          steps * step_flops / w / 1e9, steps * step_flops / bnd / 1e9, bnd, median(ratio), median(best_ratio)));
+          steps * step_flops / w / 1e9, steps * step_flops / bnd / 1e9, bnd, median(ratio), median(best_ratio),
+          peak > 0 ? 100 * steps * step_flops / bnd / 1e9 / peak : NAN));
       if (compare_default)
         versus.push_back(fmt::format("{:<9} {:>5} {:>10.3f} {:>10.3f} {:>8.2f}x {:>13.3f} {:>13.3f}", c.model_name(),
                                      batch, w, median(default_wall), median(speedup), bnd, median(default_bound)));
@@ -264,15 +268,17 @@ int main(int argc, char** argv) {
                       a.outside_gemm(), 100 * a.outside_gemm() / a.total()));
     }
   }
-  fmt::print("\n{:<9} {:>5} {:>9} {:>10} {:>10} {:>9} {:>11} {:>11} {:>9} {:>7} {:>10}\n", "model", "batch", "wall_s",
-             "compute_s", "images/s", "GFLOP", "GFLOP/s", "bound GF/s", "bound_s", "ratio", "best-layout");
+  fmt::print("\n{:<9} {:>5} {:>9} {:>10} {:>10} {:>9} {:>11} {:>11} {:>9} {:>7} {:>10} {:>10}\n", "model", "batch",
+             "wall_s", "compute_s", "images/s", "GFLOP", "GFLOP/s", "bound GF/s", "bound_s", "ratio", "best-layout",
+             "bound/peak");
   for (const std::string& line : table) fmt::print("{}\n", line);
   fmt::print(
       "wall_s: training time (test evaluation excluded); bound_s: the step's GEMMs at their measured rate\n"
       "on the planned kernels (a BLIS set or the byte kernels), times the steps, timed right after each run; ratio: the\n"
       "median over runs of wall_s / bound_s of the same run (wall_s and bound_s are medians too);\n"
       "best-layout: the same ratio against a bound that counts each BLIS product as called or untransposed,\n"
-      "whichever is faster (the forward GEMM reads the batch's rows transposed); byte-kernel products as called.\n");
+      "whichever is faster (the forward GEMM reads the batch's rows transposed); byte-kernel products as called;\n"
+      "bound/peak: the bound's rate over the core's peak (no kernel can beat the peak).\n");
   if (compare_default) {
     fmt::print("\nplan against {} alone, alternating run for run:\n{:<9} {:>5} {:>10} {:>10} {:>9} {:>13} {:>13}\n",
                blis.arch, "model", "batch", "plan_s", "default_s", "speedup", "plan bound_s", "default bound");

@@ -1,0 +1,58 @@
+#pragma once
+// The core's peak single-precision rate, measured: independent chains of fused multiply-adds, as wide as this build
+// compiles them (AVX-512 where -march allows, else AVX2+FMA), enough chains in flight to cover the FMA latency on
+// every pipe. No GEMM can run faster on one core, so a FLOP bound's rate over this says how near the machine's
+// limit the kernels are (docs/compute.md). Only x86 with FMA; elsewhere 0.
+#include <algorithm>
+#include <chrono>
+
+#if defined(__AVX512F__) || defined(__FMA__)
+#include <immintrin.h>
+#endif
+
+namespace gradsync::bench {
+
+namespace detail {
+// `iterations` rounds of ten FMA chains on vectors of V; the asm barrier keeps every chain in a register and the
+// compiler from folding the rounds. Returns GFLOP/s.
+template <class V, V (*Fma)(V, V, V), V (*Splat)(float)>
+double fma_chains_gflops(long iterations, int lanes) {
+  V a0 = Splat(1.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0, a9 = a0;
+  const V x = Splat(0.9999f), y = Splat(0.0001f);
+  const auto start = std::chrono::steady_clock::now();
+  for (long i = 0; i < iterations; ++i) {
+    a0 = Fma(a0, x, y), a1 = Fma(a1, x, y), a2 = Fma(a2, x, y), a3 = Fma(a3, x, y), a4 = Fma(a4, x, y);
+    a5 = Fma(a5, x, y), a6 = Fma(a6, x, y), a7 = Fma(a7, x, y), a8 = Fma(a8, x, y), a9 = Fma(a9, x, y);
+    __asm__ volatile(""
+                     : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4), "+x"(a5), "+x"(a6), "+x"(a7), "+x"(a8),
+                       "+x"(a9));
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return static_cast<double>(iterations) * 10.0 * lanes * 2.0 / s / 1e9;
+}
+
+#if defined(__AVX512F__)
+inline __m512 fma512(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
+inline __m512 splat512(float v) { return _mm512_set1_ps(v); }
+#endif
+#if defined(__FMA__)
+inline __m256 fma256(__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); }
+inline __m256 splat256(float v) { return _mm256_set1_ps(v); }
+#endif
+}  // namespace detail
+
+// GFLOP/s of this core at its widest FMA, best of `rounds` runs of about 0.1 s each (0 without FMA in this build).
+inline double fma_peak_gflops(int rounds = 3) {
+  double best = 0;
+  for (int r = 0; r < rounds; ++r) {
+#if defined(__AVX512F__)
+    best = std::max(best, detail::fma_chains_gflops<__m512, detail::fma512, detail::splat512>(20'000'000, 16));
+#endif
+#if defined(__FMA__)
+    best = std::max(best, detail::fma_chains_gflops<__m256, detail::fma256, detail::splat256>(40'000'000, 8));
+#endif
+  }
+  return best;
+}
+
+}  // namespace gradsync::bench
