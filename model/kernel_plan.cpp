@@ -27,8 +27,10 @@ namespace gradsync {
 namespace {
 
 // v3: the default set wins within 10%; v4: the byte kernels are a candidate for the input layer's products;
-// v5: the products of one batch are chosen together
-constexpr std::string_view kCacheHeader = "# gradsync BLIS kernel plan v5";
+// v5: the products of one batch are chosen together. The version is part of the cache key too, so that builds of
+// two versions on one machine keep a file each instead of measuring again whenever the other wrote last.
+constexpr std::string_view kCacheVersion = "v5";
+constexpr std::string_view kCacheHeader = "# gradsync BLIS kernel plan";
 // The last line: a file cut short (a full disk, a copy interrupted) can end in a line that still parses ("zen3"
 // cut to "zen"), so a file without it is not read.
 constexpr std::string_view kCacheFooter = "# end\n";
@@ -320,8 +322,8 @@ KernelPlan measure_kernel_plan(std::span<const GemmShape> shapes, std::span<cons
 std::string kernel_cache_key(const BlisConfig& blis) {
   // The byte kernels' build (AVX-512 or the plain loop) is part of the key: a plan measured with one must not
   // choose them for a build that has the other.
-  return fmt::format("cpu={} ({}) blis={} sets={} threads={} bytes={}", cpu_model_name(), cpu_signature(),
-                     bli_info_get_version_str(), fmt::join(blis.kernel_sets, ","), blis.threads,
+  return fmt::format("plan={} cpu={} ({}) blis={} sets={} threads={} bytes={}", kCacheVersion, cpu_model_name(),
+                     cpu_signature(), bli_info_get_version_str(), fmt::join(blis.kernel_sets, ","), blis.threads,
                      byte_gemm_vectorized() ? "avx512" : "plain");
 }
 

@@ -84,9 +84,9 @@ void choose_batch_products_together(KernelPlan& plan, std::string_view preferred
 
 // The plan for `shapes` on this machine. Empty (every shape on BLIS's default kernels) if the user set
 // BLIS_ARCH_TYPE, fewer than two sets run here, or per-call contexts are unavailable. Otherwise read from the
-// cache file (kernel_cache_file) when it holds every shape, else measured and written back. The cache is keyed
-// by CPU model, BLIS version, the runnable sets, the thread count and the byte kernels' build;
-// $GRADSYNC_KERNEL_CACHE names its directory ("off": always measure, never write).
+// cache file (kernel_cache_file) when it holds every shape, else measured and written back. The cache is keyed by
+// the plan format's version, CPU model, BLIS version, the runnable sets, the thread count and the byte kernels'
+// build; $GRADSYNC_KERNEL_CACHE names its directory ("off": always measure, never write).
 KernelPlan make_kernel_plan(std::span<const GemmShape> shapes, const BlisConfig& blis);
 
 std::string kernel_cache_key(const BlisConfig& blis);

@@ -38,6 +38,14 @@ struct FakeMaker {
   }
 };
 
+// A set other than the process's default that it runs by context, or "" (with a message) where there is none.
+std::string second_set(const BlisConfig& blis) {
+  for (const std::string& set : blis.kernel_sets)
+    if (set != blis.arch && can_run_kernels(blis, set)) return set;
+  MESSAGE("no second kernel set by context here: nothing to agree on");
+  return "";
+}
+
 }  // namespace
 
 TEST_CASE("what a rank runs survives its text form, and a damaged line is refused") {
@@ -122,13 +130,8 @@ TEST_CASE("a plan's fallback runs every shape it does not list") {
   test::RestorePlan restore;
   const BlisConfig& blis = configured_blis();
   const GemmShape listed{false, false, 16, 4, 20}, other{false, true, 4, 16, 4};
-  std::string another;
-  for (const std::string& set : blis.kernel_sets)
-    if (set != blis.arch && can_run_kernels(blis, set)) another = set;
-  if (another.empty()) {
-    MESSAGE("no second kernel set by context here: nothing to fall back to");
-    return;
-  }
+  const std::string another = second_set(blis);
+  if (another.empty()) return;
   KernelPlan plan;
   plan.gemms.push_back({listed, blis.arch, {}});
   plan.fallback = another;
@@ -144,13 +147,8 @@ TEST_CASE("every rank runs the set a user's BLIS_ARCH_TYPE names on one rank onl
   test::RestorePlan restore;
   const Comm world = Comm::world();
   const BlisConfig& real = configured_blis();
-  std::string other;
-  for (const std::string& set : real.kernel_sets)
-    if (set != real.arch && can_run_kernels(real, set)) other = set;
-  if (other.empty()) {
-    MESSAGE("no second kernel set by context here: every rank runs the same set anyway");
-    return;
-  }
+  const std::string other = second_set(real);
+  if (other.empty()) return;
   BlisConfig mine = real;
   const bool user_rank = world.rank() == world.size() - 1;
   if (user_rank) {  // as configure_blis leaves a process that read BLIS_ARCH_TYPE=<other>
