@@ -187,7 +187,7 @@ int run(int argc, char** argv, const Comm& world) {
     return usage_error(
         fmt::format("--batch {} on {} ranks is more than the {} training images", batch, world.size(), data.train.rows));
   const Mlp model(config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes)));
-  adopt_rank0_kernel_plan(world.native(), model.planned_gemms(batch));  // every rank: rank 0's kernels per shape
+  install_agreed_kernel_plan(world.native(), model.planned_gemms(batch));  // every rank: one plan
   std::vector<float> params(model.parameter_count()), grads(model.parameter_count()), spare(model.parameter_count());
   model.init(params, config.seed);
   Sgd sgd(config.sgd, model.parameter_count());

@@ -33,13 +33,7 @@ std::string runs_text(std::span<const RankKernels> ranks, std::size_t r) {
 
 }  // namespace
 
-RankKernels RankKernels::of(const BlisConfig& blis) {
-  RankKernels k{blis.arch, blis.user_arch, {blis.arch}};
-  for (const std::string& set : blis.kernel_sets)
-    if (set != blis.arch && can_run_kernels(blis, set)) k.runs.push_back(set);
-  if (can_run_kernels(blis, kByteKernels)) k.runs.emplace_back(kByteKernels);
-  return k;
-}
+RankKernels RankKernels::of(const BlisConfig& blis) { return {blis.arch, blis.user_arch, runnable_kernels(blis)}; }
 
 bool RankKernels::can_run(std::string_view set) const { return std::find(runs.begin(), runs.end(), set) != runs.end(); }
 

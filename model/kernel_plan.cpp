@@ -110,6 +110,8 @@ const std::pair<std::string, double>* pick(const PlannedGemm& g, std::string_vie
   return winner;
 }
 
+constexpr int kWidenRounds = 9;  // as many samples as measure_kernel_plan takes of each candidate by default
+
 // Seconds to widen `examples` rows of `features` bytes into floats (widen_row, as the gather does), rows in cache:
 // the least over `rounds` samples of about half a millisecond.
 double widen_batch_seconds(std::size_t examples, std::size_t features, int rounds) {
@@ -377,6 +379,10 @@ KernelPlan make_kernel_plan(std::span<const GemmShape> shapes, const BlisConfig&
   if (!missing.empty()) {
     for (PlannedGemm& g : measure_kernel_plan(missing, blis.kernel_sets, blis.arch).gemms)
       cached.gemms.push_back(std::move(g));
+    // A product of a batch measured now may share its batch with one the cache held: decided together again.
+    choose_batch_products_together(cached, blis.arch, [](std::size_t examples, std::size_t features) {
+      return widen_batch_seconds(examples, features, kWidenRounds);
+    });
     // temp + rename: a reader never sees half a file, and concurrent writers (other processes, or other hosts
     // sharing a home directory: the temp name holds both) only lose an update. A write that failed (a full disk)
     // is dropped, never renamed into place.
@@ -408,14 +414,18 @@ bool can_run_kernels(const BlisConfig& blis, std::string_view set) {
          std::find(blis.kernel_sets.begin(), blis.kernel_sets.end(), set) != blis.kernel_sets.end();
 }
 
+std::vector<std::string> runnable_kernels(const BlisConfig& blis) {
+  std::vector<std::string> runs{blis.arch};
+  for (const std::string& set : blis.kernel_sets)
+    if (set != blis.arch && can_run_kernels(blis, set)) runs.push_back(set);
+  if (can_run_kernels(blis, kByteKernels)) runs.emplace_back(kByteKernels);
+  return runs;
+}
+
 void install_kernel_plan(const KernelPlan& plan, const BlisConfig& blis) {
   const auto refuse = [&blis](std::string_view what, std::string_view set) {
-    std::vector<std::string> runs{blis.arch};
-    for (const std::string& other : blis.kernel_sets)
-      if (other != blis.arch && can_run_kernels(blis, other)) runs.push_back(other);
-    if (byte_gemm_vectorized()) runs.emplace_back(kByteKernels);
     return std::invalid_argument(fmt::format("kernel plan: {} on {}, which this process cannot run (it runs: {})", what,
-                                             set, fmt::join(runs, ", ")));
+                                             set, fmt::join(runnable_kernels(blis), ", ")));
   };
   const auto context_of = [&](std::string_view what, const std::string& set) -> cntx_t* {
     if (!can_run_kernels(blis, set)) throw refuse(what, set);
@@ -438,7 +448,9 @@ void install_kernel_plan(const KernelPlan& plan, const BlisConfig& blis) {
           fmt::format("kernel plan: {} on the byte kernels, which this build has without AVX-512", shape_text(g.shape)));
     gemms.push_back({g.shape, nullptr, true});
   }
-  cntx_t* fallback = plan.fallback.empty() ? nullptr : context_of("every other shape", plan.fallback);
+  // The process's own set as the fallback is what a null context runs: the path of a plan without one.
+  cntx_t* fallback =
+      plan.fallback.empty() || plan.fallback == blis.arch ? nullptr : context_of("every other shape", plan.fallback);
   installed() = {plan, std::move(gemms), fallback};
 }
 

@@ -77,8 +77,10 @@ KernelPlan measure_kernel_plan(std::span<const GemmShape> shapes, std::span<cons
 // the products of one batch (those with batch_operand and a timing of the byte kernels, grouped by outputs,
 // examples and features: the input layer's forward product and weight gradient) are chosen together: of the byte
 // kernels and each product's pick among the BLIS sets (`preferred` within kPlanMargin, as above), the assignment
-// with the least time, plus `widen_seconds(examples, features)` wherever a product reads floats. Changes only the
-// `kernels` of those products; measure_kernel_plan ends with it.
+// with the least time, plus `widen_seconds(examples, features)` wherever a product reads floats; no margin between
+// the byte kernels and BLIS here, as the widening is a real cost, not timing noise. Changes only the `kernels` of
+// those products; measure_kernel_plan ends with it, and make_kernel_plan applies it again to the cached and newly
+// measured shapes together.
 void choose_batch_products_together(KernelPlan& plan, std::string_view preferred,
                                     const std::function<double(std::size_t, std::size_t)>& widen_seconds);
 
@@ -96,6 +98,8 @@ std::optional<std::filesystem::path> kernel_cache_file(const BlisConfig& blis); 
 // only by a per-call context, so only where those exist and configure_blis found the CPU runs it; "bytes" where the
 // byte kernels have their AVX-512 form.
 bool can_run_kernels(const BlisConfig& blis, std::string_view set);
+// Every set can_run_kernels accepts here, the default set first, "bytes" last where it runs.
+std::vector<std::string> runnable_kernels(const BlisConfig& blis);
 
 // Makes `plan` the one every GEMM of this process follows (Mlp looks its shapes up here). Throws
 // std::invalid_argument, installing nothing, if the plan names (for a shape or as its fallback) a set that

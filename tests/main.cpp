@@ -47,8 +47,8 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  // Every rank runs rank 0's kernels per GEMM shape, here those of a default training run.
-  gradsync::adopt_rank0_kernel_plan(MPI_COMM_WORLD, gradsync::TrainConfig{}, size);
+  // Every rank runs one kernel plan, here that of a default training run.
+  gradsync::install_agreed_kernel_plan(MPI_COMM_WORLD, gradsync::TrainConfig{}, size);
   if (rank == 0) fmt::print("gradsync tests on {} rank(s); {}\n", size, blis.summary());
 
   doctest::Context context(argc, argv);

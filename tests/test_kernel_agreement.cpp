@@ -162,7 +162,7 @@ TEST_CASE("every rank runs the set a user's BLIS_ARCH_TYPE names on one rank onl
     return make_kernel_plan(s, b);
   };
   const std::vector<GemmShape> shapes = Mlp({20, 16, 4}).planned_gemms(4);
-  const KernelPlan plan = adopt_rank0_kernel_plan(world.native(), shapes, mine, counting);
+  const KernelPlan plan = install_agreed_kernel_plan(world.native(), shapes, mine, counting);
   CHECK(measured == 0);
   CHECK(plan.gemms.empty());
   CHECK(plan.fallback == other);
@@ -185,13 +185,15 @@ TEST_CASE("ranks that cannot agree, or a rank 0 that fails to plan, stop every r
     mine.arch = "zen2";
   }
   if (world.size() > 1)
-    CHECK_THROWS_WITH_AS(adopt_rank0_kernel_plan(world.native(), shapes, mine),
+    CHECK_THROWS_WITH_AS(install_agreed_kernel_plan(world.native(), shapes, mine),
                          doctest::Contains("zen2 on rank 0 but haswell on rank"), KernelPlanError);
 
   const KernelPlanMaker failing = [](std::span<const GemmShape>, const BlisConfig&) -> KernelPlan {
     throw std::runtime_error("the cache directory is a file");
   };
-  CHECK_THROWS_WITH_AS(adopt_rank0_kernel_plan(world.native(), shapes, configured_blis(), failing),
+  BlisConfig planning = configured_blis();
+  planning.user_arch = false;  // a user's BLIS_ARCH_TYPE would decide without calling `failing`
+  CHECK_THROWS_WITH_AS(install_agreed_kernel_plan(world.native(), shapes, planning, failing),
                        doctest::Contains("the cache directory is a file"), KernelPlanError);
   CHECK(installed_kernel_plan().to_text() == before);
 }

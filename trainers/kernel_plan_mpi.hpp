@@ -35,18 +35,19 @@ using KernelPlanMaker = std::function<KernelPlan(std::span<const GemmShape>, con
 // plan for its `shapes` with `make` (make_kernel_plan: the cache or a measurement; the other ranks' `shapes` are
 // not used) unless a user's BLIS_ARCH_TYPE decides, agrees it with every rank's `blis` (this process's
 // configure_blis result) and sends it as text; every rank installs it. Returns the installed plan;
-// BlisConfig::summary() names it from then on. Throws KernelPlanError on every rank, installing nothing, where no
-// plan can be agreed; a failed MPI call throws MpiError naming it.
-inline KernelPlan adopt_rank0_kernel_plan(MPI_Comm comm, std::span<const GemmShape> shapes,
-                                          const BlisConfig& blis = configured_blis(),
-                                          const KernelPlanMaker& make = make_kernel_plan) {
+// BlisConfig::summary() names it from then on. Throws KernelPlanError on every rank where no plan can be agreed
+// (nothing installed anywhere), or where some rank could not install the agreed one (a bug: the others may have
+// installed it, and the caller must stop); a failed MPI call throws MpiError naming it.
+inline KernelPlan install_agreed_kernel_plan(MPI_Comm comm, std::span<const GemmShape> shapes,
+                                             const BlisConfig& blis = configured_blis(),
+                                             const KernelPlanMaker& make = make_kernel_plan) {
   int rank = 0, size = 1;
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank", -1);
   check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size", rank);
-  // A rank's RankKernels line is a few set names long; a longer one arrives cut and is refused below.
+  // A rank's RankKernels line is a few set names long; one that would not fit is sent empty, which rank 0 refuses.
   constexpr std::size_t kLine = 512;
   std::array<char, kLine> mine{};
-  RankKernels::of(blis).to_text().copy(mine.data(), kLine - 1);
+  if (const std::string line = RankKernels::of(blis).to_text(); line.size() < kLine) line.copy(mine.data(), kLine - 1);
   std::vector<char> lines(rank == 0 ? kLine * static_cast<std::size_t>(size) : 0);
   check_mpi(MPI_Gather(mine.data(), kLine, MPI_CHAR, lines.data(), kLine, MPI_CHAR, 0, comm), "MPI_Gather", rank);
 
@@ -64,6 +65,8 @@ inline KernelPlan adopt_rank0_kernel_plan(MPI_Comm comm, std::span<const GemmSha
       text = "plan\n# " + plan.source + "\n" + plan.to_text();
     } catch (const std::exception& e) {
       text = std::string("error\n") + e.what();
+    } catch (...) {  // whatever `make` throws, the other ranks must not be left waiting
+      text = "error\nrank 0 failed to make a plan";
     }
   }
   long length = static_cast<long>(text.size());
@@ -81,8 +84,10 @@ inline KernelPlan adopt_rank0_kernel_plan(MPI_Comm comm, std::span<const GemmSha
     if (rank != 0) plan->source = "rank 0's, " + plan->source;
     try {
       install_kernel_plan(*plan, blis);
-    } catch (const std::invalid_argument& e) {
+    } catch (const std::exception& e) {
       problem = e.what();
+    } catch (...) {
+      problem = "unknown error";
     }
   }
   // agree_kernel_plan checked every rank's sets, so this is a bug if it happens: every rank stops, naming the first
@@ -97,12 +102,12 @@ inline KernelPlan adopt_rank0_kernel_plan(MPI_Comm comm, std::span<const GemmSha
 
 // The same for a training run of `config` on `ranks` processes of MNIST-sized data (28 x 28 pixels, 10
 // classes): its training and evaluation shapes. Data of another size runs on the plan's fallback set.
-inline KernelPlan adopt_rank0_kernel_plan(MPI_Comm comm, const TrainConfig& config, int ranks) {
+inline KernelPlan install_agreed_kernel_plan(MPI_Comm comm, const TrainConfig& config, int ranks) {
   constexpr std::size_t kPixels = 28 * 28, kClasses = 10;
   const Mlp model(config.layer_sizes(kPixels, kClasses));
   const std::size_t batch = config.per_worker_batch(ranks);
   const std::vector<GemmShape> shapes = batch > 0 ? model.planned_gemms(batch) : model.evaluation_gemms();
-  return adopt_rank0_kernel_plan(comm, shapes);
+  return install_agreed_kernel_plan(comm, shapes);
 }
 
 }  // namespace gradsync

@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
   try {
     int ranks = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    gradsync::adopt_rank0_kernel_plan(MPI_COMM_WORLD, *cli.config, ranks);  // every rank: rank 0's kernels per shape
+    gradsync::install_agreed_kernel_plan(MPI_COMM_WORLD, *cli.config, ranks);  // every rank: one plan
     code = run(*cli.config, blis);
   } catch (const gradsync::KernelPlanError& e) {  // thrown on every rank together, as run()'s usage errors return
     int rank = 0;
