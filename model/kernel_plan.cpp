@@ -110,8 +110,6 @@ const std::pair<std::string, double>* pick(const PlannedGemm& g, std::string_vie
   return winner;
 }
 
-constexpr int kWidenRounds = 9;  // as many samples as measure_kernel_plan takes of each candidate by default
-
 // Seconds to widen `examples` rows of `features` bytes into floats (widen_row, as the gather does), rows in cache:
 // the least over `rounds` samples of about half a millisecond.
 double widen_batch_seconds(std::size_t examples, std::size_t features, int rounds) {
@@ -381,7 +379,7 @@ KernelPlan make_kernel_plan(std::span<const GemmShape> shapes, const BlisConfig&
       cached.gemms.push_back(std::move(g));
     // A product of a batch measured now may share its batch with one the cache held: decided together again.
     choose_batch_products_together(cached, blis.arch, [](std::size_t examples, std::size_t features) {
-      return widen_batch_seconds(examples, features, kWidenRounds);
+      return widen_batch_seconds(examples, features, kPlanRounds);
     });
     // temp + rename: a reader never sees half a file, and concurrent writers (other processes, or other hosts
     // sharing a home directory: the temp name holds both) only lose an update. A write that failed (a full disk)

@@ -69,8 +69,9 @@ cntx_s* kernel_set_context(std::string_view name);
 // toss showed no gain). The input layer's products are then chosen together (choose_batch_products_together).
 // `sets` must be runnable here (BlisConfig::kernel_sets); `rounds` >= 1.
 inline constexpr double kPlanMargin = 0.10;
+inline constexpr int kPlanRounds = 9;  // timing samples of each candidate (and of a batch's widening)
 KernelPlan measure_kernel_plan(std::span<const GemmShape> shapes, std::span<const std::string> sets,
-                               std::string_view preferred = {}, int rounds = 9);
+                               std::string_view preferred = {}, int rounds = kPlanRounds);
 
 // The byte kernels read a batch where the dataset holds its bytes; a BLIS product reads float rows that the gather
 // must write first, once per batch however many products read them. Timed per shape that cost is invisible, so
