@@ -26,11 +26,11 @@
 #include <string>
 #include <vector>
 
-#include "model/blis_setup.hpp"
-#include "model/byte_gemm.hpp"
 #include "model/dataset.hpp"
-#include "model/gemm.hpp"
-#include "model/kernel_plan.hpp"
+#include "model/kernels/blis_setup.hpp"
+#include "model/kernels/byte_gemm.hpp"
+#include "model/kernels/gemm.hpp"
+#include "model/kernels/kernel_plan.hpp"
 #include "model/rng.hpp"
 
 namespace {

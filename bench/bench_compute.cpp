@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "bench/fma_peak.hpp"
-#include "model/blis_setup.hpp"
-#include "model/byte_gemm.hpp"
-#include "model/gemm.hpp"
-#include "model/kernel_plan.hpp"
+#include "model/kernels/blis_setup.hpp"
+#include "model/kernels/byte_gemm.hpp"
+#include "model/kernels/gemm.hpp"
+#include "model/kernels/kernel_plan.hpp"
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
 #include "model/sgd.hpp"

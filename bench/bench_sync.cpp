@@ -31,7 +31,7 @@
 #include "bench/cross_core_bound.hpp"
 #include "collectives/comm.hpp"
 #include "collectives/methods.hpp"
-#include "model/blis_setup.hpp"
+#include "model/kernels/blis_setup.hpp"
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
 #include "trainers/checkpointing.hpp"

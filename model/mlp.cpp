@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "model/byte_gemm.hpp"
-#include "model/gemm.hpp"
-#include "model/kernel_plan.hpp"
+#include "model/kernels/byte_gemm.hpp"
+#include "model/kernels/gemm.hpp"
+#include "model/kernels/kernel_plan.hpp"
 #include "model/rng.hpp"
 #include "model/vector_exp.hpp"
 #include "model/vector_log.hpp"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "model/dataset.hpp"
-#include "model/gemm_shape.hpp"
+#include "model/kernels/gemm_shape.hpp"
 
 namespace gradsync {
 

@@ -10,7 +10,7 @@
 
 #include <vector>
 
-#include "model/blis_setup.hpp"
+#include "model/kernels/blis_setup.hpp"
 #include "trainers/kernel_plan_mpi.hpp"
 
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "model/blis_setup.hpp"
+#include "model/kernels/blis_setup.hpp"
 
 using namespace gradsync;
 

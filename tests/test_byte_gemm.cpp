@@ -10,9 +10,9 @@
 #include <span>
 #include <vector>
 
-#include "model/blis_setup.hpp"
-#include "model/byte_gemm.hpp"
-#include "model/kernel_plan.hpp"
+#include "model/kernels/blis_setup.hpp"
+#include "model/kernels/byte_gemm.hpp"
+#include "model/kernels/kernel_plan.hpp"
 #include "model/mlp.hpp"
 #include "test_support.hpp"
 

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "collectives/comm.hpp"
-#include "model/blis_setup.hpp"
-#include "model/kernel_agreement.hpp"
-#include "model/kernel_plan.hpp"
+#include "model/kernels/agreement.hpp"
+#include "model/kernels/blis_setup.hpp"
+#include "model/kernels/kernel_plan.hpp"
 #include "model/mlp.hpp"
 #include "test_support.hpp"
 #include "trainers/kernel_plan_mpi.hpp"

@@ -18,10 +18,10 @@
 #include <vector>
 
 #include "collectives/comm.hpp"
-#include "model/blis_setup.hpp"
-#include "model/byte_gemm.hpp"
-#include "model/gemm.hpp"
-#include "model/kernel_plan.hpp"
+#include "model/kernels/blis_setup.hpp"
+#include "model/kernels/byte_gemm.hpp"
+#include "model/kernels/gemm.hpp"
+#include "model/kernels/kernel_plan.hpp"
 #include "model/mlp.hpp"
 #include "model/sgd.hpp"
 #include "model/synthetic.hpp"

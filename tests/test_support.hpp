@@ -7,9 +7,9 @@
 #include <span>
 #include <string>
 
-#include "model/blis_setup.hpp"
 #include "model/dataset.hpp"
-#include "model/kernel_plan.hpp"
+#include "model/kernels/blis_setup.hpp"
+#include "model/kernels/kernel_plan.hpp"
 #include "model/synthetic.hpp"
 
 namespace gradsync::test {

@@ -9,9 +9,9 @@
 
 #include "collectives/comm.hpp"
 #include "collectives/watchdog.hpp"
-#include "model/blis_setup.hpp"
 #include "model/checkpoint.hpp"
 #include "model/idx_reader.hpp"
+#include "model/kernels/blis_setup.hpp"
 #include "trainers/cli.hpp"
 #include "trainers/data_source.hpp"
 #include "trainers/kernel_plan_mpi.hpp"

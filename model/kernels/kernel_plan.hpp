@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "model/blis_setup.hpp"
-#include "model/gemm_shape.hpp"
+#include "model/kernels/blis_setup.hpp"
+#include "model/kernels/gemm_shape.hpp"
 
 struct cntx_s;  // BLIS's context type (cntx_t), kept out of this header
 

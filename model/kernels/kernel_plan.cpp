@@ -1,4 +1,4 @@
-#include "model/kernel_plan.hpp"
+#include "model/kernels/kernel_plan.hpp"
 
 #include <blis.h>
 #include <fmt/format.h>
@@ -19,9 +19,9 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "model/byte_gemm.hpp"
 #include "model/dataset.hpp"
-#include "model/gemm.hpp"
+#include "model/kernels/byte_gemm.hpp"
+#include "model/kernels/gemm.hpp"
 
 namespace gradsync {
 namespace {

@@ -1,4 +1,4 @@
-#include "model/byte_gemm.hpp"
+#include "model/kernels/byte_gemm.hpp"
 
 #include <fmt/format.h>
 

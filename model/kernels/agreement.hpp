@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "model/blis_setup.hpp"
-#include "model/kernel_plan.hpp"
+#include "model/kernels/blis_setup.hpp"
+#include "model/kernels/kernel_plan.hpp"
 
 namespace gradsync {
 

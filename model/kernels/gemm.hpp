@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "model/gemm_shape.hpp"
+#include "model/kernels/gemm_shape.hpp"
 
 namespace gradsync {
 

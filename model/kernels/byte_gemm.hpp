@@ -16,7 +16,7 @@
 #include <span>
 #include <string_view>
 
-#include "model/gemm_shape.hpp"
+#include "model/kernels/gemm_shape.hpp"
 
 namespace gradsync {
 

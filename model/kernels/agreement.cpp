@@ -1,4 +1,4 @@
-#include "model/kernel_agreement.hpp"
+#include "model/kernels/agreement.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "model/byte_gemm.hpp"
+#include "model/kernels/byte_gemm.hpp"
 
 namespace gradsync {
 namespace {

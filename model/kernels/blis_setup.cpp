@@ -1,4 +1,4 @@
-#include "model/blis_setup.hpp"
+#include "model/kernels/blis_setup.hpp"
 
 #include <blis.h>
 #include <fmt/format.h>
@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "model/kernel_plan.hpp"
+#include "model/kernels/kernel_plan.hpp"
 
 namespace gradsync {
 namespace {
