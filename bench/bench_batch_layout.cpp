@@ -30,7 +30,7 @@
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/byte_gemm.hpp"
 #include "model/kernels/gemm.hpp"
-#include "model/kernels/kernel_plan.hpp"
+#include "model/kernels/plan_format.hpp"
 #include "model/rng.hpp"
 
 namespace {

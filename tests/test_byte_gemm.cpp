@@ -12,7 +12,7 @@
 
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/byte_gemm.hpp"
-#include "model/kernels/kernel_plan.hpp"
+#include "model/kernels/plan_format.hpp"
 #include "model/mlp.hpp"
 #include "test_support.hpp"
 

@@ -10,7 +10,7 @@
 #include "collectives/comm.hpp"
 #include "model/kernels/agreement.hpp"
 #include "model/kernels/blis_setup.hpp"
-#include "model/kernels/kernel_plan.hpp"
+#include "model/kernels/plan_format.hpp"
 #include "model/mlp.hpp"
 #include "test_support.hpp"
 #include "trainers/kernel_plan_mpi.hpp"

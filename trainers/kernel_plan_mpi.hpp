@@ -16,7 +16,7 @@
 #include "collectives/comm.hpp"
 #include "model/kernels/agreement.hpp"
 #include "model/kernels/blis_setup.hpp"
-#include "model/kernels/kernel_plan.hpp"
+#include "model/kernels/plan_format.hpp"
 #include "model/mlp.hpp"
 #include "trainers/train_config.hpp"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "model/kernels/blis_setup.hpp"
-#include "model/kernels/kernel_plan.hpp"
+#include "model/kernels/plan_format.hpp"
 
 namespace gradsync {
 

@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "model/kernels/kernel_plan.hpp"
+#include "model/kernels/plan_format.hpp"
 
 namespace gradsync {
 namespace {

@@ -1,4 +1,4 @@
-#include "model/kernels/kernel_plan.hpp"
+#include "model/kernels/plan_format.hpp"
 
 #include <blis.h>
 #include <fmt/format.h>
