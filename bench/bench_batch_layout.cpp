@@ -8,7 +8,7 @@
 //              into its panels either way); the whole next batch prefetched
 //   rows+ahead the model's gather_batch and prefetch_examples: rows only, each row requested kGatherLookahead
 //              rows before it is converted, and only the next batch's first rows prefetched a step ahead
-//   bytes      no conversion: the byte kernels (model/byte_gemm.hpp) read each example's bytes in the dataset,
+//   bytes      no conversion: the byte kernels (model/kernels/byte_gemm.hpp) read each example's bytes in the dataset,
 //              the forward product requesting rows kGatherLookahead examples ahead (input layers of <= 12 outputs)
 //   bytes+next the same, and the weight gradient requests the next batch's rows while it computes (the model)
 // Each runs the trainer's order (gather, prefetch, GEMMs) with the GEMMs on the kernel plan's set for their shapes.
@@ -30,7 +30,8 @@
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/byte_gemm.hpp"
 #include "model/kernels/gemm.hpp"
-#include "model/kernels/plan_format.hpp"
+#include "model/kernels/installed_plan.hpp"
+#include "model/kernels/plan_cache.hpp"
 #include "model/rng.hpp"
 
 namespace {
@@ -171,7 +172,7 @@ int main(int argc, char** argv) {
   const KernelPlan plan = make_kernel_plan(shapes, blis);
   install_kernel_plan(plan, blis);
   fmt::print("bench_batch_layout: real MNIST, 1 core, {} rounds of {:.2f} s per variant; {}\n", rounds, block_s,
-             blis.summary());
+             kernels_summary(blis));
   fmt::print(
       "us per step: gather, prefetch and the input layer's forward and weight-gradient GEMMs (median over\n"
       "rounds); x: the variant's median ratio to 'both' within a round\n");

@@ -22,7 +22,8 @@
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/byte_gemm.hpp"
 #include "model/kernels/gemm.hpp"
-#include "model/kernels/plan_format.hpp"
+#include "model/kernels/installed_plan.hpp"
+#include "model/kernels/plan_cache.hpp"
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
 #include "model/sgd.hpp"
@@ -199,7 +200,8 @@ int main(int argc, char** argv) {
   base.epochs = epochs;
   base.quiet = true;
   const TrainTest data = load_training_data(base);
-  fmt::print("bench_compute: serial, 1 core, real MNIST, {} epochs, median of {}; {}\n", epochs, reps, blis.summary());
+  fmt::print("bench_compute: serial, 1 core, real MNIST, {} epochs, median of {}; {}\n", epochs, reps,
+             kernels_summary(blis));
   const double peak = bench::fma_peak_gflops();
   fmt::print("core peak: {:.1f} GFLOP/s (independent FMA chains at this build's widest vectors)\n", peak);
   std::vector<std::string> table, anatomy, versus;

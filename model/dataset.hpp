@@ -22,7 +22,7 @@ inline constexpr float kPixelScale = 1.0f / 255.0f;
 
 // A batch as `rows` (size x features, row-major floats) and `row_bytes` (where each example's bytes are in the
 // dataset): BLIS's GEMMs read the rows (the forward one transposed, the input layer's weight gradient as they
-// are), the byte kernels (model/byte_gemm.hpp) the bytes. `next_row_bytes` holds the following batch's, when
+// are), the byte kernels (model/kernels/byte_gemm.hpp) the bytes. `next_row_bytes` holds the following batch's, when
 // the caller has announced it (prefetch_examples), for the byte kernels to request ahead. Sized once for
 // max_size. The pointers point into the Dataset gathered from, which must outlive their use.
 struct Batch {
@@ -41,7 +41,7 @@ struct Batch {
 };
 
 // One example's `features` bytes as float pixels (dst[i] = src[i] * kPixelScale): what a gather writes for each
-// row a BLIS product reads. Inline so that the kernel plan times exactly this loop (model/kernel_plan.cpp).
+// row a BLIS product reads. Inline so that the kernel plan times exactly this loop (model/kernels/plan_timing.cpp).
 inline void widen_row(const std::uint8_t* __restrict src, std::size_t features, float* __restrict dst) {
   for (std::size_t i = 0; i < features; ++i) dst[i] = static_cast<float>(src[i]) * kPixelScale;
 }

@@ -9,7 +9,7 @@
 
 #include "model/kernels/byte_gemm.hpp"
 #include "model/kernels/gemm.hpp"
-#include "model/kernels/plan_format.hpp"
+#include "model/kernels/installed_plan.hpp"
 #include "model/rng.hpp"
 #include "model/vector_exp.hpp"
 #include "model/vector_log.hpp"

@@ -81,7 +81,7 @@ class Mlp {
 
   // The GEMMs loss_and_gradient performs for one batch, in order (benchmarks time exactly these), and the
   // floating-point operations they amount to per example (elementwise work is O(params / batch), not counted).
-  // Every GEMM runs on the kernel set the installed kernel plan (model/kernel_plan.hpp) names for its shape,
+  // Every GEMM runs on the kernel set the installed kernel plan (model/kernels/installed_plan.hpp) names for its shape,
   // BLIS's default set if the plan does not list it.
   std::vector<GemmShape> training_gemms(std::size_t batch) const;
   // The GEMMs evaluate() performs on a full batch of `batch` examples (the forward pass).

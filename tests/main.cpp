@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/kernels/blis_setup.hpp"
+#include "model/kernels/installed_plan.hpp"
 #include "trainers/kernel_plan_mpi.hpp"
 
 namespace {
@@ -49,7 +50,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   // Every rank runs one kernel plan, here that of a default training run.
   gradsync::install_agreed_kernel_plan(MPI_COMM_WORLD, gradsync::TrainConfig{}, size);
-  if (rank == 0) fmt::print("gradsync tests on {} rank(s); {}\n", size, blis.summary());
+  if (rank == 0) fmt::print("gradsync tests on {} rank(s); {}\n", size, gradsync::kernels_summary(blis));
 
   doctest::Context context(argc, argv);
   if (rank != 0) context.setOption("minimal", true);

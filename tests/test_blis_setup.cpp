@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "model/kernels/blis_arch.hpp"
 #include "model/kernels/blis_setup.hpp"
+#include "model/kernels/installed_plan.hpp"
 
 using namespace gradsync;
 
@@ -51,7 +53,7 @@ TEST_CASE("a user's BLIS_ARCH_TYPE is kept, and no other kernel set is probed fo
     const CpuFeatures cpu = host_cpu_features();
     if (cpu.avx2 && cpu.fma) CHECK(!blis.kernel_sets.empty());
   }
-  MESSAGE(blis.summary());
+  MESSAGE(kernels_summary(blis));
 }
 
 TEST_CASE("a kernel set's name in BLIS_ARCH_TYPE becomes its index; a number stays; anything else is refused") {

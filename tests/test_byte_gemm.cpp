@@ -12,7 +12,9 @@
 
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/byte_gemm.hpp"
-#include "model/kernels/plan_format.hpp"
+#include "model/kernels/installed_plan.hpp"
+#include "model/kernels/kernel_sets.hpp"
+#include "model/kernels/plan_timing.hpp"
 #include "model/mlp.hpp"
 #include "test_support.hpp"
 

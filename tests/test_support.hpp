@@ -9,7 +9,7 @@
 
 #include "model/dataset.hpp"
 #include "model/kernels/blis_setup.hpp"
-#include "model/kernels/plan_format.hpp"
+#include "model/kernels/installed_plan.hpp"
 #include "model/synthetic.hpp"
 
 namespace gradsync::test {

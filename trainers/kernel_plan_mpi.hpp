@@ -16,7 +16,8 @@
 #include "collectives/comm.hpp"
 #include "model/kernels/agreement.hpp"
 #include "model/kernels/blis_setup.hpp"
-#include "model/kernels/plan_format.hpp"
+#include "model/kernels/installed_plan.hpp"
+#include "model/kernels/plan_cache.hpp"
 #include "model/mlp.hpp"
 #include "trainers/train_config.hpp"
 

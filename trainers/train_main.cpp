@@ -12,6 +12,7 @@
 #include "model/checkpoint.hpp"
 #include "model/idx_reader.hpp"
 #include "model/kernels/blis_setup.hpp"
+#include "model/kernels/installed_plan.hpp"
 #include "trainers/cli.hpp"
 #include "trainers/data_source.hpp"
 #include "trainers/kernel_plan_mpi.hpp"
@@ -50,7 +51,7 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
         "gradsync train: {} {} on {} ({} train / {} test images), {} rank(s), batch {} per worker, lr {}, "
         "seed {}\n{}\n",
         config.sync_name(), config.model_name(), config.dataset, data.train.rows, data.test.rows, world.size(),
-        config.batch, config.sgd.lr, config.seed, blis.summary());
+        config.batch, config.sgd.lr, config.seed, kernels_summary(blis));
     std::fflush(stdout);
   }
   TrainResult result;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "model/kernels/byte_gemm.hpp"
+#include "model/kernels/kernel_sets.hpp"
 
 namespace gradsync {
 namespace {
