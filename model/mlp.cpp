@@ -265,10 +265,4 @@ Mlp::InputPath Mlp::input_path(std::size_t batch) const {
 
 bool Mlp::reads_float_rows(std::size_t batch) const { return input_path(batch).reads_rows(); }
 
-double Mlp::train_flops_per_example() const {
-  double flops = 0;
-  for (const GemmShape& g : training_gemms(1)) flops += g.flops();
-  return flops;
-}
-
 }  // namespace gradsync

@@ -79,8 +79,7 @@ class Mlp {
   // parameter_count() elements and data.features == sizes()[0].
   Evaluation evaluate(std::span<const float> params, const Dataset& data, Workspace& ws) const;
 
-  // The GEMMs loss_and_gradient performs for one batch, in order (benchmarks time exactly these), and the
-  // floating-point operations they amount to per example (elementwise work is O(params / batch), not counted).
+  // The GEMMs loss_and_gradient performs for one batch, in order (benchmarks time exactly these).
   // Every GEMM runs on the kernel set the installed kernel plan (model/kernels/installed_plan.hpp) names for its shape,
   // BLIS's default set if the plan does not list it.
   std::vector<GemmShape> training_gemms(std::size_t batch) const;
@@ -88,7 +87,6 @@ class Mlp {
   std::vector<GemmShape> evaluation_gemms(std::size_t batch = kEvaluationBatch) const;
   // Training's shapes at `batch` and evaluation's, each once: what a kernel plan for a run should cover.
   std::vector<GemmShape> planned_gemms(std::size_t batch) const;
-  double train_flops_per_example() const;
   // Whether loss_and_gradient on a batch of `batch` examples reads the batch's float rows under the installed
   // kernel plan: not when both of the input layer's products run on the byte kernels, which read row_bytes
   // (gather_batch can then skip the conversion).
