@@ -21,6 +21,23 @@ CheckpointError bad(const std::string& name, const std::string& what) {
   return CheckpointError(fmt::format("{}: {}", name, what));
 }
 
+// Where the final 'end' line starts, once its CRC matches everything before it. Throws CheckpointError (`name` in
+// the message) if the manifest is torn or damaged.
+std::size_t checked_end(const std::string& text, const std::string& name) {
+  const std::size_t end_at = text.rfind("end ");
+  if (text.rfind(kMagicLine, 0) != 0) throw bad(name, "not a gradsync manifest (first line)");
+  if (end_at == std::string::npos || (end_at > 0 && text[end_at - 1] != '\n'))
+    throw bad(name, "torn manifest: no final 'end' line (the write did not finish)");
+  unsigned stored = 0;
+  char tail = 0;
+  if (std::sscanf(text.c_str() + end_at, "end %8x%c", &stored, &tail) != 2 || tail != '\n' || end_at + 13 != text.size())
+    throw bad(name, "torn manifest: its 'end' line is incomplete");
+  if (const std::uint32_t computed = crc_of(text, end_at); computed != stored)
+    throw bad(name,
+              fmt::format("corrupted manifest: checksum mismatch (stored {:08x}, computed {:08x})", stored, computed));
+  return end_at;
+}
+
 }  // namespace
 
 bool Manifest::same_set(const Manifest& o) const {
@@ -52,18 +69,7 @@ std::string serialize_manifest(const Manifest& m) {
 
 Manifest parse_manifest(const std::string& text, const std::string& name) {
   // The CRC first: nothing in a damaged manifest is trusted.
-  const std::size_t end_at = text.rfind("end ");
-  if (text.rfind(kMagicLine, 0) != 0) throw bad(name, "not a gradsync manifest (first line)");
-  if (end_at == std::string::npos || (end_at > 0 && text[end_at - 1] != '\n'))
-    throw bad(name, "torn manifest: no final 'end' line (the write did not finish)");
-  unsigned stored = 0;
-  char tail = 0;
-  if (std::sscanf(text.c_str() + end_at, "end %8x%c", &stored, &tail) != 2 || tail != '\n' || end_at + 13 != text.size())
-    throw bad(name, "torn manifest: its 'end' line is incomplete");
-  if (const std::uint32_t computed = crc_of(text, end_at); computed != stored)
-    throw bad(name,
-              fmt::format("corrupted manifest: checksum mismatch (stored {:08x}, computed {:08x})", stored, computed));
-
+  const std::size_t end_at = checked_end(text, name);
   std::istringstream in(text.substr(0, end_at));
   std::string line, key;
   Manifest m;
