@@ -361,3 +361,16 @@ TEST_CASE(
   const std::vector<float> reference = train(serial, data, self).params;
   CHECK(test::relative_difference(got, reference) < 1e-5);
 }
+
+TEST_CASE("BLIS's run-header line is its own; kernels_summary adds the installed plan's line") {
+  test::RestorePlan restore;
+  const BlisConfig& blis = configured_blis();
+  CHECK(blis.summary().find('\n') == std::string::npos);
+  CHECK(blis.summary().find("GEMM kernels") == std::string::npos);
+  install_kernel_plan(KernelPlan{}, blis);  // no source: no plan to name, as before any is installed
+  CHECK(kernels_summary(blis) == blis.summary());
+  KernelPlan plan;
+  plan.source = "test";
+  install_kernel_plan(plan, blis);
+  CHECK(kernels_summary(blis) == blis.summary() + "\nGEMM kernels: " + blis.arch + " for every shape (test)");
+}
