@@ -9,6 +9,7 @@
 
 #include "collectives/allreduce.hpp"
 #include "collectives/bf16.hpp"
+#include "collectives/methods.hpp"
 #include "model/rng.hpp"
 
 using namespace gradsync;

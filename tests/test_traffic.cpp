@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/methods.hpp"
 #include "tests/traffic/traffic.hpp"
 
 using namespace gradsync;
