@@ -516,3 +516,23 @@ TEST_CASE("hier refuses hosts with different numbers of ranks, on every rank, na
   CHECK_THROWS_WITH_AS(make_allreduce("hier", world, uneven), doctest::Contains("hosts have 1 to"),
                        std::invalid_argument);
 }
+
+TEST_CASE("Comm::reserve_tags: one counter per MPI communicator, the same tags on every rank, wrapping at the top") {
+  const Comm world = Comm::world(), again = Comm::world();
+  const int first = world.reserve_tags(2);
+  CHECK(first >= kFirstReservedTag);
+  CHECK(again.reserve_tags(3) == first + 2);  // another Comm on MPI_COMM_WORLD draws from the same counter
+  CHECK(world.reserve_tags(1) == first + 5);
+  const auto [lowest, highest] = world.min_max(static_cast<std::uint64_t>(first));
+  CHECK(lowest == highest);
+  const Comm sub = world.split(world.rank() % 2, world.rank());  // a new communicator starts its own counter
+  CHECK(sub.reserve_tags(4) == kFirstReservedTag);
+  CHECK(sub.reserve_tags(1) == kFirstReservedTag + 4);
+  // The rule near MPI_TAG_UB: a block that fits ends exactly at the bound; one that would pass it starts again.
+  CHECK(first_reserved_tag(1999, 2, 2000) == 1999);
+  CHECK(first_reserved_tag(2000, 2, 2000) == kFirstReservedTag);
+  CHECK(first_reserved_tag(std::int64_t{INT32_MAX} + 1, 1, INT32_MAX) == kFirstReservedTag);
+  CHECK_THROWS_AS(first_reserved_tag(kFirstReservedTag, 0, 100000), std::invalid_argument);
+  CHECK_THROWS_AS(first_reserved_tag(kFirstReservedTag, 100000, 100000), std::invalid_argument);
+  CHECK(first_reserved_tag(kFirstReservedTag, 100000 - kFirstReservedTag + 1, 100000) == kFirstReservedTag);
+}
