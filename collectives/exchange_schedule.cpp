@@ -9,7 +9,9 @@ ScheduledAllreduce::ScheduledAllreduce(Comm comm, AllreduceOptions options, cons
 
 void ScheduledAllreduce::replan(std::size_t count, Dtype type) {
   if (planned_ && planned_count_ == count && planned_type_ == type) return;
-  schedule_ = {};
+  std::vector<Exchange> steps = std::move(schedule_.steps);  // keeps its capacity: shapes that alternate reuse it
+  steps.clear();
+  schedule_ = {.steps = std::move(steps)};
   plan(count, type, schedule_);
   schedule_.chunk = std::max<std::size_t>(1, schedule_.chunk);
   schedule_.chunks = std::max<std::size_t>(1, schedule_.chunks);
