@@ -64,7 +64,6 @@ void Allreduce::begin_moving() {
   require_supported(type_);
   if (count_ == 0 || comm_.size() == 1) {
     phase_ = Phase::done;
-    completed_at_ = MPI_Wtime();
     return;
   }
   phase_ = Phase::moving;
@@ -78,7 +77,6 @@ void Allreduce::step_forward() {
     begin_moving();
   } else if (advance()) {
     phase_ = Phase::done;
-    completed_at_ = MPI_Wtime();
   }
 }
 

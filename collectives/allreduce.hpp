@@ -1,7 +1,7 @@
 #pragma once
 // One interface over the ways gradsync sums a buffer across ranks: the ring, recursive doubling, recursive halving
 // and doubling, the parameter server, MPI_Allreduce, the ring with a bfloat16 wire. The list of methods, with what
-// each one needs and promises, is collectives/methods.hpp; make_allreduce builds one by name.
+// each one needs and promises, is collectives/methods.hpp, whose make_allreduce builds one by name.
 // An algorithm is planned once for a communicator (neighbours, scratch) and run many times.
 #include <cstddef>
 #include <memory>
@@ -93,8 +93,6 @@ class Allreduce {
   bool test();
   void wait();
   bool in_flight() const { return phase_ != Phase::idle && phase_ != Phase::done; }
-  // MPI_Wtime() when the last operation started with start() was found complete (by test() or wait()).
-  double completed_at() const { return completed_at_; }
 
   virtual std::string_view name() const = 0;
   // Whether `rank`'s input is part of the sum (false only for dedicated server ranks).
@@ -149,22 +147,10 @@ class Allreduce {
   std::byte* data_ = nullptr;
   std::size_t count_ = 0;
   Dtype type_ = Dtype::f32;
-  double completed_at_ = 0;
 };
 
 // `options` with what it leaves automatic resolved for one transport: the message pieces (segment_bytes) always,
 // and for a chunked method (`chunked`) the chunk and the ring window too; values already set stay. Local.
 AllreduceOptions with_transport_defaults(AllreduceOptions options, bool shared_memory, bool chunked);
-
-// Plans `method` (a name in allreduce_method_table(), methods.hpp) on `comm`. Every rank of `comm` must call it
-// with the same method and options; for a chunked or segmented method (methods.hpp) with chunk_bytes, ring_window or
-// segment_bytes automatic it is a collective call, which resolves them for shared memory when all ranks share a
-// node (kSharedMemoryChunkBytes, kWholeMessages, kSharedMemoryRingWindow) and for the network otherwise
-// (kNetworkChunkBytes, kNetworkSegmentBytes, kNetworkRingWindow); options() then holds the resolved values. Throws
-// std::invalid_argument for an unknown method or options that cannot work on this communicator (e.g. servers >= size).
-std::unique_ptr<Allreduce> make_allreduce(std::string_view method, const Comm& comm,
-                                          const AllreduceOptions& options = {});
-// The names of allreduce_method_table(), in its order.
-const std::vector<std::string>& allreduce_methods();
 
 }  // namespace gradsync

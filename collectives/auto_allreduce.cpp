@@ -5,8 +5,6 @@
 #include <limits>
 #include <stdexcept>
 
-#include "collectives/methods.hpp"
-
 namespace gradsync {
 namespace {
 
@@ -46,12 +44,12 @@ int ranks_per_host(const Comm& comm, const AllreduceOptions& options) {
 
 }  // namespace
 
-AutoAllreduce::AutoAllreduce(Comm comm, AllreduceOptions options)
+AutoAllreduce::AutoAllreduce(Comm comm, AllreduceOptions options, std::span<const AllreduceMethod> methods)
     : Allreduce(std::move(comm), options), model_(rank0_model(comm_)), ranks_per_host_(ranks_per_host(comm_, options)) {
   AllreduceOptions part = options;
   part.check_agreement = false;  // auto's own check covers the part it runs
   part.ranks_per_host = ranks_per_host_;
-  for (const AllreduceMethod& m : allreduce_method_table()) {
+  for (const AllreduceMethod& m : methods) {
     if (!m.modelled) continue;
     if (m.two_level && (ranks_per_host_ <= 1 || ranks_per_host_ >= comm_.size())) continue;  // it would be the ring
     candidates_.push_back(m.make(comm_, part));

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/allreduce_method.hpp"
 #include "collectives/cost_model.hpp"
 
 namespace gradsync {
@@ -19,8 +20,9 @@ class AutoAllreduce final : public Allreduce {
  public:
   static constexpr double kTieMargin = 0.05;
   // Collective over `comm`: it finds the hosts (or takes options.ranks_per_host), broadcasts rank 0's cost model,
-  // and plans every candidate. A tuning file rank 0 cannot read is an error (std::runtime_error) on every rank.
-  AutoAllreduce(Comm comm, AllreduceOptions options);
+  // and plans every candidate: the modelled entries of `methods` (the registry, methods.hpp, which passes itself),
+  // in their order. A tuning file rank 0 cannot read is an error (std::runtime_error) on every rank.
+  AutoAllreduce(Comm comm, AllreduceOptions options, std::span<const AllreduceMethod> methods);
   std::string_view name() const override { return "auto"; }
   // The candidate chosen for `count` elements of `type`, and the model behind it.
   std::string_view choice(std::size_t count, Dtype type) const;

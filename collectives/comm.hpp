@@ -19,6 +19,14 @@ struct MpiError : std::runtime_error {
 // Throws MpiError "MPI_Sendrecv failed on rank 3: <MPI's error string>" unless rc == MPI_SUCCESS.
 void check_mpi(int rc, const char* call, int rank);
 
+// Message tags below this are left to code that picks its own (Comm::send and recv callers); Comm::reserve_tags
+// hands out tags from here to MPI_TAG_UB.
+inline constexpr int kFirstReservedTag = 1024;
+// The rule behind Comm::reserve_tags, apart from MPI: the first of `n` tags given that `next` is the next free one
+// and `tag_ub` the largest tag allowed. A block that would pass `tag_ub` starts again at kFirstReservedTag (the
+// tags wrap). Throws std::invalid_argument if n < 1 or n is more than the whole range.
+int first_reserved_tag(std::int64_t next, int n, int tag_ub);
+
 class Comm {
  public:
   // MPI_COMM_WORLD, switched to MPI_ERRORS_RETURN so that errors reach check_mpi. Requires MPI_Init.
@@ -61,6 +69,15 @@ class Comm {
                 int source, MPI_Datatype type, int tag) const;
   // Collective over this communicator: returns once every rank has called it.
   void barrier() const;
+
+  // `n` consecutive message tags for an object that talks on this communicator; returns the first. Every Comm
+  // wrapping the same MPI communicator draws from one counter (an attribute on it), so two objects built on copies
+  // of a Comm never share tags. Local (no communication), but every rank must reserve in the same order with the
+  // same `n`, as when the objects are constructed collectively; then each object gets the same tags on every rank.
+  // Near MPI_TAG_UB the tags wrap (first_reserved_tag): a tag is handed out again only after the whole range
+  // (at least 31743 tags, MPI's minimum MPI_TAG_UB) has been, and two objects that hold the same tag must not have
+  // messages in flight at the same time (one finishing its operation before the other starts is enough).
+  int reserve_tags(int n) const;
 
   // Element counts in MPI calls are ints; this throws MpiError naming `call` when `count` does not fit.
   int to_int_count(std::size_t count, const char* call) const;

@@ -2,7 +2,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "collectives/allreduce.hpp"
+#include "collectives/exchange_schedule.hpp"
 
 namespace gradsync {
 
@@ -18,10 +18,10 @@ namespace gradsync {
 // it on every rank, rhd on one owner per element, both in the same tree, so they give the same bits as each other.
 // Which partner holds which operand does not matter: IEEE addition is commutative (NaN payloads aside).
 //
-// A subclass plans only the core's exchanges (plan_core); this class adds the folds, plans once per shape
-// (count, type), and runs the plan one exchange per stage, each direction cut into pieces of at most
-// options.segment_bytes (segments.hpp). Scratch is one received range, grown only when a larger shape is planned.
-class ExchangeAllreduce : public Allreduce {
+// A subclass plans only the core's exchanges (plan_core); this class adds the folds, and ScheduledAllreduce runs
+// the plan one exchange per stage, each direction cut into pieces of at most options.segment_bytes (segments.hpp).
+// Scratch is one received range, grown only when a larger shape is planned.
+class ExchangeAllreduce : public ScheduledAllreduce {
  public:
   // Where this rank stands. Local: computed from the communicator's rank and size alone.
   struct Fold {
@@ -38,39 +38,21 @@ class ExchangeAllreduce : public Allreduce {
   const Fold& fold() const { return fold_; }
 
  protected:
-  // Local (no communication); run() is then collective over `comm`. options.segment_bytes must be resolved (> 0:
-  // make_allreduce does it; std::invalid_argument otherwise).
+  // Local (no communication) apart from reserving two tags on `comm` (Comm::reserve_tags); run() is then collective
+  // over `comm`. options.segment_bytes must be resolved (> 0: make_allreduce does it; std::invalid_argument
+  // otherwise).
   ExchangeAllreduce(Comm comm, AllreduceOptions options);
 
-  // One pairwise exchange of this rank's schedule: sends `send` to `peer` and/or receives `recv` from it. The
-  // received elements are added in (landing in scratch first) or overwrite `recv` in place. Both sides of an
-  // exchange plan it from the same (count, fold), so every send meets a receive of the same size, empty ones too.
-  struct Exchange {
-    int peer = -1;  // comm rank
-    bool sends = false, receives = false;
-    ElementRange send{}, recv{};
-    bool add = true;
-    bool fold = false;  // a fold message (its own tag and watchdog text), set by this class only
-  };
+  // The core's pairwise exchange with comm rank `peer`: sends `send` and receives `recv`, which is added in or
+  // (add == false) replaces those elements. Both partners plan it from the same (count, fold).
+  static Exchange swap(int peer, ElementRange send, ElementRange recv, bool add);
   // Appends the core's exchanges for a reduction of `count` elements; called on core ranks only, once per shape.
   virtual void plan_core(std::size_t count, std::vector<Exchange>& steps) const = 0;
 
  private:
-  void begin(std::byte* data, std::size_t count, Dtype type) override;
-  bool advance() override;
-  void plan(std::size_t count, Dtype type);
-  void post(std::size_t i);
+  void plan(std::size_t count, Dtype type, Schedule& schedule) const override;
 
   Fold fold_;
-  std::vector<std::byte> scratch_;
-  // The plan for one shape.
-  std::size_t planned_count_ = 0;
-  Dtype planned_type_ = Dtype::f32;
-  std::vector<Exchange> steps_;
-  // The reduction in flight.
-  std::byte* data_ = nullptr;
-  std::size_t next_ = 0;
-  std::vector<MPI_Request> requests_;  // the current exchange's pieces: receives, then sends; sized by plan()
 };
 
 }  // namespace gradsync

@@ -81,7 +81,7 @@ constexpr AllreduceMethod kMethods[] = {
      .summary = "per call, the modelled method the fitted cost model predicts fastest (tuning file or defaults)",
      .two_level = true,
      .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
-       return std::make_unique<AutoAllreduce>(comm, o);
+       return std::make_unique<AutoAllreduce>(comm, o, allreduce_method_table());
      }},
     {.name = "ring-bf16",
      .summary = "the ring sending float32 as bfloat16: half the bytes, each value rounded to 2^-8 per hop",

@@ -7,15 +7,9 @@
 #include <stdexcept>
 
 namespace gradsync {
-namespace {
-
-constexpr int kTagPush = 0x50;
-constexpr int kTagPull = 0x51;
-
-}  // namespace
-
 PsAllreduce::PsAllreduce(Comm comm, AllreduceOptions options, std::string name)
-    : Allreduce(std::move(comm), options), name_(std::move(name)), peer_requests_(static_cast<std::size_t>(comm_.size())),
+    : Allreduce(std::move(comm), options), name_(std::move(name)), push_tag_(comm_.reserve_tags(2)),
+      pull_tag_(push_tag_ + 1), peer_requests_(static_cast<std::size_t>(comm_.size())),
       server_requests_(static_cast<std::size_t>(std::max(options_.servers, 1))) {
   if (options_.servers < 1 || (comm_.size() > 1 && options_.servers >= comm_.size()))
     throw std::invalid_argument(fmt::format("{}: {} server rank(s) need at least {} ranks, the communicator has {}",
@@ -36,7 +30,7 @@ void PsAllreduce::begin(std::byte* data, std::size_t count, Dtype type) {
   count_ = count;
   type_ = type;
   const bool contributor = contributes(comm_.rank()), server = is_server(comm_.rank());
-  if (contributor) post_transfers(kTagPush);
+  if (contributor) post_transfers(true);
   if (server) {
     post_gather();
     phase_ = Phase::gather;
@@ -61,7 +55,7 @@ bool PsAllreduce::advance() {
       break;
     case Phase::push:
       if (++cursor_ < k) break;
-      post_transfers(kTagPull);  // the push buffers are free now: the pull overwrites them
+      post_transfers(false);  // the push buffers are free now: the pull overwrites them
       phase_ = Phase::pull;
       cursor_ = 0;
       break;
@@ -113,7 +107,7 @@ void PsAllreduce::post_gather() {
   for (int peer = 0; peer < p; ++peer) {
     peer_requests_[peer] = MPI_REQUEST_NULL;
     if (peer != me && contributes(peer))
-      check_mpi(MPI_Irecv(inbox_.data() + range_bytes * peer, n, mpi_type(type_), peer, kTagPush, comm_.native(),
+      check_mpi(MPI_Irecv(inbox_.data() + range_bytes * peer, n, mpi_type(type_), peer, push_tag_, comm_.native(),
                           &peer_requests_[peer]),
                 "MPI_Irecv (ps push)", me);
   }
@@ -145,12 +139,12 @@ void PsAllreduce::post_results() {
   for (int peer = 0; peer < p; ++peer) {
     peer_requests_[peer] = MPI_REQUEST_NULL;
     if (peer != me && contributes(peer))
-      check_mpi(MPI_Isend(sum, n, mpi_type(type_), peer, kTagPull, comm_.native(), &peer_requests_[peer]),
+      check_mpi(MPI_Isend(sum, n, mpi_type(type_), peer, pull_tag_, comm_.native(), &peer_requests_[peer]),
                 "MPI_Isend (ps pull)", me);
   }
 }
 
-void PsAllreduce::post_transfers(int tag) {
+void PsAllreduce::post_transfers(bool push) {
   const int me = comm_.rank(), k = options_.servers;
   const std::size_t elem = dtype_size(type_);
   for (int server = 0; server < k; ++server) {
@@ -159,11 +153,11 @@ void PsAllreduce::post_transfers(int tag) {
     const ElementRange key = partition(count_, k, static_cast<std::size_t>(server));
     const int n = comm_.to_int_count(key.size(), "MPI_Isend");
     std::byte* range = data_ + key.begin * elem;
-    if (tag == kTagPush)
-      check_mpi(MPI_Isend(range, n, mpi_type(type_), server, tag, comm_.native(), &server_requests_[server]),
+    if (push)
+      check_mpi(MPI_Isend(range, n, mpi_type(type_), server, push_tag_, comm_.native(), &server_requests_[server]),
                 "MPI_Isend (ps push)", me);
     else
-      check_mpi(MPI_Irecv(range, n, mpi_type(type_), server, tag, comm_.native(), &server_requests_[server]),
+      check_mpi(MPI_Irecv(range, n, mpi_type(type_), server, pull_tag_, comm_.native(), &server_requests_[server]),
                 "MPI_Irecv (ps pull)", me);
   }
 }

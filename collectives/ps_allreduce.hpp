@@ -17,9 +17,8 @@ namespace gradsync {
 class PsAllreduce final : public Allreduce {
  public:
   // 1 <= options.servers < comm.size() (any servers >= 1 on a single rank, which serves itself), else
-  // std::invalid_argument. `name` ("ps" or
-  // "ps-sharded") is part of the agreement fingerprint: every rank must pass the same. make_allreduce is the
-  // usual way in.
+  // std::invalid_argument. `name` ("ps" or "ps-sharded") is part of the agreement fingerprint: every rank must pass
+  // the same. Reserves two tags on `comm` (Comm::reserve_tags). make_allreduce is the usual way in.
   PsAllreduce(Comm comm, AllreduceOptions options, std::string name);
   std::string_view name() const override { return name_; }
   bool contributes(int rank) const override;
@@ -40,8 +39,8 @@ class PsAllreduce final : public Allreduce {
   bool advance() override;
   // Sets stage_ for phase_ and cursor_.
   void set_stage();
-  // Worker side: posts a nonblocking push (tag push) or pull (tag pull) of every range another rank owns.
-  void post_transfers(int tag);
+  // Worker side: posts a nonblocking push or pull of every range another rank owns.
+  void post_transfers(bool push);
   void post_gather();       // server: receives for every contributor's key range
   void add_part(int peer);  // server: folds contributor `peer`'s range into the sum
   void post_results();      // server: the summed range back to every contributor
@@ -49,6 +48,7 @@ class PsAllreduce final : public Allreduce {
   bool is_server(int rank) const { return rank < options_.servers; }
 
   std::string name_;
+  int push_tag_, pull_tag_;
   std::vector<std::byte> inbox_;              // server: one key range per contributing peer; grows, never per call
   std::vector<MPI_Request> peer_requests_;    // server: one per peer, sized once
   std::vector<MPI_Request> server_requests_;  // worker: one per server, sized once

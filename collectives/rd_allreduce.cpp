@@ -6,8 +6,7 @@ void RecursiveDoublingAllreduce::plan_core(std::size_t count, std::vector<Exchan
   const Fold& f = fold();
   const ElementRange all{0, count};
   for (int mask = 1; mask < f.core_size; mask <<= 1) {
-    steps.push_back(
-        {.peer = comm_rank_of_core(f, f.core_rank ^ mask), .sends = true, .receives = true, .send = all, .recv = all});
+    steps.push_back(swap(comm_rank_of_core(f, f.core_rank ^ mask), all, all, true));
   }
 }
 

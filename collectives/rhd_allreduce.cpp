@@ -18,19 +18,15 @@ void RecursiveHalvingDoublingAllreduce::plan_core(std::size_t count, std::vector
     const bool lower = c < partner;
     const ElementRange keep = lower ? elements(lo, mid) : elements(mid, hi);
     const ElementRange give = lower ? elements(mid, hi) : elements(lo, mid);
-    steps.push_back({.peer = comm_rank_of_core(f, partner), .sends = true, .receives = true, .send = give, .recv = keep});
+    steps.push_back(swap(comm_rank_of_core(f, partner), give, keep, true));
     (lower ? hi : lo) = mid;
   }
   for (int mask = n / 2; mask >= 1; mask >>= 1) {
     const int partner = c ^ mask, size = hi - lo;
     const bool lower = c < partner;
     const int sibling_lo = lower ? hi : lo - size;
-    steps.push_back({.peer = comm_rank_of_core(f, partner),
-                     .sends = true,
-                     .receives = true,
-                     .send = elements(lo, hi),
-                     .recv = elements(sibling_lo, sibling_lo + size),
-                     .add = false});
+    steps.push_back(
+        swap(comm_rank_of_core(f, partner), elements(lo, hi), elements(sibling_lo, sibling_lo + size), false));
     lo = lower ? lo : sibling_lo;
     hi = lo + 2 * size;
   }

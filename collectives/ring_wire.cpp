@@ -16,14 +16,15 @@ class NativeWire final : public RingWire {
   std::size_t element_bytes(Dtype type) const override { return dtype_size(type); }
   MPI_Datatype mpi_element(Dtype type) const override { return mpi_type(type); }
   void require_supported(Dtype) const override {}
+  bool converts() const override { return false; }
   const void* pack(const std::byte* values, std::size_t, Dtype, std::byte*) const override { return values; }
-  void* landing(std::byte* values, bool overwrite, std::byte* scratch) const override {
-    return overwrite ? values : scratch;
-  }
+  bool lands_in_place() const override { return true; }
   void add(std::byte* values, const std::byte* incoming, std::size_t n, Dtype type) const override {
     add_into(values, incoming, n, type);
   }
-  void overwrite(std::byte*, const std::byte*, std::size_t, Dtype) const override {}
+  void overwrite(std::byte* values, const std::byte* incoming, std::size_t n, Dtype type) const override {
+    if (n > 0) std::memcpy(values, incoming, n * dtype_size(type));
+  }
 };
 
 class Bf16Wire final : public RingWire {
@@ -34,11 +35,12 @@ class Bf16Wire final : public RingWire {
     if (type != Dtype::f32)
       throw std::invalid_argument(fmt::format("ring-bf16 reduces float32 only, not {}", dtype_name(type)));
   }
+  bool converts() const override { return true; }
   const void* pack(const std::byte* values, std::size_t n, Dtype, std::byte* outgoing) const override {
     to_bf16(floats(values), halves(outgoing), n);
     return outgoing;
   }
-  void* landing(std::byte*, bool, std::byte* scratch) const override { return scratch; }
+  bool lands_in_place() const override { return false; }
   void add(std::byte* values, const std::byte* incoming, std::size_t n, Dtype) const override {
     add_bf16_into(floats(values), halves(incoming), n);
   }

@@ -1,7 +1,7 @@
 #pragma once
-// How the ring's elements travel. The ring's loops only say which range of the buffer goes to the right neighbour
-// and which range the left neighbour's message is added into (or overwrites); a wire decides what bytes stand for
-// those elements in a message: the values as they are, or float32 values as bfloat16.
+// How a scheduled method's elements travel (exchange_schedule.hpp). A schedule only says which range of the buffer
+// goes to a rank and which range a message is added into (or overwrites); a wire decides what bytes stand for those
+// elements in a message: the values as they are, or float32 values as bfloat16 (the ring's "ring-bf16").
 #include <mpi.h>
 
 #include <cstddef>
@@ -18,13 +18,15 @@ class RingWire {
   virtual MPI_Datatype mpi_element(Dtype type) const = 0;
   // Throws std::invalid_argument if this wire cannot carry `type`.
   virtual void require_supported(Dtype type) const = 0;
-  // The message for `n` elements at `values`: `values` itself, or a converted copy written into `outgoing`
-  // (room for one chunk). The result must stay untouched until the send completes.
+  // Whether pack() converts: then it needs `outgoing`, room for element_bytes() times the elements it packs.
+  virtual bool converts() const = 0;
+  // The message for `n` elements at `values`: `values` itself, or a converted copy written into `outgoing`.
+  // The result must stay untouched until the send completes.
   virtual const void* pack(const std::byte* values, std::size_t n, Dtype type, std::byte* outgoing) const = 0;
-  // Where a message for the elements at `values` lands: in place when it overwrites them as they are, else in
-  // `scratch` (room for one chunk).
-  virtual void* landing(std::byte* values, bool overwrite, std::byte* scratch) const = 0;
-  // After the message landed: values[i] += incoming[i], or values[i] = incoming[i] (a no-op if it landed in place).
+  // Whether a message that overwrites its elements lands on them directly (they travel as they are); otherwise
+  // every message lands in scratch and add() or overwrite() brings it in.
+  virtual bool lands_in_place() const = 0;
+  // After the message landed in scratch: values[i] += incoming[i], or values[i] = incoming[i].
   virtual void add(std::byte* values, const std::byte* incoming, std::size_t n, Dtype type) const = 0;
   virtual void overwrite(std::byte* values, const std::byte* incoming, std::size_t n, Dtype type) const = 0;
   // A segment this rank has finished summing, before it circulates in the all-gather.

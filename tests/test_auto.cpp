@@ -58,7 +58,7 @@ TEST_CASE("auto makes the model's choice, the same on every rank, and sums exact
     if (per_host > 0 && world.size() % per_host != 0) continue;
     AllreduceOptions options;
     options.ranks_per_host = per_host;
-    AutoAllreduce a(world, options);
+    AutoAllreduce a(world, options, allreduce_method_table());
     const int l = per_host > 0 ? per_host : world.size();
     for (std::size_t count : {std::size_t{1}, std::size_t{1000}, std::size_t{1} << 22}) {
       const std::string chosen(a.choice(count, Dtype::f32));

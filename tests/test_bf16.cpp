@@ -9,6 +9,7 @@
 
 #include "collectives/allreduce.hpp"
 #include "collectives/bf16.hpp"
+#include "collectives/methods.hpp"
 #include "model/rng.hpp"
 
 using namespace gradsync;
@@ -116,7 +117,8 @@ TEST_CASE("ring-bf16: identical bits on every rank, within bf16 rounding of the 
   }
 }
 
-TEST_CASE("ring-bf16 sums small integers exactly and refuses anything but float32 on every rank") {
+TEST_CASE("ring-bf16 sums small integers exactly and refuses anything but float32 on every rank" *
+          doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
   auto ring = make_allreduce("ring-bf16", world);
   std::vector<float> data(1000);

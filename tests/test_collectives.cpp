@@ -1,3 +1,5 @@
+// The collectives' sums, errors and method table. Cases in the doctest suite "sweep" hold for any number of ranks
+// and run at P = 1 .. 8 (tests/CMakeLists.txt); the rest run at the suite's 4 ranks only.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -181,6 +183,43 @@ TEST_CASE("the ring sums exactly with one, two and three exchanges in flight") {
   CHECK_THROWS_AS(make_allreduce("ring", world, mine)->run(std::span<float>(data)), MismatchError);
 }
 
+// The grids above, thinned to run at every P (the full ones take minutes at P = 8 on two cores): every method at
+// counts on both sides of P and of a chunk, a ring of several chunks per step, pieces and whole messages, with the
+// drive, the element type and the ring's window rotating through the cells so that each meets every method without
+// multiplying the cells.
+TEST_CASE("at any P every method sums exactly: counts around P, chunks, pieces, windows, drives and types" *
+          doctest::test_suite("sweep")) {
+  const Comm world = Comm::world();
+  const std::size_t p = static_cast<std::size_t>(world.size());
+  std::size_t cell = 0;
+  for (const Case& c : all_methods(world.size())) {
+    for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{3}, p + 1, 64 * p + 1}) {
+      for (std::size_t chunk : chunks_for(c, {std::size_t{64}, kSharedMemoryChunkBytes})) {
+        for (std::size_t segment : segments_for(c)) {
+          const Drive drive = kDrives[cell % 3];
+          const std::size_t window = 1 + cell / 4 % 3;
+          CAPTURE(c.method);
+          CAPTURE(c.servers);
+          CAPTURE(c.server_contributes);
+          CAPTURE(c.ranks_per_host);
+          CAPTURE(count);
+          CAPTURE(chunk);
+          CAPTURE(segment);
+          CAPTURE(window);
+          CAPTURE(static_cast<int>(drive));
+          CAPTURE(cell % 4);
+          switch (cell++ % 4) {
+            case 0: CHECK(wrong_elements<float>(world, c, count, chunk, drive, segment, window) == 0); break;
+            case 1: CHECK(wrong_elements<double>(world, c, count, chunk, drive, segment, window) == 0); break;
+            case 2: CHECK(wrong_elements<std::int32_t>(world, c, count, chunk, drive, segment, window) == 0); break;
+            default: CHECK(wrong_elements<std::int64_t>(world, c, count, chunk, drive, segment, window) == 0);
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("every method sums exactly for large counts (2^20 + 7 floats)") {
   const Comm world = Comm::world();
   for (const Case& c : all_methods(world.size())) {
@@ -235,7 +274,7 @@ TEST_CASE("every method works on split sub-communicators of 1, 2 and 3 ranks") {
   }
 }
 
-TEST_CASE("ring and parameter server agree with MPI_Allreduce on random floats") {
+TEST_CASE("ring and parameter server agree with MPI_Allreduce on random floats" * doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
   const std::size_t count = 100003;
   std::vector<float> mine(count);
@@ -259,7 +298,7 @@ TEST_CASE("ring and parameter server agree with MPI_Allreduce on random floats")
   }
 }
 
-TEST_CASE("sharded parameter servers give bit-identical sums to the central one") {
+TEST_CASE("sharded parameter servers give bit-identical sums to the central one" * doctest::test_suite("sweep")) {
   // With contributing servers both sum the same ranks' data, in rank order, so the bits must match.
   const Comm world = Comm::world();
   std::vector<float> mine(54321);
@@ -278,7 +317,7 @@ TEST_CASE("sharded parameter servers give bit-identical sums to the central one"
   }
 }
 
-TEST_CASE("a count mismatch is an error on every rank, naming the ranks, never a hang") {
+TEST_CASE("a count mismatch is an error on every rank, naming the ranks, never a hang" * doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
   if (world.size() < 2) return;
   for (const Case& c : all_methods(world.size())) {
@@ -293,7 +332,7 @@ TEST_CASE("a count mismatch is an error on every rank, naming the ranks, never a
   }
 }
 
-TEST_CASE("a type mismatch is an error on every rank") {
+TEST_CASE("a type mismatch is an error on every rank" * doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
   if (world.size() < 2) return;
   auto allreduce = make_allreduce("ring", world, {});
@@ -305,7 +344,7 @@ TEST_CASE("a type mismatch is an error on every rank") {
     CHECK_THROWS_WITH_AS(allreduce->run(std::span<float>(f)), doctest::Contains("rank 1: 16 x float"), MismatchError);
 }
 
-TEST_CASE("Comm::min_max gives every rank the smallest and largest value passed") {
+TEST_CASE("Comm::min_max gives every rank the smallest and largest value passed" * doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
   const std::uint64_t mine = 1000 + 7 * static_cast<std::uint64_t>(world.rank());
   const auto [lo, hi] = world.min_max(mine);
@@ -315,7 +354,7 @@ TEST_CASE("Comm::min_max gives every rank the smallest and largest value passed"
   CHECK(same_lo == same_hi);
 }
 
-TEST_CASE("Comm::all_ok is true on every rank exactly when every rank passed true") {
+TEST_CASE("Comm::all_ok is true on every rank exactly when every rank passed true" * doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
   CHECK(world.all_ok(true));
   for (int failing = 0; failing < world.size(); ++failing) {
@@ -325,7 +364,7 @@ TEST_CASE("Comm::all_ok is true on every rank exactly when every rank passed tru
   CHECK_FALSE(world.all_ok(false));
 }
 
-TEST_CASE("unknown methods and impossible server counts are rejected up front") {
+TEST_CASE("unknown methods and impossible server counts are rejected up front" * doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
   CHECK_THROWS_WITH_AS(make_allreduce("tree", world), doctest::Contains("unknown allreduce method 'tree'"),
                        std::invalid_argument);
@@ -338,7 +377,8 @@ TEST_CASE("unknown methods and impossible server counts are rejected up front") 
 
 // The test job runs on one machine, so every communicator here shares a node: the automatic chunk, segment and
 // window must resolve to the shared-memory values, the same on every rank, and explicit ones be kept as given.
-TEST_CASE("the ring's automatic chunk size, segments and window are the shared-memory ones on a single node") {
+TEST_CASE("the ring's automatic chunk size, segments and window are the shared-memory ones on a single node" *
+          doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
   CHECK(world.on_one_node());
   CHECK(make_allreduce("ring", world)->options().chunk_bytes == kSharedMemoryChunkBytes);
@@ -354,7 +394,8 @@ TEST_CASE("the ring's automatic chunk size, segments and window are the shared-m
   CHECK(make_allreduce("ring", pair)->options().chunk_bytes == kSharedMemoryChunkBytes);
 }
 
-TEST_CASE("ranks planned with different chunk sizes or server layouts fail loudly instead of hanging") {
+TEST_CASE("ranks planned with different chunk sizes or server layouts fail loudly instead of hanging" *
+          doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
   if (world.size() < 3) return;
   AllreduceOptions mine;
@@ -367,7 +408,8 @@ TEST_CASE("ranks planned with different chunk sizes or server layouts fail loudl
   CHECK_THROWS_AS(make_allreduce("ps-sharded", world, layout)->run(std::span<float>(data)), MismatchError);
 }
 
-TEST_CASE("the nonblocking form reports a count mismatch from wait() on every rank and stays usable") {
+TEST_CASE("the nonblocking form reports a count mismatch from wait() on every rank and stays usable" *
+          doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
   if (world.size() < 2) return;
   for (const Case& c : all_methods(world.size())) {
@@ -383,7 +425,8 @@ TEST_CASE("the nonblocking form reports a count mismatch from wait() on every ra
   }
 }
 
-TEST_CASE("one operation in flight per object: a second start() or a run() meanwhile is refused") {
+TEST_CASE("one operation in flight per object: a second start() or a run() meanwhile is refused" *
+          doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
   auto allreduce = make_allreduce("ring", world, {});
   std::vector<float> data(1000, 1.0f);
@@ -417,7 +460,8 @@ std::vector<Comm> world_and_parts() {
 
 }  // namespace
 
-TEST_CASE("every method whose ranks all get the sum leaves the same bits on every rank, for rounding floats") {
+TEST_CASE("every method whose ranks all get the sum leaves the same bits on every rank, for rounding floats" *
+          doctest::test_suite("sweep")) {
   for (const Comm& comm : world_and_parts()) {
     for (const AllreduceMethod& m : allreduce_method_table()) {
       if (!m.every_rank_gets_sum()) continue;
@@ -439,7 +483,8 @@ TEST_CASE("every method whose ranks all get the sum leaves the same bits on ever
 
 // rd and rhd promise one tree of additions (exchange_allreduce.hpp): the pairs (2i, 2i+1) folded first, then core
 // values combined lower + higher at distances 1, 2, 4, ... Computed here from every rank's input, serially.
-TEST_CASE("rd and rhd add in one fixed tree: the same bits as each other and as the serial tree, on any P") {
+TEST_CASE("rd and rhd add in one fixed tree: the same bits as each other and as the serial tree, on any P" *
+          doctest::test_suite("sweep")) {
   for (const Comm& comm : world_and_parts()) {
     const int p = comm.size();
     for (std::size_t count : {std::size_t{1}, std::size_t{3}, std::size_t{7}, std::size_t{4099}}) {
@@ -476,7 +521,8 @@ TEST_CASE("rd and rhd add in one fixed tree: the same bits as each other and as 
   }
 }
 
-TEST_CASE("the method table: unique names, each built under its own name, properties that hold") {
+TEST_CASE("the method table: unique names, each built under its own name, properties that hold" *
+          doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
   std::vector<std::string> seen;
   for (const AllreduceMethod& m : allreduce_method_table()) {
@@ -508,11 +554,33 @@ TEST_CASE("the method table: unique names, each built under its own name, proper
   CHECK(find_allreduce_method("tree") == nullptr);
 }
 
-TEST_CASE("hier refuses hosts with different numbers of ranks, on every rank, naming the counts") {
+TEST_CASE("hier refuses hosts with different numbers of ranks, on every rank, naming the counts" *
+          doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
   if (world.size() < 3) return;
   AllreduceOptions uneven;
   uneven.ranks_per_host = world.size() - 1;  // one host of P-1 ranks and one of 1
   CHECK_THROWS_WITH_AS(make_allreduce("hier", world, uneven), doctest::Contains("hosts have 1 to"),
                        std::invalid_argument);
+}
+
+TEST_CASE("Comm::reserve_tags: one counter per MPI communicator, the same tags on every rank, wrapping at the top" *
+          doctest::test_suite("sweep")) {
+  const Comm world = Comm::world(), again = Comm::world();
+  const int first = world.reserve_tags(2);
+  CHECK(first >= kFirstReservedTag);
+  CHECK(again.reserve_tags(3) == first + 2);  // another Comm on MPI_COMM_WORLD draws from the same counter
+  CHECK(world.reserve_tags(1) == first + 5);
+  const auto [lowest, highest] = world.min_max(static_cast<std::uint64_t>(first));
+  CHECK(lowest == highest);
+  const Comm sub = world.split(world.rank() % 2, world.rank());  // a new communicator starts its own counter
+  CHECK(sub.reserve_tags(4) == kFirstReservedTag);
+  CHECK(sub.reserve_tags(1) == kFirstReservedTag + 4);
+  // The rule near MPI_TAG_UB: a block that fits ends exactly at the bound; one that would pass it starts again.
+  CHECK(first_reserved_tag(1999, 2, 2000) == 1999);
+  CHECK(first_reserved_tag(2000, 2, 2000) == kFirstReservedTag);
+  CHECK(first_reserved_tag(std::int64_t{INT32_MAX} + 1, 1, INT32_MAX) == kFirstReservedTag);
+  CHECK_THROWS_AS(first_reserved_tag(kFirstReservedTag, 0, 100000), std::invalid_argument);
+  CHECK_THROWS_AS(first_reserved_tag(kFirstReservedTag, 100000, 100000), std::invalid_argument);
+  CHECK(first_reserved_tag(kFirstReservedTag, 100000 - kFirstReservedTag + 1, 100000) == kFirstReservedTag);
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/methods.hpp"
 #include "tests/traffic/traffic.hpp"
 
 using namespace gradsync;
@@ -55,7 +56,8 @@ std::vector<Comm> communicators() {
 
 }  // namespace
 
-TEST_CASE("the ring talks only to its two neighbours and sends 2(P-1) segments, nothing else") {
+TEST_CASE("the ring talks only to its two neighbours and sends 2(P-1) segments, nothing else" *
+          doctest::test_suite("sweep")) {
   for (const Comm& comm : communicators()) {
     const int p = comm.size(), r = comm.rank();
     for (std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{1000}, std::size_t{100003}}) {
@@ -96,7 +98,8 @@ TEST_CASE("the ring talks only to its two neighbours and sends 2(P-1) segments, 
   }
 }
 
-TEST_CASE("parameter-server workers push and pull each server's key range only; servers receive every worker's") {
+TEST_CASE("parameter-server workers push and pull each server's key range only; servers receive every worker's" *
+          doctest::test_suite("sweep")) {
   for (const Comm& comm : communicators()) {
     const int p = comm.size(), r = comm.rank();
     if (p < 2) continue;
@@ -137,7 +140,7 @@ TEST_CASE("parameter-server workers push and pull each server's key range only; 
   }
 }
 
-TEST_CASE("mpi calls MPI_Allreduce once on the whole buffer and sends nothing itself") {
+TEST_CASE("mpi calls MPI_Allreduce once on the whole buffer and sends nothing itself" * doctest::test_suite("sweep")) {
   for (const Comm& comm : communicators()) {
     if (comm.size() < 2) continue;
     const std::size_t count = 4099;
@@ -186,7 +189,8 @@ std::vector<Sent> sent(const traffic::Recording& rec) {
 
 }  // namespace
 
-TEST_CASE("rd swaps the whole buffer with core rank c ^ 2^k in step k, with one fold message each way beyond P'") {
+TEST_CASE("rd swaps the whole buffer with core rank c ^ 2^k in step k, with one fold message each way beyond P'" *
+          doctest::test_suite("sweep")) {
   for (const Comm& comm : communicators()) {
     const int p = comm.size(), r = comm.rank();
     const FoldPlace f = fold_place(r, p);
@@ -235,7 +239,8 @@ TEST_CASE("rd swaps the whole buffer with core rank c ^ 2^k in step k, with one 
   }
 }
 
-TEST_CASE("rhd sends halving windows to c ^ 2^k, then doubling ones back in reverse: 2(P'-1)/P' of the buffer") {
+TEST_CASE("rhd sends halving windows to c ^ 2^k, then doubling ones back in reverse: 2(P'-1)/P' of the buffer" *
+          doctest::test_suite("sweep")) {
   for (const Comm& comm : communicators()) {
     const int p = comm.size(), r = comm.rank();
     const FoldPlace f = fold_place(r, p);
@@ -302,7 +307,8 @@ TEST_CASE("rhd sends halving windows to c ^ 2^k, then doubling ones back in reve
   }
 }
 
-TEST_CASE("hier crosses hosts only with its slice: a ring inside each host, one across hosts per local rank") {
+TEST_CASE("hier crosses hosts only with its slice: a ring inside each host, one across hosts per local rank" *
+          doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
   const int p = world.size(), r = world.rank(), per_host = 2;
   if (p < 4 || p % per_host != 0) return;
@@ -367,7 +373,8 @@ std::size_t largest(const std::vector<traffic::Message>& messages) {
 
 }  // namespace
 
-TEST_CASE("pairwise exchanges go as pieces of at most segment_bytes, the same bytes; a ring of three or more does not") {
+TEST_CASE("pairwise exchanges go as pieces of at most segment_bytes, the same bytes; a ring of three or more does not" *
+          doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
   std::vector<Comm> comms = communicators();
   if (world.size() >= 2) comms.push_back(world.split(world.rank() / 2, world.rank()));  // pairs (and a single)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "collectives/methods.hpp"
 #include "trainers/comm_engine.hpp"
 
 namespace gradsync {

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "collectives/methods.hpp"
 #include "trainers/overlapped_sync.hpp"
 
 namespace gradsync {
