@@ -27,9 +27,9 @@
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
 #include "model/sgd.hpp"
+#include "trainers/agreed_kernel_plan.hpp"
 #include "trainers/checkpointing.hpp"
 #include "trainers/data_source.hpp"
-#include "trainers/kernel_plan_mpi.hpp"
 #include "trainers/trainer.hpp"
 
 namespace {
@@ -215,7 +215,7 @@ int main(int argc, char** argv) {
       std::vector<GemmShape> shapes = mlp.planned_gemms(batch);  // and the untransposed forms for the best-layout bound
       for (const GemmShape& g : mlp.training_gemms(batch))
         if (std::find(shapes.begin(), shapes.end(), untransposed(g)) == shapes.end()) shapes.push_back(untransposed(g));
-      const KernelPlan plan = install_agreed_kernel_plan(MPI_COMM_WORLD, shapes);
+      const KernelPlan plan = install_agreed_kernel_plan(Comm::world(), shapes);
       fmt::print(
           "{} batch {}: kernels per shape ({}; b: B is the input batch, and the products of one batch are chosen "
           "together, widening it into floats counted once); x = speed-up over {}\n",

@@ -34,9 +34,9 @@
 #include "model/kernels/blis_setup.hpp"
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
+#include "trainers/agreed_kernel_plan.hpp"
 #include "trainers/checkpointing.hpp"
 #include "trainers/data_source.hpp"
-#include "trainers/kernel_plan_mpi.hpp"
 #include "trainers/synchronizer.hpp"
 
 namespace {
@@ -187,7 +187,7 @@ int run(int argc, char** argv, const Comm& world) {
     return usage_error(
         fmt::format("--batch {} on {} ranks is more than the {} training images", batch, world.size(), data.train.rows));
   const Mlp model(config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes)));
-  install_agreed_kernel_plan(world.native(), model.planned_gemms(batch));  // every rank: one plan
+  install_agreed_kernel_plan(world, model.planned_gemms(batch));  // every rank: one plan
   std::vector<float> params(model.parameter_count()), grads(model.parameter_count()), spare(model.parameter_count());
   model.init(params, config.seed);
   Sgd sgd(config.sgd, model.parameter_count());

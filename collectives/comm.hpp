@@ -6,9 +6,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <ranges>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
+
+#include "collectives/mpi_type.hpp"
 
 namespace gradsync {
 
@@ -79,11 +85,140 @@ class Comm {
   // messages in flight at the same time (one finishing its operation before the other starts is enough).
   int reserve_tags(int n) const;
 
+  // ---- Typed calls: counts and datatypes come from the buffer (collectives/mpi_type.hpp). Buffers stay the
+  // caller's; a failed call throws MpiError naming the call and this rank, as check_mpi does.
+
+  // send() and recv() above, for a whole buffer.
+  template <MpiBuffer B>
+  void send(const B& data, int dest, int tag) const {
+    send(std::ranges::data(data), std::ranges::size(data), mpi_type_of<MpiBufferElement<B>>(), dest, tag);
+  }
+  template <MpiBuffer B>
+  void recv(B&& data, int source, int tag) const {
+    recv(std::ranges::data(data), std::ranges::size(data), mpi_type_of<MpiBufferElement<B>>(), source, tag);
+  }
+
+  // Small collectives: flags, counts, texts and statistics. Every rank of this communicator makes the same calls
+  // in the same order, with the same `root` and, unless stated, buffers of the same length.
+
+  // MPI_Bcast: every rank's `data` becomes root's.
+  template <MpiBuffer B>
+  void broadcast(B&& data, int root) const {
+    broadcast_raw(std::ranges::data(data), std::ranges::size(data), mpi_type_of<MpiBufferElement<B>>(), root);
+  }
+  // Root's `value`, on every rank.
+  template <MpiElement T>
+  T broadcast(T value, int root) const {
+    broadcast(std::span<T, 1>(&value, 1), root);
+    return value;
+  }
+  // Every rank's `text` becomes root's, whatever length each had: root's length (one int64 broadcast), then its
+  // characters (a second broadcast, left out when the text is empty).
+  void broadcast_string(std::string& text, int root) const;
+
+  // MPI_Allreduce of one value: the largest, smallest or sum of every rank's `value`, on every rank.
+  template <MpiElement T>
+  T max(T value) const {
+    allreduce_raw(&value, 1, mpi_type_of<T>(), MPI_MAX, "MPI_Allreduce (max)");
+    return value;
+  }
+  template <MpiElement T>
+  T min(T value) const {
+    allreduce_raw(&value, 1, mpi_type_of<T>(), MPI_MIN, "MPI_Allreduce (min)");
+    return value;
+  }
+  template <MpiElement T>
+  T sum(T value) const {
+    allreduce_raw(&value, 1, mpi_type_of<T>(), MPI_SUM, "MPI_Allreduce (sum)");
+    return value;
+  }
+  // MPI_Allreduce in place, element by element: every rank's `values` becomes the elementwise max or sum.
+  template <MpiBuffer B>
+  void max_in_place(B&& values) const {
+    allreduce_raw(std::ranges::data(values), std::ranges::size(values), mpi_type_of<MpiBufferElement<B>>(), MPI_MAX,
+                  "MPI_Allreduce (max)");
+  }
+  template <MpiBuffer B>
+  void sum_in_place(B&& values) const {
+    allreduce_raw(std::ranges::data(values), std::ranges::size(values), mpi_type_of<MpiBufferElement<B>>(), MPI_SUM,
+                  "MPI_Allreduce (sum)");
+  }
+  // MPI_Reduce in place at `root`: root's `values` becomes the elementwise sum or max over ranks; the other ranks'
+  // are only read.
+  template <MpiBuffer B>
+  void sum_to(int root, B&& values) const {
+    reduce_raw(std::ranges::data(values), std::ranges::size(values), mpi_type_of<MpiBufferElement<B>>(), MPI_SUM, root,
+               "MPI_Reduce (sum)");
+  }
+  template <MpiBuffer B>
+  void max_to(int root, B&& values) const {
+    reduce_raw(std::ranges::data(values), std::ranges::size(values), mpi_type_of<MpiBufferElement<B>>(), MPI_MAX, root,
+               "MPI_Reduce (max)");
+  }
+
+  // MPI_Gather: root gets every rank's `mine` one after another in rank order (size() times its length); the other
+  // ranks get an empty vector.
+  template <MpiBuffer B>
+  std::vector<MpiBufferElement<B>> gather(const B& mine, int root) const {
+    const std::size_t n = std::ranges::size(mine);
+    std::vector<MpiBufferElement<B>> all(rank_ == root ? n * static_cast<std::size_t>(size_) : 0);
+    gather_raw(std::ranges::data(mine), n, all.data(), mpi_type_of<MpiBufferElement<B>>(), root);
+    return all;
+  }
+  // Root gets one `value` from each rank, in rank order; the other ranks get an empty vector.
+  template <MpiElement T>
+  std::vector<T> gather(T value, int root) const {
+    return gather(std::span<const T, 1>(&value, 1), root);
+  }
+  // MPI_Allgather: every rank gets every rank's `mine`, one after another in rank order.
+  template <MpiBuffer B>
+  std::vector<MpiBufferElement<B>> all_gather(const B& mine) const {
+    const std::size_t n = std::ranges::size(mine);
+    std::vector<MpiBufferElement<B>> all(n * static_cast<std::size_t>(size_));
+    all_gather_raw(std::ranges::data(mine), n, all.data(), mpi_type_of<MpiBufferElement<B>>());
+    return all;
+  }
+  // Texts of any length (their total below 2^31 characters): root gets every rank's `mine` concatenated in rank
+  // order (MPI_Gather of the lengths, then MPI_Gatherv); the other ranks get "".
+  std::string gather_strings(std::string_view mine, int root) const;
+
+  // Nonblocking point-to-point. isend() and irecv() post one message of the whole buffer and return its request;
+  // the buffer must stay alive, and untouched (isend) or unread (irecv), until a wait or test below has completed
+  // the request. A message longer than irecv's buffer fails its wait (MPI_ERR_TRUNCATE); a shorter one is not
+  // detected. A failure names the call, the peer and the tag.
+  template <MpiBuffer B>
+  MPI_Request isend(const B& data, int dest, int tag) const {
+    return isend_raw(std::ranges::data(data), std::ranges::size(data), mpi_type_of<MpiBufferElement<B>>(), dest, tag);
+  }
+  template <MpiBuffer B>
+  MPI_Request irecv(B&& data, int source, int tag) const {
+    return irecv_raw(std::ranges::data(data), std::ranges::size(data), mpi_type_of<MpiBufferElement<B>>(), source, tag);
+  }
+  // Completion of requests this process posted (on any communicator); only the calling rank takes part. `what`
+  // names them in a failure: "MPI_Waitall (<what>) failed on rank 3: ...". A completed request becomes
+  // MPI_REQUEST_NULL, and a null request counts as complete.
+  void wait(MPI_Request& request, const char* what) const;
+  void wait_all(std::span<MPI_Request> requests, const char* what) const;
+  // True, with all of `requests` completed, if every one has finished; false, with none of them completed, if not.
+  bool test_all(std::span<MPI_Request> requests, const char* what) const;
+  // Blocks until one of `requests` finishes, completes it and returns its index; returns -1 at once when every
+  // one is null.
+  int wait_any(std::span<MPI_Request> requests, const char* what) const;
+
   // Element counts in MPI calls are ints; this throws MpiError naming `call` when `count` does not fit.
   int to_int_count(std::size_t count, const char* call) const;
 
  private:
   Comm(std::shared_ptr<MPI_Comm> handle);
+  // The typed calls' bodies, one per MPI call; counts are in elements of `type`.
+  void broadcast_raw(void* data, std::size_t count, MPI_Datatype type, int root) const;
+  void allreduce_raw(void* data, std::size_t count, MPI_Datatype type, MPI_Op op, const char* call) const;
+  void reduce_raw(void* data, std::size_t count, MPI_Datatype type, MPI_Op op, int root, const char* call) const;
+  void gather_raw(const void* mine, std::size_t count, void* all, MPI_Datatype type, int root) const;
+  void all_gather_raw(const void* mine, std::size_t count, void* all, MPI_Datatype type) const;
+  MPI_Request isend_raw(const void* data, std::size_t count, MPI_Datatype type, int dest, int tag) const;
+  MPI_Request irecv_raw(void* data, std::size_t count, MPI_Datatype type, int source, int tag) const;
+
   std::shared_ptr<MPI_Comm> handle_;
   int rank_ = 0;
   int size_ = 0;

@@ -12,7 +12,7 @@
 
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/installed_plan.hpp"
-#include "trainers/kernel_plan_mpi.hpp"
+#include "trainers/agreed_kernel_plan.hpp"
 
 namespace {
 
@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   // Every rank runs one kernel plan, here that of a default training run.
-  gradsync::install_agreed_kernel_plan(MPI_COMM_WORLD, gradsync::TrainConfig{}, size);
+  gradsync::install_agreed_kernel_plan(gradsync::Comm::world(), gradsync::TrainConfig{});
   if (rank == 0) fmt::print("gradsync tests on {} rank(s); {}\n", size, gradsync::kernels_summary(blis));
 
   doctest::Context context(argc, argv);

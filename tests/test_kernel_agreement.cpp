@@ -15,7 +15,7 @@
 #include "model/kernels/plan_cache.hpp"
 #include "model/mlp.hpp"
 #include "test_support.hpp"
-#include "trainers/kernel_plan_mpi.hpp"
+#include "trainers/agreed_kernel_plan.hpp"
 
 using namespace gradsync;
 
@@ -164,7 +164,7 @@ TEST_CASE("every rank runs the set a user's BLIS_ARCH_TYPE names on one rank onl
     return make_kernel_plan(s, b);
   };
   const std::vector<GemmShape> shapes = Mlp({20, 16, 4}).planned_gemms(4);
-  const KernelPlan plan = install_agreed_kernel_plan(world.native(), shapes, mine, counting);
+  const KernelPlan plan = install_agreed_kernel_plan(world, shapes, mine, counting);
   CHECK(measured == 0);
   CHECK(plan.gemms.empty());
   CHECK(plan.fallback == other);
@@ -187,7 +187,7 @@ TEST_CASE("ranks that cannot agree, or a rank 0 that fails to plan, stop every r
     mine.arch = "zen2";
   }
   if (world.size() > 1)
-    CHECK_THROWS_WITH_AS(install_agreed_kernel_plan(world.native(), shapes, mine),
+    CHECK_THROWS_WITH_AS(install_agreed_kernel_plan(world, shapes, mine),
                          doctest::Contains("zen2 on rank 0 but haswell on rank"), KernelPlanError);
 
   const KernelPlanMaker failing = [](std::span<const GemmShape>, const BlisConfig&) -> KernelPlan {
@@ -195,7 +195,7 @@ TEST_CASE("ranks that cannot agree, or a rank 0 that fails to plan, stop every r
   };
   BlisConfig planning = configured_blis();
   planning.user_arch = false;  // a user's BLIS_ARCH_TYPE would decide without calling `failing`
-  CHECK_THROWS_WITH_AS(install_agreed_kernel_plan(world.native(), shapes, planning, failing),
+  CHECK_THROWS_WITH_AS(install_agreed_kernel_plan(world, shapes, planning, failing),
                        doctest::Contains("the cache directory is a file"), KernelPlanError);
   CHECK(installed_kernel_plan().to_text() == before);
 }

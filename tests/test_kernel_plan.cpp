@@ -29,7 +29,7 @@
 #include "model/sgd.hpp"
 #include "model/synthetic.hpp"
 #include "test_support.hpp"
-#include "trainers/kernel_plan_mpi.hpp"
+#include "trainers/agreed_kernel_plan.hpp"
 #include "trainers/synchronizer.hpp"
 #include "trainers/trainer.hpp"
 
@@ -287,7 +287,7 @@ TEST_CASE("every rank runs rank 0's kernel plan, though each rank would have pic
   text_hash(world, installed_kernel_plan().to_text(), &equal);
   if (world.size() > 1) CHECK_FALSE(equal);
 
-  const KernelPlan adopted = install_agreed_kernel_plan(world.native(), shapes);
+  const KernelPlan adopted = install_agreed_kernel_plan(world, shapes);
   text_hash(world, installed_kernel_plan().to_text(), &equal);
   CHECK(equal);
   CHECK(installed_kernel_plan().gemms.size() == shapes.size());

@@ -1,9 +1,10 @@
 #pragma once
-// Writing checkpoint sets on several hosts, and finding the newest complete one (checkpointing.hpp says what a
-// set is). Both are collective over the run's world.
+// Writing checkpoint sets on several hosts (checkpoint_writer.cpp), and finding the newest complete one
+// (checkpoint_resume.cpp); checkpointing.hpp says what a set is. Both are collective over the run's world.
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "collectives/comm.hpp"
 #include "trainers/checkpointing.hpp"
@@ -49,6 +50,14 @@ class CheckpointWriter {
   const std::string& local_dir() const { return dir_; }
 
  private:
+  struct Held;  // a piece this rank writes: which one, its key range, its state and then its file image
+  std::vector<Held> collect_pieces(std::span<const float> params, std::span<const float> optimizer,
+                                   std::int64_t step) const;
+  void post_piece_transfers(std::size_t k, int owner, const std::vector<int>& holders, std::span<const float> params,
+                            std::span<const float> optimizer, Held* mine, std::vector<MPI_Request>& requests) const;
+  std::vector<std::int64_t> agree_on_pieces(std::vector<Held>& held, const CheckpointProgress& progress) const;
+  Manifest manifest_of(const std::vector<std::int64_t>& agreed, const CheckpointProgress& progress) const;
+  std::string commit(const std::vector<Held>& held, const Manifest& m, std::int64_t step) const;
   void prune();  // host leaders: keep the newest kKeptSets committed sets
   TrainConfig config_;
   Comm world_;

@@ -1,13 +1,13 @@
 #include "trainers/comm_engine.hpp"
 
 #include <fmt/format.h>
-#include <mpi.h>
 
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <utility>
 
+#include "collectives/mpi_session.hpp"
 #include "collectives/watchdog.hpp"
 #include "trainers/clock.hpp"
 
@@ -30,9 +30,7 @@ const char* progress_name(Progress p) { return p == Progress::calls ? "calls" : 
 
 CommEngine::CommEngine(Progress mode, std::size_t max_jobs) : mode_(mode), jobs_(std::max<std::size_t>(1, max_jobs)) {
   if (mode_ != Progress::thread) return;
-  int provided = MPI_THREAD_SINGLE;
-  MPI_Query_thread(&provided);
-  if (provided < MPI_THREAD_SERIALIZED)
+  if (mpi_thread_level() < MPI_THREAD_SERIALIZED)
     throw std::runtime_error(
         "--progress thread needs MPI initialized with MPI_THREAD_SERIALIZED or more; this MPI provides less");
   thread_ = std::thread(&CommEngine::thread_main, this);

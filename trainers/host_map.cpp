@@ -17,13 +17,11 @@ std::string this_host_name() {
 }
 
 HostMap::HostMap(const Comm& world) {
-  constexpr int kNameBytes = 256;  // fixed width: one MPI_Allgather, no lengths to exchange first
+  constexpr int kNameBytes = 256;  // fixed width: one all_gather, no lengths to exchange first
   std::array<char, kNameBytes> mine{};
   const std::string me = this_host_name();
   std::strncpy(mine.data(), me.c_str(), kNameBytes - 1);
-  std::vector<char> all(static_cast<std::size_t>(kNameBytes) * static_cast<std::size_t>(world.size()));
-  check_mpi(MPI_Allgather(mine.data(), kNameBytes, MPI_CHAR, all.data(), kNameBytes, MPI_CHAR, world.native()),
-            "MPI_Allgather (host names)", world.rank());
+  const std::vector<char> all = world.all_gather(mine);
   std::vector<std::string> hosts;
   for (int r = 0; r < world.size(); ++r) hosts.emplace_back(all.data() + static_cast<std::size_t>(r) * kNameBytes);
   index(hosts);

@@ -1,6 +1,5 @@
 // build/bin/train: parse flags, choose BLIS kernels, start MPI, load data, train, report.
 #include <fmt/format.h>
-#include <mpi.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -8,14 +7,15 @@
 #include <thread>
 
 #include "collectives/comm.hpp"
+#include "collectives/mpi_session.hpp"
 #include "collectives/watchdog.hpp"
 #include "model/checkpoint.hpp"
 #include "model/idx_reader.hpp"
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/installed_plan.hpp"
+#include "trainers/agreed_kernel_plan.hpp"
 #include "trainers/cli.hpp"
 #include "trainers/data_source.hpp"
-#include "trainers/kernel_plan_mpi.hpp"
 #include "trainers/report.hpp"
 #include "trainers/trainer.hpp"
 
@@ -99,29 +99,19 @@ int main(int argc, char** argv) {
   }
   const gradsync::BlisConfig blis = gradsync::configure_blis(cli.config->threads);  // before MPI_Init: it forks
   // Serialized: an overlap run's communication thread makes MPI calls while this thread makes none.
-  int provided = MPI_THREAD_SINGLE;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
-  int code = 0;
+  const gradsync::MpiSession mpi(argc, argv, MPI_THREAD_SERIALIZED);
   try {
-    int ranks = 1;
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    gradsync::install_agreed_kernel_plan(MPI_COMM_WORLD, *cli.config, ranks);  // every rank: one plan
-    code = run(*cli.config, blis);
+    gradsync::install_agreed_kernel_plan(gradsync::Comm::world(), *cli.config);  // every rank: one plan
+    return run(*cli.config, blis);
   } catch (const gradsync::KernelPlanError& e) {  // thrown on every rank together, as run()'s usage errors return
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0) fmt::print(stderr, "train: error: {}\n", e.what());
-    code = kUsageError;
+    if (mpi.world_rank() == 0) fmt::print(stderr, "train: error: {}\n", e.what());
+    return kUsageError;
   } catch (const std::exception& e) {
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    fmt::print(stderr, "train: error (rank {}): {}\n", rank, e.what());
+    fmt::print(stderr, "train: error (rank {}): {}\n", mpi.world_rank(), e.what());
     std::fflush(stderr);
     // MPI_Abort tears the job down at once, and a launcher may drop output it has not forwarded yet (MPICH's Hydra
     // lost this very line in a CI run): give the line time to reach the terminal before the job ends.
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    MPI_Abort(MPI_COMM_WORLD, kRuntimeError);
+    gradsync::MpiSession::abort(kRuntimeError);
   }
-  MPI_Finalize();
-  return code;
 }
