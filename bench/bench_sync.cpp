@@ -37,7 +37,7 @@
 #include "trainers/checkpointing.hpp"
 #include "trainers/data_source.hpp"
 #include "trainers/kernel_plan_mpi.hpp"
-#include "trainers/synchronizer.hpp"
+#include "trainers/make_synchronizer.hpp"
 
 namespace {
 
@@ -86,10 +86,10 @@ struct MethodTimes {
   std::span<float> spare;  // the second gradient buffer of a pipelined method, else empty
 };
 
-// "ring", "ring-buckets", "mpi-pipe-thread", ...: a method and the overlap options its suffixes name, as
-// TrainConfig::sync_name() spells them. Returns false for an unknown suffix.
 bool every_rank_sum(const AllreduceMethod& m) { return m.every_rank_gets_sum(); }
 
+// "ring", "ring-buckets", "mpi-pipe-thread", ...: an allreduce method and the overlap options its suffixes name, as
+// TrainConfig::sync_name() spells them. Returns false for anything else.
 bool parse_method(const std::string& name, TrainConfig& c) {
   std::string rest = name;
   const auto take = [&](const std::string& suffix) {
@@ -97,10 +97,12 @@ bool parse_method(const std::string& name, TrainConfig& c) {
     if (has) rest.resize(rest.size() - suffix.size());
     return has;
   };
-  if (take("-thread")) c.progress = "thread";
+  if (take("-thread")) c.progress = Progress::thread;
   c.pipeline = take("-pipe");
   c.buckets = take("-buckets");
-  c.sync = rest;
+  const std::optional<SyncMethod> sync = find_sync_method(rest);
+  if (!sync || sync->family != SyncFamily::allreduce) return false;
+  c.sync = *sync;
   return c.sync_name() == name;
 }
 
@@ -157,9 +159,7 @@ int run(int argc, char** argv, const Comm& world) {
   std::stringstream list(methods);
   for (std::string m; std::getline(list, m, ',');) {
     TrainConfig c;
-    const bool known =
-        m == "xcore" || m == "serial" ||
-        (parse_method(m, c) && find_allreduce_method(c.sync) && find_allreduce_method(c.sync)->every_rank_gets_sum());
+    const bool known = m == "xcore" || m == "serial" || parse_method(m, c);
     if (!known)
       return usage_error(
           fmt::format("--methods: '{}' is not one of {} (with -buckets, -pipe, -thread suffixes), "
@@ -198,8 +198,8 @@ int run(int argc, char** argv, const Comm& world) {
   for (const std::string& m : names) {
     if (m == "serial") {
       TrainConfig c = config;
-      c.sync = m;
-      timed.push_back({m, make_allreduce_synchronizer(c, world, serial_sgd), grads, true, 0, 0, 0, 0, {}});
+      c.sync = sync_method("serial");
+      timed.push_back({m, make_synchronizer(c, {world, world, serial_sgd}), grads, true, 0, 0, 0, 0, {}});
       continue;
     }
     if (m == "xcore") {
@@ -210,7 +210,7 @@ int run(int argc, char** argv, const Comm& world) {
     }
     TrainConfig c = config;
     parse_method(m, c);
-    auto sync = make_allreduce_synchronizer(c, world, sgd, model.layer_offsets(), model.parameter_count());
+    auto sync = make_synchronizer(c, {world, world, sgd, model.layer_offsets(), model.parameter_count()});
     const bool pipelined = sync->gradient_buffers() > 1;
     timed.push_back(
         {m, std::move(sync), grads, false, 0, 0, 0, 0, pipelined ? std::span<float>(spare) : std::span<float>()});
