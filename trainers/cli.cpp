@@ -54,8 +54,8 @@ Enum named(std::span<const std::string_view> names, const std::string& text, con
 
 void add_model_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
   app.add_option("--sync", raw.sync,
-                 fmt::format("{} (the parameter-server trainer) | an allreduce: {} (bench_allreduce --list-methods "
-                             "says what each is)",
+                 fmt::format("{} | an allreduce: {} (ps is the parameter-server trainer; bench_allreduce "
+                             "--list-methods says what each allreduce is)",
                              sync_family_names(" | "), allreduce_method_names(trains, " | ")))
       ->capture_default_str();
   app.add_option("--model", c.model, "softmax | mlp")->capture_default_str();
