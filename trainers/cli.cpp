@@ -14,19 +14,25 @@
 namespace gradsync {
 namespace {
 
+// `text` as a positive integer, all of it, or 0 if it is not one.
+long positive_count(const std::string& text) {
+  std::size_t used = 0;
+  long v = 0;
+  try {
+    v = std::stol(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  return used == text.size() && !text.empty() && v > 0 ? v : 0;
+}
+
 std::vector<std::size_t> parse_widths(const std::string& text) {
   std::vector<std::size_t> widths;
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    std::size_t used = 0;
-    long v = 0;
-    try {
-      v = std::stol(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || item.empty() || v <= 0)
+    const long v = positive_count(item);
+    if (v == 0)
       throw CLI::ValidationError("--hidden", fmt::format("'{}' is not a comma-separated list of positive widths", text));
     widths.push_back(static_cast<std::size_t>(v));
   }
@@ -152,14 +158,8 @@ void take_choices(const RawFlags& raw, TrainConfig& c) {
 long parse_iterations(const std::string& text) {
   if (text == "auto") return TrainConfig::kAuto;
   if (text == "full") return TrainConfig::kFullPass;
-  std::size_t used = 0;
-  long v = 0;
-  try {
-    v = std::stol(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || v <= 0)
+  const long v = positive_count(text);
+  if (v == 0)
     throw CLI::ValidationError("--iterations-per-epoch",
                                fmt::format("'{}' is not 'full', 'auto' or a positive count", text));
   return v;
