@@ -37,7 +37,7 @@
 #include "trainers/agreed_kernel_plan.hpp"
 #include "trainers/checkpointing.hpp"
 #include "trainers/data_source.hpp"
-#include "trainers/synchronizer.hpp"
+#include "trainers/make_synchronizer.hpp"
 
 namespace {
 
@@ -86,10 +86,8 @@ struct MethodTimes {
   std::span<float> spare;  // the second gradient buffer of a pipelined method, else empty
 };
 
-// "ring", "ring-buckets", "mpi-pipe-thread", ...: a method and the overlap options its suffixes name, as
-// TrainConfig::sync_name() spells them. Returns false for an unknown suffix.
-bool every_rank_sum(const AllreduceMethod& m) { return m.every_rank_gets_sum(); }
-
+// "ring", "ring-buckets", "mpi-pipe-thread", ...: an allreduce method and the overlap options its suffixes name, as
+// TrainConfig::sync_name() spells them. Returns false for anything else.
 bool parse_method(const std::string& name, TrainConfig& c) {
   std::string rest = name;
   const auto take = [&](const std::string& suffix) {
@@ -97,168 +95,168 @@ bool parse_method(const std::string& name, TrainConfig& c) {
     if (has) rest.resize(rest.size() - suffix.size());
     return has;
   };
-  if (take("-thread")) c.progress = "thread";
+  if (take("-thread")) c.progress = Progress::thread;
   c.pipeline = take("-pipe");
   c.buckets = take("-buckets");
-  c.sync = rest;
+  const std::optional<SyncMethod> sync = find_sync_method(rest);
+  if (!sync || sync->family != SyncFamily::allreduce) return false;
+  c.sync = *sync;
   return c.sync_name() == name;
 }
 
-int run(int argc, char** argv, const Comm& world) {
-  CLI::App app{"bench_sync: synchronizers alternated within one training run, whole steps timed per method"};
+struct Flags {
   std::string methods = "ring,mpi", data_dir;
   std::size_t batch = 32, bucket_kib = TrainConfig::kDefaultBucketBytes >> 10;
   std::vector<std::size_t> hidden = {128};
   long steps = 6000, block = 32, settle = 4;
-  app.add_option("--methods", methods,
+};
+
+void add_options(CLI::App& app, Flags& f) {
+  app.add_option("--methods", f.methods,
                  "comma-separated: the allreduce methods that leave the sum on every rank (" +
-                     allreduce_method_names(every_rank_sum) +
+                     allreduce_method_names(trains) +
                      "), xcore (the ring's schedule through a shared window, one node only), serial (rank 0 alone: "
                      "the baseline for the speedup column); an allreduce method may carry train's overlap suffixes: "
                      "-buckets (--buckets), -pipe (--pipeline 1), then -thread (--progress thread), e.g. "
                      "ring-pipe-thread")
       ->capture_default_str();
-  app.add_option("--batch", batch, "batch per worker")->capture_default_str()->check(CLI::Range(1, 60000));
-  app.add_option("--hidden", hidden, "MLP hidden widths, comma-separated")
+  app.add_option("--batch", f.batch, "batch per worker")->capture_default_str()->check(CLI::Range(1, 60000));
+  app.add_option("--hidden", f.hidden, "MLP hidden widths, comma-separated")
       ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
-  app.add_option("--bucket-kib", bucket_kib, "bucket size of the -buckets methods")
+  app.add_option("--bucket-kib", f.bucket_kib, "bucket size of the -buckets methods")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
-  app.add_option("--steps", steps, "training steps in all")->capture_default_str()->check(CLI::Range(1L, 1L << 40));
-  app.add_option("--block", block, "steps per method before switching")
+  app.add_option("--steps", f.steps, "training steps in all")->capture_default_str()->check(CLI::Range(1L, 1L << 40));
+  app.add_option("--block", f.block, "steps per method before switching")
       ->capture_default_str()
       ->check(CLI::Range(1L, 1L << 40));
-  app.add_option("--settle", settle,
+  app.add_option("--settle", f.settle,
                  "untimed steps at the start of each block, fewer than --block: a switch of method, or a core just "
                  "woken from a serial block, is not the steady state")
       ->capture_default_str()
       ->check(CLI::Range(0L, 1L << 40));
-  app.add_option("--data", data_dir, "MNIST directory (default: data/mnist)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (world.rank() == 0) app.exit(e);
-    return e.get_exit_code() == 0 ? 0 : 2;
-  }
+  app.add_option("--data", f.data_dir, "MNIST directory (default: data/mnist)");
+}
 
-  // Problems with the flags are found the same way on every rank: all leave with code 2, rank 0 says why. Every
-  // later failure may be one rank's alone and aborts the job (main).
-  const auto usage_error = [&](const std::string& why) {
-    if (world.rank() == 0) fmt::print(stderr, "bench_sync: error: {}\n", why);
-    return 2;
-  };
+// Every rank: the methods --methods names into `names`. Returns an empty string, or why the flags cannot run (the
+// same on every rank).
+std::string check_flags(const Flags& f, const Comm& world, std::vector<std::string>& names) {
   // Ranks launched with different flags would pair different collectives and hang: refuse that first.
-  const auto [lo, hi] = world.min_max(std::hash<std::string>{}(fmt::format(
-      "{}|{}|{}|{}|{}|{}|{}|{}", methods, batch, fmt::join(hidden, ","), steps, block, settle, data_dir, bucket_kib)));
-  if (lo != hi) return usage_error("the ranks were given different flags (every rank needs the same command line)");
-  std::vector<std::string> names;
-  std::stringstream list(methods);
+  const auto [lo, hi] = world.min_max(
+      std::hash<std::string>{}(fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", f.methods, f.batch, fmt::join(f.hidden, ","),
+                                           f.steps, f.block, f.settle, f.data_dir, f.bucket_kib)));
+  if (lo != hi) return "the ranks were given different flags (every rank needs the same command line)";
+  std::stringstream list(f.methods);
   for (std::string m; std::getline(list, m, ',');) {
     TrainConfig c;
-    const bool known =
-        m == "xcore" || m == "serial" ||
-        (parse_method(m, c) && find_allreduce_method(c.sync) && find_allreduce_method(c.sync)->every_rank_gets_sum());
+    const bool known = m == "xcore" || m == "serial" || parse_method(m, c);
     if (!known)
-      return usage_error(
-          fmt::format("--methods: '{}' is not one of {} (with -buckets, -pipe, -thread suffixes), "
-                      "xcore or serial",
-                      m, allreduce_method_names(every_rank_sum)));
+      return fmt::format("--methods: '{}' is not one of {} (with -buckets, -pipe, -thread suffixes), xcore or serial", m,
+                         allreduce_method_names(trains));
     names.push_back(m);
   }
-  if (names.empty()) return usage_error("--methods: name at least one method");
-  if (settle >= block)
-    return usage_error(fmt::format("--settle {} leaves no timed step in a --block of {}", settle, block));
-  if (steps < block * static_cast<long>(names.size()))
-    return usage_error(fmt::format("--steps {} gives some method no --block of {} steps: use at least {}", steps, block,
-                                   block * static_cast<long>(names.size())));
+  if (names.empty()) return "--methods: name at least one method";
+  if (f.settle >= f.block) return fmt::format("--settle {} leaves no timed step in a --block of {}", f.settle, f.block);
+  if (f.steps < f.block * static_cast<long>(names.size()))
+    return fmt::format("--steps {} gives some method no --block of {} steps: use at least {}", f.steps, f.block,
+                       f.block * static_cast<long>(names.size()));
+  return {};
+}
 
-  TrainConfig config;
-  config.model = "mlp";
-  config.hidden = hidden;
-  config.bucket_bytes = bucket_kib << 10;
-  config.batch = batch;
-  config.data_dir = data_dir;
-  const std::optional<TrainTest> loaded = load_training_data_on_every_rank(config, world, "bench_sync");
-  if (!loaded) return 2;
-  const TrainTest& data = *loaded;
-  if (batch * static_cast<std::size_t>(world.size()) > data.train.rows)
-    return usage_error(
-        fmt::format("--batch {} on {} ranks is more than the {} training images", batch, world.size(), data.train.rows));
-  const Mlp model(config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes)));
-  install_agreed_kernel_plan(world, model.planned_gemms(batch));  // every rank: one plan
-  std::vector<float> params(model.parameter_count()), grads(model.parameter_count()), spare(model.parameter_count());
-  model.init(params, config.seed);
-  Sgd sgd(config.sgd, model.parameter_count());
-  // The serial baseline trains a replica of its own, so the parallel replicas stay identical.
-  std::vector<float> serial_params = params;
-  Sgd serial_sgd(config.sgd, model.parameter_count());
+// The replicas the methods train: one shared by the parallel methods, one of the serial baseline's own, so that the
+// parallel replicas stay identical.
+struct Replicas {
+  Replicas(const Mlp& model, const TrainConfig& config)
+      : params(model.parameter_count()), grads(model.parameter_count()), spare(model.parameter_count()),
+        sgd(config.sgd, model.parameter_count()), serial_sgd(config.sgd, model.parameter_count()) {
+    model.init(params, config.seed);
+    serial_params = params;
+  }
+  std::vector<float> params, grads, spare, serial_params;
+  Sgd sgd, serial_sgd;
+};
+
+std::vector<MethodTimes> make_methods(const std::vector<std::string>& names, const TrainConfig& config, const Comm& world,
+                                      const Mlp& model, Replicas& r) {
   std::vector<MethodTimes> timed;
   for (const std::string& m : names) {
     if (m == "serial") {
       TrainConfig c = config;
-      c.sync = m;
-      timed.push_back({m, make_allreduce_synchronizer(c, world, serial_sgd), grads, true, 0, 0, 0, 0, {}});
+      c.sync = sync_method("serial");
+      timed.push_back({m, make_synchronizer(c, {world, world, r.serial_sgd}), r.grads, true, 0, 0, 0, 0, {}});
       continue;
     }
     if (m == "xcore") {
-      auto shared = std::make_unique<SharedWindowSgd>(world, model.parameter_count(), sgd);
+      auto shared = std::make_unique<SharedWindowSgd>(world, model.parameter_count(), r.sgd);
       const std::span<float> window = shared->gradient_buffer().first(model.parameter_count());
       timed.push_back({m, std::move(shared), window, false, 0, 0, 0, 0, {}});
       continue;
     }
     TrainConfig c = config;
     parse_method(m, c);
-    auto sync = make_allreduce_synchronizer(c, world, sgd, model.layer_offsets(), model.parameter_count());
+    auto sync = make_synchronizer(c, {world, world, r.sgd, model.layer_offsets(), model.parameter_count()});
     const bool pipelined = sync->gradient_buffers() > 1;
     timed.push_back(
-        {m, std::move(sync), grads, false, 0, 0, 0, 0, pipelined ? std::span<float>(spare) : std::span<float>()});
+        {m, std::move(sync), r.grads, false, 0, 0, 0, 0, pipelined ? std::span<float>(r.spare) : std::span<float>()});
   }
+  return timed;
+}
 
-  // The trainer's split with --iterations-per-epoch auto: every rank draws the same permutation and takes its own
-  // slice of each global batch.
+// One step of method `m` on its replica: gathered, computed, synchronized, timed after the block's settling steps.
+void timed_step(const Flags& f, long s, const TrainTest& data, const Mlp& model, std::span<const std::uint32_t> slice,
+                Batch& b, Workspace& ws, std::span<float> replica, MethodTimes& m) {
+  const double t0 = now_s();
+  gather_batch(data.train, slice, b, model.reads_float_rows(slice.size()));
+  const float loss = model.loss_and_gradient(replica, b, m.grads, ws, m.sync->observer(m.grads));
+  if (!std::isfinite(loss))
+    throw std::runtime_error(fmt::format("training diverged at step {} ({} block{}): loss {}", s, m.name,
+                                         m.serial ? ", rank 0's serial replica" : "", loss));
+  const double t1 = now_s();
+  m.sync->step(replica, m.grads);
+  if (!m.spare.empty()) std::swap(m.grads, m.spare);  // the pipelined method still reads the gradient just passed
+  // A block ends with nothing in flight: the next method starts from the same complete model on every rank.
+  if (s % f.block == f.block - 1 || s + 1 == f.steps) m.sync->drain(replica);
+  const double hidden_s = m.sync->take_hidden_seconds();
+  if (s % f.block >= f.settle) {
+    m.compute_s += t1 - t0;
+    m.sync_s += now_s() - t1;
+    m.hidden_s += hidden_s;
+    ++m.steps;
+  }
+}
+
+// Every rank: --steps steps, the methods taking turns every --block. The trainer's split with --iterations-per-epoch
+// auto: every rank draws the same permutation and takes its own slice of each global batch.
+void train_alternating(const Flags& f, const TrainTest& data, const Mlp& model, const Comm& world, std::uint64_t seed,
+                       Replicas& r, std::vector<MethodTimes>& timed) {
   const std::size_t n = data.train.rows, w = static_cast<std::size_t>(world.size()),
                     me = static_cast<std::size_t>(world.rank());
-  std::vector<std::uint32_t> perm(n), slice(batch);
-  Batch b(batch, data.train.features);
-  Workspace ws(model.sizes(), batch);
-  const long per_epoch = static_cast<long>(n / (batch * w));
+  std::vector<std::uint32_t> perm(n), slice(f.batch);
+  Batch b(f.batch, data.train.features);
+  Workspace ws(model.sizes(), f.batch);
+  const long per_epoch = static_cast<long>(n / (f.batch * w));
   world.barrier();
-  for (long s = 0; s < steps; ++s) {
-    if (s % per_epoch == 0) shuffled_indices(perm, config.seed, static_cast<std::uint64_t>(s / per_epoch));
-    const std::size_t first = (static_cast<std::size_t>(s % per_epoch) * w + me) * batch;
-    for (std::size_t j = 0; j < batch; ++j) slice[j] = perm[first + j];
-    MethodTimes& m = timed[static_cast<std::size_t>(s / block) % timed.size()];
+  for (long s = 0; s < f.steps; ++s) {
+    if (s % per_epoch == 0) shuffled_indices(perm, seed, static_cast<std::uint64_t>(s / per_epoch));
+    const std::size_t first = (static_cast<std::size_t>(s % per_epoch) * w + me) * f.batch;
+    for (std::size_t j = 0; j < f.batch; ++j) slice[j] = perm[first + j];
+    MethodTimes& m = timed[static_cast<std::size_t>(s / f.block) % timed.size()];
     // In a serial block rank 0 steps alone; the other ranks sleep in a barrier it joins after the block's last step.
     if (m.serial && world.rank() != 0) {
-      if (s % block == 0) idle_barrier(world);
+      if (s % f.block == 0) idle_barrier(world);
       continue;
     }
-    std::span<float> replica = m.serial ? std::span<float>(serial_params) : std::span<float>(params);
-    const double t0 = now_s();
-    gather_batch(data.train, slice, b, model.reads_float_rows(slice.size()));
-    const float loss = model.loss_and_gradient(replica, b, m.grads, ws, m.sync->observer(m.grads));
-    if (!std::isfinite(loss))
-      throw std::runtime_error(fmt::format("training diverged at step {} ({} block{}): loss {}", s, m.name,
-                                           m.serial ? ", rank 0's serial replica" : "", loss));
-    const double t1 = now_s();
-    m.sync->step(replica, m.grads);
-    if (!m.spare.empty()) std::swap(m.grads, m.spare);  // the pipelined method still reads the gradient just passed
-    // A block ends with nothing in flight: the next method starts from the same complete model on every rank.
-    if (s % block == block - 1 || s + 1 == steps) m.sync->drain(replica);
-    const double hidden_s = m.sync->take_hidden_seconds();
-    if (s % block >= settle) {
-      m.compute_s += t1 - t0;
-      m.sync_s += now_s() - t1;
-      m.hidden_s += hidden_s;
-      ++m.steps;
-    }
-    if (m.serial && (s % block == block - 1 || s + 1 == steps)) idle_barrier(world);
+    timed_step(f, s, data, model, slice, b, ws, m.serial ? std::span<float>(r.serial_params) : std::span<float>(r.params),
+               m);
+    if (m.serial && (s % f.block == f.block - 1 || s + 1 == f.steps)) idle_barrier(world);
   }
+}
 
-  // Synchronous methods keep one model on every rank: a replica that differs, or holds a NaN, means the timings
-  // describe a broken run. Every rank learns the verdict, so all fail together.
+// Synchronous methods keep one model on every rank: a replica that differs, or holds a NaN, means the timings
+// describe a broken run. Every rank learns the verdict, so all fail together.
+void check_replicas(const Comm& world, std::span<const float> params) {
   std::uint64_t hash = 1469598103934665603ULL;  // FNV-1a over the parameters' bits
   for (float p : params) {
     std::uint32_t bits;
@@ -271,8 +269,11 @@ int run(int argc, char** argv, const Comm& world) {
     throw std::runtime_error(finite ? "another rank's parameters hold NaN or Inf"
                                     : "this rank's parameters hold NaN or Inf");
   if (hash_lo != hash_hi) throw std::runtime_error("the ranks' parameters differ after training");
+}
 
-  // Mean over ranks of each method's per-step times (the serial baseline's are rank 0's alone).
+// Every rank: the mean over ranks of each method's per-step compute, sync and hidden times (the serial baseline's
+// are rank 0's alone), three per method; rank 0 prints them.
+void print_results(const Flags& f, const Comm& world, const Mlp& model, const std::vector<MethodTimes>& timed) {
   std::vector<double> sums;
   for (const MethodTimes& m : timed) {
     const double k = static_cast<double>(std::max(m.steps, 1L));
@@ -280,29 +281,67 @@ int run(int argc, char** argv, const Comm& world) {
   }
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM, world.native()),
             "MPI_Allreduce (bench_sync results)", world.rank());
-  if (world.rank() == 0) {
-    std::vector<double> step_s;
-    double serial_s = 0;
-    for (std::size_t i = 0; i < timed.size(); ++i) {
-      const double ranks = timed[i].serial ? 1.0 : static_cast<double>(world.size());
-      step_s.push_back((sums[3 * i] + sums[3 * i + 1]) / ranks);
-      if (timed[i].serial) serial_s = step_s.back();
-    }
-    fmt::print(
-        "bench_sync: {} ranks, MLP {}, batch {} per worker, {} steps in blocks of {} (first {} untimed), "
-        "methods alternated\n",
-        world.size(), model.describe(), batch, steps, block, settle);
-    fmt::print("{:>16} {:>7} {:>12} {:>12} {:>12} {:>12} {:>14}{}\n", "method", "timed", "compute us", "sync us",
-               "hidden us", "step us", "step / first", serial_s > 0 ? "  speedup vs serial" : "");
-    for (std::size_t i = 0; i < timed.size(); ++i) {
-      const double ranks = timed[i].serial ? 1.0 : static_cast<double>(world.size());
-      const std::string speedup =
-          serial_s > 0 ? fmt::format("{:>20.3f}", timed[i].serial ? 1.0 : world.size() * serial_s / step_s[i]) : "";
-      fmt::print("{:>16} {:>7} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f} {:>14.3f}{}\n", timed[i].name, timed[i].steps,
-                 sums[3 * i] / ranks * 1e6, sums[3 * i + 1] / ranks * 1e6, sums[3 * i + 2] / ranks * 1e6, step_s[i] * 1e6,
-                 step_s[i] / step_s[0], speedup);
-    }
+  if (world.rank() != 0) return;
+  std::vector<double> step_s;
+  double serial_s = 0;
+  for (std::size_t i = 0; i < timed.size(); ++i) {
+    const double ranks = timed[i].serial ? 1.0 : static_cast<double>(world.size());
+    step_s.push_back((sums[3 * i] + sums[3 * i + 1]) / ranks);
+    if (timed[i].serial) serial_s = step_s.back();
   }
+  fmt::print(
+      "bench_sync: {} ranks, MLP {}, batch {} per worker, {} steps in blocks of {} (first {} untimed), "
+      "methods alternated\n",
+      world.size(), model.describe(), f.batch, f.steps, f.block, f.settle);
+  fmt::print("{:>16} {:>7} {:>12} {:>12} {:>12} {:>12} {:>14}{}\n", "method", "timed", "compute us", "sync us",
+             "hidden us", "step us", "step / first", serial_s > 0 ? "  speedup vs serial" : "");
+  for (std::size_t i = 0; i < timed.size(); ++i) {
+    const double ranks = timed[i].serial ? 1.0 : static_cast<double>(world.size());
+    const std::string speedup =
+        serial_s > 0 ? fmt::format("{:>20.3f}", timed[i].serial ? 1.0 : world.size() * serial_s / step_s[i]) : "";
+    fmt::print("{:>16} {:>7} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f} {:>14.3f}{}\n", timed[i].name, timed[i].steps,
+               sums[3 * i] / ranks * 1e6, sums[3 * i + 1] / ranks * 1e6, sums[3 * i + 2] / ranks * 1e6, step_s[i] * 1e6,
+               step_s[i] / step_s[0], speedup);
+  }
+}
+
+int run(int argc, char** argv, const Comm& world) {
+  CLI::App app{"bench_sync: synchronizers alternated within one training run, whole steps timed per method"};
+  Flags f;
+  add_options(app, f);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (world.rank() == 0) app.exit(e);
+    return e.get_exit_code() == 0 ? 0 : 2;
+  }
+  // Problems with the flags are found the same way on every rank: all leave with code 2, rank 0 says why. Every
+  // later failure may be one rank's alone and aborts the job (main).
+  const auto usage_error = [&](const std::string& why) {
+    if (world.rank() == 0) fmt::print(stderr, "bench_sync: error: {}\n", why);
+    return 2;
+  };
+  std::vector<std::string> names;
+  if (const std::string problem = check_flags(f, world, names); !problem.empty()) return usage_error(problem);
+  TrainConfig config;
+  config.model = "mlp";
+  config.hidden = f.hidden;
+  config.bucket_bytes = f.bucket_kib << 10;
+  config.batch = f.batch;
+  config.data_dir = f.data_dir;
+  const std::optional<TrainTest> loaded = load_training_data_on_every_rank(config, world, "bench_sync");
+  if (!loaded) return 2;
+  const TrainTest& data = *loaded;
+  if (f.batch * static_cast<std::size_t>(world.size()) > data.train.rows)
+    return usage_error(fmt::format("--batch {} on {} ranks is more than the {} training images", f.batch, world.size(),
+                                   data.train.rows));
+  const Mlp model(config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes)));
+  install_agreed_kernel_plan(world, model.planned_gemms(f.batch));  // every rank: one plan
+  Replicas replicas(model, config);
+  std::vector<MethodTimes> timed = make_methods(names, config, world, model, replicas);
+  train_alternating(f, data, model, world, config.seed, replicas, timed);
+  check_replicas(world, replicas.params);
+  print_results(f, world, model, timed);
   return 0;
 }
 

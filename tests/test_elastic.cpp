@@ -45,7 +45,7 @@ struct Hosts {
 
 TrainConfig base(const std::string& sync, const std::string& dir) {
   TrainConfig c;
-  c.sync = sync;
+  c.sync = sync_method(sync);
   c.model = "mlp";
   c.hidden = {16};
   c.epochs = 1;

@@ -30,7 +30,7 @@
 #include "model/synthetic.hpp"
 #include "test_support.hpp"
 #include "trainers/agreed_kernel_plan.hpp"
-#include "trainers/synchronizer.hpp"
+#include "trainers/make_synchronizer.hpp"
 #include "trainers/trainer.hpp"
 
 using namespace gradsync;
@@ -306,7 +306,7 @@ TEST_CASE(
   if (sets.size() < 2 || !per_call_contexts_available()) return;
   const TrainTest data = test::blobs();
   TrainConfig c;
-  c.sync = "ring";
+  c.sync = sync_method("ring");
   c.model = "mlp";
   c.hidden = {8};  // few enough outputs for the byte kernels
   c.epochs = 1;
@@ -331,7 +331,7 @@ TEST_CASE(
   std::vector<float> params(model.parameter_count()), grads(model.parameter_count());
   model.init(params, c.seed);
   Sgd sgd(c.sgd, model.parameter_count());
-  auto sync = make_allreduce_synchronizer(c, world, sgd, model.layer_offsets(), model.parameter_count());
+  auto sync = make_synchronizer(c, {world, world, sgd, model.layer_offsets(), model.parameter_count()});
   Workspace ws(model.sizes(), c.batch);
   Batch batch(c.batch, 20);
   std::vector<std::uint32_t> rows(c.batch);
@@ -355,7 +355,7 @@ TEST_CASE(
   got.resize(model.parameter_count());
   MPI_Bcast(got.data(), static_cast<int>(got.size()), MPI_FLOAT, 0, world.native());
   TrainConfig serial = c;
-  serial.sync = "serial";
+  serial.sync = sync_method("serial");
   serial.batch = c.batch * workers;
   const Comm self(MPI_COMM_SELF);
   const std::vector<float> reference = train(serial, data, self).params;

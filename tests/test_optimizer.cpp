@@ -9,7 +9,8 @@
 
 #include "collectives/comm.hpp"
 #include "model/sgd.hpp"
-#include "trainers/synchronizer.hpp"
+#include "trainers/make_synchronizer.hpp"
+#include "trainers/train_config.hpp"
 
 using namespace gradsync;
 
@@ -121,10 +122,10 @@ TEST_CASE("synchronous data parallelism steps with the mean gradient and the ful
       CAPTURE(method);
       CAPTURE(o.momentum);
       TrainConfig config;
-      config.sync = method;
+      config.sync = sync_method(method);
       config.sgd = o;
       Sgd sgd(o, n);
-      const auto sync = make_allreduce_synchronizer(config, world, sgd);
+      const auto sync = make_synchronizer(config, {world, world, sgd});
       std::vector<float> p(n, 1.0f);
       Reference ref{o, std::vector<double>(n, 1.0), std::vector<double>(n, 0.0)};
       for (int k = 0; k < 6; ++k) {
@@ -165,11 +166,11 @@ TEST_CASE("model averaging every H > 1 steps, and a final average when the run s
         CAPTURE(h);
         CAPTURE(steps);
         TrainConfig config;
-        config.sync = method;
+        config.sync = sync_method(method);
         config.average_every = h;
         config.sgd = {lr, 0.0f, 0.0f};
         Sgd sgd(config.sgd, n);
-        const auto sync = make_allreduce_synchronizer(config, world, sgd);
+        const auto sync = make_synchronizer(config, {world, world, sgd});
         const std::vector<float> start = {1.0f, -2.0f, 0.5f};
         std::vector<float> p = start, g(n);
         const float k = 1.0f + static_cast<float>(world.rank());

@@ -23,7 +23,7 @@ constexpr long kSteps = 12;
 // Three layers, so that buckets can split the gradient at two boundaries.
 TrainConfig small_mlp(const std::string& sync, std::size_t batch) {
   TrainConfig c;
-  c.sync = sync;
+  c.sync = sync_method(sync);
   c.model = "mlp";
   c.hidden = {16, 12};
   c.epochs = 2;
@@ -71,7 +71,7 @@ std::vector<float> one_step_late_reference(const TrainConfig& c, const TrainTest
 
 std::vector<float> serial_reference(const TrainConfig& c, const TrainTest& data, std::size_t global_batch) {
   TrainConfig serial = c;
-  serial.sync = "serial";
+  serial.sync = sync_method("serial");
   serial.pipeline = false;
   serial.servers = 1;
   serial.batch = global_batch;
@@ -90,7 +90,7 @@ TEST_CASE("bucketed backward: the blocking path's bits on two ranks, its model t
       const std::vector<float> reference = train(blocking, data, *comm).params;
       // 1 byte: every layer its own bucket; the default: fewer, larger ones.
       for (std::size_t bucket_bytes : {std::size_t{1}, TrainConfig::kDefaultBucketBytes}) {
-        for (const std::string progress : {"calls", "thread"}) {
+        for (const Progress progress : {Progress::calls, Progress::thread}) {
           TrainConfig bucketed = blocking;
           bucketed.buckets = true;
           bucketed.bucket_bytes = bucket_bytes;
@@ -122,7 +122,7 @@ TEST_CASE("pipelined SGD equals serial SGD that applies each gradient one step l
   };
   for (const Variant& v : {Variant{"ring"}, Variant{"mpi"}, Variant{"ps", 1}, Variant{"ps", 2}}) {
     if (v.sync == "ps" && v.servers >= world.size()) continue;
-    for (const std::string progress : {"calls", "thread"}) {
+    for (const Progress progress : {Progress::calls, Progress::thread}) {
       TrainConfig c = small_mlp(v.sync, b);
       c.servers = v.servers;
       c.pipeline = true;

@@ -21,7 +21,7 @@ namespace {
 
 TrainConfig base(const std::string& sync, const std::string& dir) {
   TrainConfig c;
-  c.sync = sync;
+  c.sync = sync_method(sync);
   c.model = "mlp";
   c.hidden = {16};
   c.epochs = 1;
@@ -66,7 +66,7 @@ TEST_CASE("resume refuses a checkpoint differing in any one fingerprint field, n
   const std::vector<Change> changes = {
       {"model", [](TrainConfig& c) { c.model = "softmax"; }, "model=20-16-4", "model=20-4"},
       {"hidden", [](TrainConfig& c) { c.hidden = {8}; }, "model=20-16-4", "model=20-8-4"},
-      {"sync", [](TrainConfig& c) { c.sync = "ring"; }, "sync=serial", "sync=ring"},
+      {"sync", [](TrainConfig& c) { c.sync = sync_method("ring"); }, "sync=serial", "sync=ring"},
       {"dataset", [](TrainConfig& c) { c.dataset = "fashion"; }, "dataset=mnist", "dataset=fashion"},
       {"seed", [](TrainConfig& c) { c.seed = 4; }, "seed=3", "seed=4"},
       {"momentum", [](TrainConfig& c) { c.sgd.momentum = 0.5f; }, "momentum=0 ", "momentum=0.5 "},
@@ -129,11 +129,11 @@ TEST_CASE("resume refuses a parameter-server checkpoint of another mode or stale
   const TrainTest data = test::blobs(512);
   const auto dir = test::temp_dir("resume-ps", world.rank());
   TrainConfig written = base("ps", dir.string());
-  written.ps_mode = "ssp";
+  written.ps_mode = PsMode::ssp;
   written.staleness = 1;
   train(written, data, world);
   const std::vector<Change> changes = {
-      {"ps-mode", [](TrainConfig& c) { c.ps_mode = "asp"; }, "sync=ps-ssp1 ", "sync=ps-asp "},
+      {"ps-mode", [](TrainConfig& c) { c.ps_mode = PsMode::asp; }, "sync=ps-ssp1 ", "sync=ps-asp "},
       {"staleness", [](TrainConfig& c) { c.staleness = 2; }, "sync=ps-ssp1 ", "sync=ps-ssp2 "},
   };
   for (const Change& change : changes) {

@@ -21,7 +21,7 @@ using namespace gradsync;
 namespace {
 
 struct PsRun {
-  std::string mode = "bsp";
+  PsMode mode = PsMode::bsp;
   int staleness = 0;
   int servers = 1;
   long steps = 6;
@@ -50,7 +50,7 @@ Observed run_ps(const Comm& world, const PsRun& run) {
   const bool is_server = world.rank() < servers;
   const PsLayout layout{servers, workers, static_cast<std::size_t>(servers * workers)};
   TrainConfig config;
-  config.sync = "ps";
+  config.sync = sync_method("ps");
   config.ps_mode = run.mode;
   config.staleness = run.staleness;
   config.servers = servers;
@@ -111,9 +111,9 @@ void check_every_gradient_applied_once(const Observed& seen, const PsRun& run, i
 TEST_CASE("BSP and SSP with bound 0 keep every worker in lockstep: the clock gap is 0 at every release") {
   const Comm world = Comm::world();
   if (world.size() < 3) return;  // a gap needs two workers
-  for (const PsRun& run : {PsRun{"bsp", 0, 1}, PsRun{"ssp", 0, 1}, PsRun{"bsp", 0, 2}}) {
+  for (const PsRun& run : {PsRun{PsMode::bsp, 0, 1}, PsRun{PsMode::ssp, 0, 1}, PsRun{PsMode::bsp, 0, 2}}) {
     if (world.size() - run.servers < 2) continue;
-    CAPTURE(run.mode);
+    CAPTURE(ps_mode_name(run.mode));
     CAPTURE(run.servers);
     const Observed seen = run_ps(world, run);
     CHECK(seen.own_clock_ok);
@@ -129,7 +129,7 @@ TEST_CASE("BSP and SSP with bound 0 keep every worker in lockstep: the clock gap
 TEST_CASE("SSP with bound S lets a fast worker run exactly S steps ahead of a straggler, never more") {
   const Comm world = Comm::world();
   if (world.size() < 3) return;
-  for (const PsRun& run : {PsRun{"ssp", 1, 1}, PsRun{"ssp", 2, 1}, PsRun{"ssp", 2, 2}}) {
+  for (const PsRun& run : {PsRun{PsMode::ssp, 1, 1}, PsRun{PsMode::ssp, 2, 1}, PsRun{PsMode::ssp, 2, 2}}) {
     if (world.size() - run.servers < 2) continue;
     CAPTURE(run.staleness);
     CAPTURE(run.servers);
@@ -149,7 +149,7 @@ TEST_CASE("ASP lets fast workers run further ahead of a straggler than an SSP bo
   if (world.size() < 3) return;
   const int bound = 2;
   for (int servers : {1, 2}) {
-    const PsRun run{"asp", bound, servers};
+    const PsRun run{PsMode::asp, bound, servers};
     if (world.size() - run.servers < 2) continue;
     CAPTURE(servers);
     const Observed seen = run_ps(world, run);
@@ -181,14 +181,14 @@ TEST_CASE("the server applies each gradient with the documented scale: 1/W for g
     start[i] = 0.5f - 0.25f * static_cast<float>(i);
     gradient[i] = 0.125f * static_cast<float>(i) - 0.3f;
   }
-  for (const std::string mode : {"asp", "ssp", "bsp"}) {
+  for (const PsMode mode : {PsMode::asp, PsMode::ssp, PsMode::bsp}) {
     for (const SgdOptions sgd :
          {SgdOptions{0.1f, 0.0f, 0.05f}, SgdOptions{0.1f, 0.9f, 0.05f}, SgdOptions{0.1f, 0.5f, 0.0f}}) {
-      CAPTURE(mode);
+      CAPTURE(ps_mode_name(mode));
       CAPTURE(sgd.momentum);
       CAPTURE(sgd.weight_decay);
       TrainConfig config;
-      config.sync = "ps";
+      config.sync = sync_method("ps");
       config.ps_mode = mode;
       config.staleness = 1;
       config.sgd = sgd;
@@ -196,7 +196,7 @@ TEST_CASE("the server applies each gradient with the documented scale: 1/W for g
         ParameterServer server(world, server_comm, layout, config, start);
         const EpochWork work = server.serve(steps);
         const std::span<const float> got = server.gather_model();
-        const bool async = mode != "bsp";
+        const bool async = mode != PsMode::bsp;
         const double w = workers, decay = async ? 1.0 / w : 1.0;
         const double pushed = async ? 1.0 : w;  // gradients summed into one update, scaled by 1/W like one alone
         const long updates = async ? steps * workers : steps;

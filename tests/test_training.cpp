@@ -1,12 +1,15 @@
 #include <doctest/doctest.h>
 
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "collectives/comm.hpp"
 #include "model/dataset.hpp"
 #include "model/mlp.hpp"
 #include "model/synthetic.hpp"
 #include "test_support.hpp"
+#include "trainers/cli.hpp"
 #include "trainers/trainer.hpp"
 
 using namespace gradsync;
@@ -17,7 +20,7 @@ constexpr long kEquivalenceSteps = 24;
 
 TrainConfig small_mlp(const std::string& sync, std::size_t batch) {
   TrainConfig c;
-  c.sync = sync;
+  c.sync = sync_method(sync);
   c.model = "mlp";
   c.hidden = {16};
   c.epochs = 1;
@@ -100,7 +103,7 @@ TEST_CASE("ASP and SSP apply every gradient exactly once, respect the staleness 
   const Comm world = Comm::world();
   if (world.size() < 3) return;
   const TrainTest data = test::blobs();
-  for (const std::string mode : {"asp", "ssp"}) {
+  for (const PsMode mode : {PsMode::asp, PsMode::ssp}) {
     for (int servers : {1, 2}) {
       if (servers + 1 >= world.size() && servers > 1) continue;
       TrainConfig c = small_mlp("ps", 8);
@@ -109,15 +112,15 @@ TEST_CASE("ASP and SSP apply every gradient exactly once, respect the staleness 
       c.servers = servers;
       c.epochs = 3;
       c.iterations_per_epoch = TrainConfig::kAuto;
-      c.straggler_rank = world.size() - 1;  // one slow worker makes the others run ahead
-      c.straggler_ms = 0.2;
+      c.faults.straggler_rank = world.size() - 1;  // one slow worker makes the others run ahead
+      c.faults.straggler_ms = 0.2;
       const TrainResult r = train(c, data, world);
       if (world.rank() != 0) continue;
       CAPTURE(c.sync_name());
       const long steps = r.steps / c.epochs;
       for (const EpochReport& e : r.epochs) {
         CHECK(e.gradients_applied == doctest::Approx(double(steps * r.workers)));
-        if (mode == "ssp") CHECK(e.clock_gap_max <= c.staleness);
+        if (mode == PsMode::ssp) CHECK(e.clock_gap_max <= c.staleness);
         CHECK(e.staleness_max >= 0);
       }
       CHECK(r.test_accuracy > 0.95);
@@ -127,14 +130,10 @@ TEST_CASE("ASP and SSP apply every gradient exactly once, respect the staleness 
 
 TEST_CASE("bad training configurations are rejected with a message naming the flag") {
   TrainConfig c;
-  c.sync = "ps";
+  c.sync = sync_method("ps");
   CHECK(validate(c, 1).find("--sync ps needs at least 2 ranks") != std::string::npos);
   c.servers = 4;
   CHECK(validate(c, 4).find("--servers 4") != std::string::npos);
-  c = TrainConfig{};
-  c.sync = "ring";
-  c.ps_mode = "eventual";
-  CHECK(validate(c, 2).find("--ps-mode") != std::string::npos);
   c = TrainConfig{};
   c.model = "cnn";
   CHECK(validate(c, 1).find("--model") != std::string::npos);
@@ -142,10 +141,71 @@ TEST_CASE("bad training configurations are rejected with a message naming the fl
   CHECK(validate(c, 2).find("--sync serial runs on one rank") != std::string::npos);
   CHECK(validate(TrainConfig{}, 1).empty());
   c = TrainConfig{};
-  c.sync = "ring";
+  c.sync = sync_method("ring");
   c.average_every = 4;
   c.checkpoint_dir = "/tmp/x";
   CHECK(validate(c, 2).find("--checkpoint: not supported with --average-every") != std::string::npos);
+  c = TrainConfig{};
+  c.sync = sync_method("ring-bf16");
+  c.average_every = 4;
+  CHECK(validate(c, 2).find("--average-every: model averaging needs an exact allreduce method") != std::string::npos);
+  c = TrainConfig{};
+  c.sync = sync_method("ps");
+  c.buckets = true;
+  CHECK(validate(c, 2).find("--buckets: needs an allreduce method") != std::string::npos);
+  c = TrainConfig{};
+  c.pipeline = true;
+  CHECK(validate(c, 1).find("--pipeline 1: needs a synchronizing method (ps, ring") != std::string::npos);
+  CHECK_THROWS_AS(sync_method("ps-sharded"), std::invalid_argument);  // an allreduce that leaves no sum on every rank
+}
+
+namespace {
+
+CliOutcome parse_flags(std::vector<std::string> args) {
+  args.insert(args.begin(), "train");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return parse_train_cli(static_cast<int>(argv.size()), argv.data());
+}
+
+}  // namespace
+
+TEST_CASE("the train command line turns names into typed choices once, refusing unknown ones by flag and text") {
+  struct Refused {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  for (const Refused& r : {Refused{{"--sync", "ps-sharded"}, "--sync: unknown method 'ps-sharded' (choose serial, ps"},
+                           Refused{{"--sync", "rng"}, "--sync: unknown method 'rng'"},
+                           Refused{{"--ps-mode", "eventual"}, "--ps-mode: unknown mode 'eventual'"},
+                           Refused{{"--progress", "both"}, "--progress: unknown 'both' (choose calls or thread)"},
+                           Refused{{"--straggler", "1:x"}, "--straggler: '1:x' is not RANK:MS"}}) {
+    CAPTURE(r.args[1]);
+    const CliOutcome out = parse_flags(r.args);
+    CHECK(!out.config);
+    CHECK(out.exit_code == 2);
+    CHECK(out.message.find(r.message) != std::string::npos);
+  }
+  const CliOutcome ps = parse_flags({"--sync", "ps", "--ps-mode", "ssp", "--staleness", "2", "--servers", "2"});
+  REQUIRE(ps.config);
+  CHECK(ps.config->sync == sync_method("ps"));
+  CHECK(ps.config->ps_mode == PsMode::ssp);
+  CHECK(ps.config->sync_name() == "ps-ssp2-k2");
+  const CliOutcome ring = parse_flags({"--sync", "ring", "--pipeline", "1", "--progress", "thread", "--straggler",
+                                       "random:5", "--inject-pause", "7:0.5"});
+  REQUIRE(ring.config);
+  CHECK(ring.config->sync.allreduce == find_allreduce_method("ring"));
+  CHECK(ring.config->progress == Progress::thread);
+  CHECK(ring.config->sync_name() == "ring-pipe-thread");
+  CHECK(ring.config->faults.straggler_rank == FaultInjection::kRandomStraggler);
+  CHECK(ring.config->faults.straggler_ms == 5);
+  CHECK(ring.config->faults.pause_step == 7);
+  const CliOutcome avg = parse_flags({"--sync", "mpi", "--average-every", "4", "--ps-mode", "bsp"});
+  REQUIRE(avg.config);
+  CHECK(avg.config->sync_name() == "mpi-avg4");
+  const CliOutcome bsp = parse_flags({"--sync", "ps", "--servers", "2"});
+  REQUIRE(bsp.config);
+  CHECK(bsp.config->sync_name() == "ps-bsp-k2");
 }
 
 TEST_CASE("a per-worker batch larger than a worker's share of the training set is refused, naming value and limit") {
@@ -157,7 +217,7 @@ TEST_CASE("a per-worker batch larger than a worker's share of the training set i
   c.batch = 60000;
   CHECK(validate_against_data(c, 1, 60000).empty());  // one step of the whole set is allowed
 
-  c.sync = "ring";
+  c.sync = sync_method("ring");
   c.batch = 15001;
   const std::string four = validate_against_data(c, 4, 60000);
   CHECK(four.find("--batch 15001") != std::string::npos);
@@ -166,7 +226,7 @@ TEST_CASE("a per-worker batch larger than a worker's share of the training set i
   CHECK(validate_against_data(c, 4, 60000).empty());
 
   // Servers hold no data: only the workers share the set.
-  c.sync = "ps";
+  c.sync = sync_method("ps");
   c.servers = 1;
   c.batch = 20001;
   CHECK(validate_against_data(c, 4, 60000).find("60000 images / 3 workers = 20000") != std::string::npos);
@@ -177,7 +237,7 @@ TEST_CASE("a per-worker batch larger than a worker's share of the training set i
 TEST_CASE("end to end: data-parallel softmax, one epoch of real MNIST, reaches 90% test accuracy") {
   const Comm world = Comm::world();
   TrainConfig c;
-  c.sync = world.size() > 1 ? "ring" : "serial";
+  c.sync = sync_method(world.size() > 1 ? "ring" : "serial");
   c.model = "softmax";
   c.epochs = 1;
   c.batch = 32 / static_cast<std::size_t>(world.size());

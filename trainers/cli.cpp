@@ -4,85 +4,107 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <span>
 #include <sstream>
+#include <string_view>
 
 #include "collectives/methods.hpp"
+#include "trainers/sync_method.hpp"
 
 namespace gradsync {
 namespace {
+
+// `text` as a positive integer, all of it, or 0 if it is not one.
+long positive_count(const std::string& text) {
+  std::size_t used = 0;
+  long v = 0;
+  try {
+    v = std::stol(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  return used == text.size() && !text.empty() && v > 0 ? v : 0;
+}
 
 std::vector<std::size_t> parse_widths(const std::string& text) {
   std::vector<std::size_t> widths;
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    std::size_t used = 0;
-    long v = 0;
-    try {
-      v = std::stol(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || item.empty() || v <= 0)
+    const long v = positive_count(item);
+    if (v == 0)
       throw CLI::ValidationError("--hidden", fmt::format("'{}' is not a comma-separated list of positive widths", text));
     widths.push_back(static_cast<std::size_t>(v));
   }
   return widths;
 }
 
-}  // namespace
+// What CLI11 reads as text or as a wider type, before it becomes TrainConfig's typed and checked values.
+struct RawFlags {
+  std::string sync = "serial", hidden = "128", iterations = "full", ps_mode = "bsp", progress = "calls";
+  std::string straggler, pause;
+  long batch = 0, chunk = 0, bucket_kib = 0, global_batch = 0;
+  int pipeline = 0;
+  std::uint64_t seed = 0;
+};
 
-CliOutcome parse_train_cli(int argc, char** argv) {
-  TrainConfig c;
-  CLI::App app{
-      "gradsync train: data-parallel SGD on MNIST with a pluggable gradient synchronization.\n"
-      "Run under mpirun for ring, mpi and ps; e.g. mpirun -n 2 build/bin/train --sync ring --model mlp"};
-  std::string hidden = "128", iterations = "full", straggler;
-  long batch = static_cast<long>(c.batch), chunk = static_cast<long>(c.chunk_bytes);
-  std::uint64_t seed = c.seed;
-  app.add_option(
-         "--sync", c.sync,
-         fmt::format("serial | ps (the parameter-server trainer) | an allreduce: {} (bench_allreduce "
-                     "--list-methods says what each is)",
-                     allreduce_method_names([](const AllreduceMethod& m) { return m.every_rank_gets_sum(); }, " | ")))
+constexpr std::string_view kProgressNames[] = {"calls", "thread"};  // indexed by Progress
+
+// The value whose name in `names` (indexed by the enum) is `text`; otherwise a usage error for `flag`.
+template <class Enum>
+Enum named(std::span<const std::string_view> names, const std::string& text, const char* flag, const std::string& why) {
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == text) return static_cast<Enum>(i);
+  throw CLI::ValidationError(flag, why);
+}
+
+void add_model_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
+  app.add_option("--sync", raw.sync,
+                 fmt::format("{} | an allreduce: {} (ps is the parameter-server trainer; bench_allreduce "
+                             "--list-methods says what each allreduce is)",
+                             sync_family_names(" | "), allreduce_method_names(trains, " | ")))
       ->capture_default_str();
   app.add_option("--model", c.model, "softmax | mlp")->capture_default_str();
-  app.add_option("--hidden", hidden, "mlp hidden widths, comma-separated (e.g. 256,128)")->capture_default_str();
+  app.add_option("--hidden", raw.hidden, "mlp hidden widths, comma-separated (e.g. 256,128)")->capture_default_str();
   app.add_option("--epochs", c.epochs, "passes over the training set")->capture_default_str();
-  app.add_option("--batch", batch, "batch size per worker")->capture_default_str();
+  app.add_option("--batch", raw.batch, "batch size per worker")->capture_default_str();
   app.add_option("--lr", c.sgd.lr, "learning rate")->capture_default_str();
   app.add_option("--momentum", c.sgd.momentum, "SGD momentum")->capture_default_str();
   app.add_option("--weight-decay", c.sgd.weight_decay, "L2 weight decay")->capture_default_str();
-  app.add_option("--seed", seed, "seed for initialization and shuffling")->capture_default_str();
+  app.add_option("--seed", raw.seed, "seed for initialization and shuffling")->capture_default_str();
   app.add_option("--dataset", c.dataset, "mnist | fashion")->capture_default_str();
   app.add_option("--data", c.data_dir, "directory with the four IDX files (raw or .gz)");
-  app.add_option("--iterations-per-epoch", iterations,
+  app.add_option("--iterations-per-epoch", raw.iterations,
                  "steps per epoch: full = rows/batch for every worker; auto = rows/(batch*workers), the lab's "
                  "constant total work, so runs on any np do equal work; or a count")
       ->capture_default_str();
-  app.add_option("--average-every", c.average_every, "local SGD: average the models every H steps (ring/mpi)");
+  app.add_option("--average-every", c.average_every,
+                 "local SGD: average the models every H steps (an exact allreduce method)");
   app.add_option(
-      "--chunk-bytes", chunk,
+      "--chunk-bytes", raw.chunk,
       "ring allreduce message size in bytes (default: 1 MiB when all ranks share a node, 16 MiB across hosts)");
-  long bucket_kib = static_cast<long>(c.bucket_bytes >> 10);
-  int pipeline = 0;
+  app.add_option("--global-batch", raw.global_batch,
+                 "batch summed over all workers (instead of --batch): kept when a resumed run has fewer workers");
+}
+
+void add_overlap_and_ps_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
   app.add_flag("--buckets", c.buckets,
-               "allreduce the gradient in buckets as the backward pass finishes its layers (ring, mpi, ring-bf16)");
-  app.add_option("--bucket-kib", bucket_kib, "bucket size in KiB with --buckets (whole layers, output layer first)")
+               "allreduce the gradient in buckets as the backward pass finishes its layers (an allreduce method)");
+  app.add_option("--bucket-kib", raw.bucket_kib, "bucket size in KiB with --buckets (whole layers, output layer first)")
       ->capture_default_str();
-  app.add_option("--pipeline", pipeline,
+  app.add_option("--pipeline", raw.pipeline,
                  "1: pipelined SGD, step t's gradient synchronized while step t+1 is computed and applied one step "
-                 "late (ring, mpi, ps, ring-bf16)")
+                 "late (ps or an allreduce method)")
       ->capture_default_str();
-  app.add_option("--progress", c.progress,
+  app.add_option("--progress", raw.progress,
                  "who moves overlapped communication on: calls (between kernels) | thread (a communication thread)")
       ->capture_default_str();
-  app.add_option("--ps-mode", c.ps_mode, "parameter server: bsp | asp | ssp")->capture_default_str();
+  app.add_option("--ps-mode", raw.ps_mode, "parameter server: bsp | asp | ssp")->capture_default_str();
   app.add_option("--staleness", c.staleness, "ssp: how many steps a worker may run ahead")->capture_default_str();
   app.add_option("--servers", c.servers, "parameter server shards (key ranges)")->capture_default_str();
-  app.add_option("--straggler", straggler,
-                 "RANK:MS: that rank sleeps MS milliseconds every step; random:MS: each step one worker, drawn from the "
-                 "seed, does");
+}
+
+void add_run_options(CLI::App& app, TrainConfig& c) {
   app.add_option("--threads", c.threads, "BLIS threads per process")->capture_default_str();
   app.add_option("--csv", c.csv, "append a result row to this CSV file");
   app.add_option("--epoch-csv", c.epoch_csv, "append one row per epoch (time to accuracy, staleness) to this CSV file");
@@ -108,72 +130,110 @@ CliOutcome parse_train_cli(int argc, char** argv) {
   app.add_flag("--resume", c.resume,
                "continue from the newest complete checkpoint found in the hosts' --checkpoint directories (on any "
                "number of ranks)");
-  long global_batch = 0;
-  app.add_option("--global-batch", global_batch,
-                 "batch summed over all workers (instead of --batch): kept when a resumed run has fewer workers");
-  std::string pause;
-  app.add_option("--inject-pause", pause, "testing: STEP:SECONDS, every worker sleeps after STEP global steps")
-      ->group("");
-  app.add_option("--inject-nan-step", c.inject_nan_step, "testing: the last rank's gradient turns NaN at this step")
-      ->group("");
+}
 
+void add_fault_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
+  app.add_option("--straggler", raw.straggler,
+                 "RANK:MS: that rank sleeps MS milliseconds every step; random:MS: each step one worker, drawn from the "
+                 "seed, does");
+  app.add_option("--inject-pause", raw.pause, "testing: STEP:SECONDS, every worker sleeps after STEP global steps")
+      ->group("");
+  app.add_option("--inject-nan-step", c.faults.nan_step, "testing: the last rank's gradient turns NaN at this step")
+      ->group("");
+}
+
+// --sync, --ps-mode and --progress: text to typed values.
+void take_choices(const RawFlags& raw, TrainConfig& c) {
+  const std::optional<SyncMethod> sync = find_sync_method(raw.sync);
+  if (!sync)
+    throw CLI::ValidationError("--sync", fmt::format("unknown method '{}' (choose {} or an allreduce: {})", raw.sync,
+                                                     sync_family_names(), allreduce_method_names(trains)));
+  c.sync = *sync;
+  c.ps_mode = named<PsMode>(kPsModeNames, raw.ps_mode, "--ps-mode",
+                            fmt::format("unknown mode '{}' (choose bsp, asp or ssp)", raw.ps_mode));
+  c.progress = named<Progress>(kProgressNames, raw.progress, "--progress",
+                               fmt::format("unknown '{}' (choose calls or thread)", raw.progress));
+}
+
+long parse_iterations(const std::string& text) {
+  if (text == "auto") return TrainConfig::kAuto;
+  if (text == "full") return TrainConfig::kFullPass;
+  const long v = positive_count(text);
+  if (v == 0)
+    throw CLI::ValidationError("--iterations-per-epoch",
+                               fmt::format("'{}' is not 'full', 'auto' or a positive count", text));
+  return v;
+}
+
+// The sizes and counts: checked, then converted.
+void take_numbers(const CLI::App& app, const RawFlags& raw, TrainConfig& c) {
+  if (raw.batch <= 0) throw CLI::ValidationError("--batch", fmt::format("must be positive, got {}", raw.batch));
+  if (app.count("--chunk-bytes") > 0 && raw.chunk <= 0)
+    throw CLI::ValidationError("--chunk-bytes", fmt::format("must be positive, got {}", raw.chunk));
+  if (raw.bucket_kib <= 0)
+    throw CLI::ValidationError("--bucket-kib", fmt::format("must be positive, got {}", raw.bucket_kib));
+  if (raw.pipeline != 0 && raw.pipeline != 1)
+    throw CLI::ValidationError("--pipeline", fmt::format("is 0 or 1, got {}", raw.pipeline));
+  if (app.count("--global-batch") > 0) {
+    if (raw.global_batch <= 0)
+      throw CLI::ValidationError("--global-batch", fmt::format("must be positive, got {}", raw.global_batch));
+    if (app.count("--batch") > 0)
+      throw CLI::ValidationError("--global-batch", "give --batch (per worker) or --global-batch, not both");
+    c.global_batch = static_cast<std::size_t>(raw.global_batch);
+  }
+  if (app.count("--checkpoint-seconds") > 0 && app.count("--checkpoint-steps") > 0)
+    throw CLI::ValidationError("--checkpoint-seconds", "give --checkpoint-steps or --checkpoint-seconds, not both");
+  if (app.count("--checkpoint-steps") > 0 && c.checkpoint_steps < 0)
+    throw CLI::ValidationError("--checkpoint-steps", fmt::format("must be >= 0, got {}", c.checkpoint_steps));
+  c.hidden = parse_widths(raw.hidden);
+  c.iterations_per_epoch = parse_iterations(raw.iterations);
+  c.bucket_bytes = static_cast<std::size_t>(raw.bucket_kib) << 10;
+  c.pipeline = raw.pipeline == 1;
+  c.batch = static_cast<std::size_t>(raw.batch);
+  c.chunk_bytes = static_cast<std::size_t>(raw.chunk);
+  c.seed = raw.seed;
+}
+
+void take_faults(const RawFlags& raw, FaultInjection& f) {
+  if (!raw.pause.empty()) {
+    char tail = 0;
+    if (std::sscanf(raw.pause.c_str(), "%ld:%lf%c", &f.pause_step, &f.pause_s, &tail) != 2 || f.pause_step < 0 ||
+        !(f.pause_s >= 0))
+      throw CLI::ValidationError("--inject-pause", fmt::format("'{}' is not STEP:SECONDS", raw.pause));
+  }
+  if (raw.straggler.empty()) return;
+  int rank = -1;
+  double ms = -1;
+  char tail = 0;
+  if (std::sscanf(raw.straggler.c_str(), "random:%lf%c", &ms, &tail) == 1 && ms >= 0)
+    rank = FaultInjection::kRandomStraggler;
+  else if (std::sscanf(raw.straggler.c_str(), "%d:%lf%c", &rank, &ms, &tail) != 2 || rank < 0 || !(ms >= 0))
+    throw CLI::ValidationError("--straggler", fmt::format("'{}' is not RANK:MS or random:MS (e.g. 3:5)", raw.straggler));
+  f.straggler_rank = rank;
+  f.straggler_ms = ms;
+}
+
+}  // namespace
+
+CliOutcome parse_train_cli(int argc, char** argv) {
+  TrainConfig c;
+  CLI::App app{
+      "gradsync train: data-parallel SGD on MNIST with a pluggable gradient synchronization.\n"
+      "Run under mpirun for ring, mpi and ps; e.g. mpirun -n 2 build/bin/train --sync ring --model mlp"};
+  RawFlags raw;
+  raw.batch = static_cast<long>(c.batch);
+  raw.chunk = static_cast<long>(c.chunk_bytes);
+  raw.bucket_kib = static_cast<long>(c.bucket_bytes >> 10);
+  raw.seed = c.seed;
+  add_model_options(app, c, raw);
+  add_overlap_and_ps_options(app, c, raw);
+  add_run_options(app, c);
+  add_fault_options(app, c, raw);
   try {
     app.parse(argc, argv);
-    c.hidden = parse_widths(hidden);
-    if (batch <= 0) throw CLI::ValidationError("--batch", fmt::format("must be positive, got {}", batch));
-    if (app.count("--chunk-bytes") > 0 && chunk <= 0)
-      throw CLI::ValidationError("--chunk-bytes", fmt::format("must be positive, got {}", chunk));
-    if (bucket_kib <= 0) throw CLI::ValidationError("--bucket-kib", fmt::format("must be positive, got {}", bucket_kib));
-    if (pipeline != 0 && pipeline != 1)
-      throw CLI::ValidationError("--pipeline", fmt::format("is 0 or 1, got {}", pipeline));
-    if (app.count("--global-batch") > 0) {
-      if (global_batch <= 0)
-        throw CLI::ValidationError("--global-batch", fmt::format("must be positive, got {}", global_batch));
-      if (app.count("--batch") > 0)
-        throw CLI::ValidationError("--global-batch", "give --batch (per worker) or --global-batch, not both");
-      c.global_batch = static_cast<std::size_t>(global_batch);
-    }
-    if (app.count("--checkpoint-seconds") > 0 && app.count("--checkpoint-steps") > 0)
-      throw CLI::ValidationError("--checkpoint-seconds", "give --checkpoint-steps or --checkpoint-seconds, not both");
-    if (app.count("--checkpoint-steps") > 0 && c.checkpoint_steps < 0)
-      throw CLI::ValidationError("--checkpoint-steps", fmt::format("must be >= 0, got {}", c.checkpoint_steps));
-    if (!pause.empty()) {
-      char tail = 0;
-      if (std::sscanf(pause.c_str(), "%ld:%lf%c", &c.inject_pause_step, &c.inject_pause_s, &tail) != 2 ||
-          c.inject_pause_step < 0 || !(c.inject_pause_s >= 0))
-        throw CLI::ValidationError("--inject-pause", fmt::format("'{}' is not STEP:SECONDS", pause));
-    }
-    c.bucket_bytes = static_cast<std::size_t>(bucket_kib) << 10;
-    c.pipeline = pipeline == 1;
-    c.batch = static_cast<std::size_t>(batch);
-    c.chunk_bytes = static_cast<std::size_t>(chunk);
-    c.seed = seed;
-    if (iterations == "auto") {
-      c.iterations_per_epoch = TrainConfig::kAuto;
-    } else if (iterations != "full") {
-      std::size_t used = 0;
-      long v = 0;
-      try {
-        v = std::stol(iterations, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != iterations.size() || v <= 0)
-        throw CLI::ValidationError("--iterations-per-epoch",
-                                   fmt::format("'{}' is not 'full', 'auto' or a positive count", iterations));
-      c.iterations_per_epoch = v;
-    }
-    if (!straggler.empty()) {
-      int rank = -1;
-      double ms = -1;
-      char tail = 0;
-      if (std::sscanf(straggler.c_str(), "random:%lf%c", &ms, &tail) == 1 && ms >= 0)
-        rank = TrainConfig::kRandomStraggler;
-      else if (std::sscanf(straggler.c_str(), "%d:%lf%c", &rank, &ms, &tail) != 2 || rank < 0 || !(ms >= 0))
-        throw CLI::ValidationError("--straggler", fmt::format("'{}' is not RANK:MS or random:MS (e.g. 3:5)", straggler));
-      c.straggler_rank = rank;
-      c.straggler_ms = ms;
-    }
+    take_choices(raw, c);
+    take_numbers(app, raw, c);
+    take_faults(raw, c.faults);
   } catch (const CLI::CallForHelp&) {
     return {std::nullopt, 0, app.help()};
   } catch (const CLI::ParseError& e) {

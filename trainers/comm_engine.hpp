@@ -16,9 +16,10 @@
 #include <thread>
 #include <vector>
 
+#include "trainers/progress.hpp"
+
 namespace gradsync {
 
-enum class Progress { calls, thread };
 // "calls" or "thread"; parse_progress throws std::invalid_argument naming the text otherwise.
 Progress parse_progress(const std::string& text);
 const char* progress_name(Progress p);

@@ -23,11 +23,9 @@ class AllreduceJob final : public CommJob {
   std::span<float> data_;
 };
 
-AllreduceOptions options_of(const TrainConfig& config) {
-  AllreduceOptions options;
-  options.chunk_bytes = config.chunk_bytes;
-  options.report_choices = true;  // auto says once per size what it chose
-  return options;
+// config.sync's allreduce, planned on `workers`.
+std::unique_ptr<Allreduce> make_method(const TrainConfig& config, const Comm& workers) {
+  return config.sync.allreduce->make(workers, allreduce_options(config));
 }
 
 // Communication time not spent waiting: in flight while the worker computed.
@@ -35,17 +33,17 @@ double hidden_part(double busy_s, double blocked_s) { return std::max(0.0, busy_
 
 class BucketedAllreduce final : public Synchronizer, public PassObserver {
  public:
-  BucketedAllreduce(const TrainConfig& config, const Comm& workers, Sgd& sgd,
-                    const std::vector<std::size_t>& layer_offsets, std::size_t parameter_count)
+  BucketedAllreduce(const TrainConfig& config, const Comm& workers, Sgd& sgd, std::span<const std::size_t> layer_offsets,
+                    std::size_t parameter_count)
       : sgd_(sgd), inv_workers_(1.0f / static_cast<float>(workers.size())),
-        engine_(parse_progress(config.progress), bucket_count(config, layer_offsets, parameter_count)) {
+        engine_(config.progress, bucket_count(config, layer_offsets, parameter_count)) {
     // From the output layer down, whole layers, closing a bucket once it holds bucket_bytes.
     std::size_t end = parameter_count;
     for (std::size_t l = layer_offsets.size(); l-- > 0;) {
       const std::size_t begin = layer_offsets[l];
       if ((end - begin) * sizeof(float) >= config.bucket_bytes || l == 0) {
         buckets_.push_back({begin, end});
-        jobs_.push_back(std::make_unique<AllreduceJob>(make_allreduce(config.sync, workers, options_of(config))));
+        jobs_.push_back(std::make_unique<AllreduceJob>(make_method(config, workers)));
         end = begin;
       }
     }
@@ -76,7 +74,7 @@ class BucketedAllreduce final : public Synchronizer, public PassObserver {
   double take_hidden_seconds() override { return std::exchange(hidden_s_, 0.0); }
 
  private:
-  static std::size_t bucket_count(const TrainConfig& config, const std::vector<std::size_t>& offsets, std::size_t n) {
+  static std::size_t bucket_count(const TrainConfig& config, std::span<const std::size_t> offsets, std::size_t n) {
     std::size_t count = 0, end = n;
     for (std::size_t l = offsets.size(); l-- > 0;)
       if ((end - offsets[l]) * sizeof(float) >= config.bucket_bytes || l == 0) ++count, end = offsets[l];
@@ -102,8 +100,8 @@ class BucketedAllreduce final : public Synchronizer, public PassObserver {
 class PipelinedAllreduce final : public Synchronizer, public PassObserver {
  public:
   PipelinedAllreduce(const TrainConfig& config, const Comm& workers, Sgd& sgd)
-      : sgd_(sgd), inv_workers_(1.0f / static_cast<float>(workers.size())), engine_(parse_progress(config.progress), 1),
-        job_(make_allreduce(config.sync, workers, options_of(config))) {}
+      : sgd_(sgd), inv_workers_(1.0f / static_cast<float>(workers.size())), engine_(config.progress, 1),
+        job_(make_method(config, workers)) {}
 
   int gradient_buffers() const override { return 2; }
   PassObserver* observer(std::span<float>) override { return this; }
@@ -139,7 +137,7 @@ class PipelinedAllreduce final : public Synchronizer, public PassObserver {
 }  // namespace
 
 std::unique_ptr<Synchronizer> make_bucketed_allreduce(const TrainConfig& config, const Comm& workers, Sgd& sgd,
-                                                      const std::vector<std::size_t>& layer_offsets,
+                                                      std::span<const std::size_t> layer_offsets,
                                                       std::size_t parameter_count) {
   return std::make_unique<BucketedAllreduce>(config, workers, sgd, layer_offsets, parameter_count);
 }

@@ -9,14 +9,19 @@
 //   pipelined  step t's gradient is summed while step t+1's is computed, and applied one step late (Pipe-SGD):
 //              the update of step t uses the gradient computed on the parameters of step t-1.
 #include <memory>
+#include <span>
 
+#include "collectives/comm.hpp"
+#include "model/sgd.hpp"
 #include "trainers/synchronizer.hpp"
+#include "trainers/train_config.hpp"
 
 namespace gradsync {
 
-// Both are local constructions (besides make_allreduce's, see allreduce.hpp). Refused combinations are validate()'s.
+// Both plan config.sync's allreduce on `workers` (collective as make_synchronizer says) and keep `sgd`, which must
+// outlive them. Refused combinations are validate()'s.
 std::unique_ptr<Synchronizer> make_bucketed_allreduce(const TrainConfig& config, const Comm& workers, Sgd& sgd,
-                                                      const std::vector<std::size_t>& layer_offsets,
+                                                      std::span<const std::size_t> layer_offsets,
                                                       std::size_t parameter_count);
 std::unique_ptr<Synchronizer> make_pipelined_allreduce(const TrainConfig& config, const Comm& workers, Sgd& sgd);
 

@@ -123,7 +123,7 @@ class PipelinedPsWorker final : public Synchronizer, public PassObserver, public
 }  // namespace
 
 std::unique_ptr<Synchronizer> make_ps_worker(const Comm& world, const PsLayout& layout, const TrainConfig& config) {
-  if (config.pipeline) return std::make_unique<PipelinedPsWorker>(world, layout, parse_progress(config.progress));
+  if (config.pipeline) return std::make_unique<PipelinedPsWorker>(world, layout, config.progress);
   return std::make_unique<PsWorker>(world, layout);
 }
 
@@ -132,7 +132,7 @@ class ParameterServer::Impl {
   Impl(const Comm& world, const Comm& servers, PsLayout layout, const TrainConfig& config, std::vector<float> master,
        std::span<const float> optimizer_state)
       : world_(world), servers_(servers), layout_(layout), key_(layout.key_range(world.rank())), mode_(config.ps_mode),
-        staleness_bound_(config.ps_mode == "ssp" ? config.staleness : 0), sgd_(config.sgd, layout.parameter_count),
+        staleness_bound_(config.ps_mode == PsMode::ssp ? config.staleness : 0), sgd_(config.sgd, layout.parameter_count),
         master_(std::move(master)), inbox_(static_cast<std::size_t>(layout.workers) * key_.size()),
         requests_(static_cast<std::size_t>(layout.workers), MPI_REQUEST_NULL),
         clock_(static_cast<std::size_t>(layout.workers), 0),
@@ -150,7 +150,7 @@ class ParameterServer::Impl {
   EpochWork serve(long steps) {
     EpochWork work;
     const double start = now_s();
-    if (mode_ == "bsp") {
+    if (mode_ == PsMode::bsp) {
       for (long s = 0; s < steps; ++s) serve_bsp_round(work);
     } else {
       serve_async(steps, work);
@@ -260,7 +260,7 @@ class ParameterServer::Impl {
     const long slowest = *std::min_element(clock_.begin(), clock_.end());
     for (int w = 0; w < layout_.workers; ++w) {
       if (!waiting_[w]) continue;
-      if (mode_ == "ssp" && clock_[w] - slowest > staleness_bound_) continue;
+      if (mode_ == PsMode::ssp && clock_[w] - slowest > staleness_bound_) continue;
       work.clock_gap_max = std::max(work.clock_gap_max, static_cast<double>(clock_[w] - slowest));
       waiting_[w] = false;
       version_at_pull_[w] = version_;
@@ -272,7 +272,7 @@ class ParameterServer::Impl {
   Comm servers_;
   PsLayout layout_;
   ElementRange key_;
-  std::string mode_;
+  PsMode mode_;
   long staleness_bound_;
   Sgd sgd_;
   std::vector<float> master_;  // full size; this server updates only key_

@@ -13,8 +13,9 @@
 
 #include "collectives/comm.hpp"
 #include "model/sgd.hpp"
+#include "trainers/epoch_work.hpp"
 #include "trainers/synchronizer.hpp"
-#include "trainers/trainer.hpp"
+#include "trainers/train_config.hpp"
 
 namespace gradsync {
 
@@ -24,6 +25,11 @@ struct PsLayout {
   std::size_t parameter_count = 0;
   ElementRange key_range(int server) const { return partition(parameter_count, servers, server); }
 };
+
+// The layout of a run of `config` on `ranks` processes with a model of `parameter_count` floats.
+inline PsLayout ps_layout(const TrainConfig& config, int ranks, std::size_t parameter_count) {
+  return {config.server_ranks(), config.worker_count(ranks), parameter_count};
+}
 
 // Worker side: push grads to every server, pull the new parameters. Call it only on worker ranks (world rank >=
 // layout.servers), with the layout the servers got; every worker calls step() once per step, with full-size

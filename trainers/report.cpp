@@ -59,7 +59,10 @@ void append_csv(const std::string& path, const TrainConfig& config, const TrainR
 
 void append_epoch_csv(const std::string& path, const TrainConfig& c, int ranks, const EpochReport& r) {
   // staleness_bound: -2 no parameter server, -1 asp (unbounded), else the ssp bound (bsp: 0).
-  const int bound = !c.is_ps() ? -2 : c.ps_mode == "asp" ? -1 : c.ps_mode == "ssp" ? c.staleness : 0;
+  const int bound = c.server_ranks() == 0      ? -2
+                    : c.ps_mode == PsMode::asp ? -1
+                    : c.ps_mode == PsMode::ssp ? c.staleness
+                                               : 0;
   append_line(
       "--epoch-csv", path, kEpochCsvHeader,
       fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f},{:.6f},{},{:.4f},{:.0f},{:.0f}", c.sync_name(), ranks,

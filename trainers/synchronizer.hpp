@@ -1,14 +1,10 @@
 #pragma once
 // What a worker does with its gradient each step. Every worker calls step() once per step, in lockstep for
-// the synchronous methods; afterwards `params` holds the parameters for the next step.
-#include <memory>
+// the synchronous methods; afterwards `params` holds the parameters for the next step. The families that implement
+// it, and the factory, are in trainers/sync_registry.hpp.
 #include <span>
-#include <vector>
 
-#include "collectives/allreduce.hpp"
 #include "model/mlp.hpp"
-#include "model/sgd.hpp"
-#include "trainers/train_config.hpp"
 
 namespace gradsync {
 
@@ -34,16 +30,5 @@ class Synchronizer {
   // since the last call.
   virtual double take_hidden_seconds() { return 0; }
 };
-
-// serial, ring, mpi and the other allreduce methods: blocking, bucketed (config.buckets) or pipelined
-// (config.pipeline), or model averaging (config.average_every). For a ring with the automatic chunk size this is
-// collective over `workers`, the communicator of the worker ranks (it asks whether all ranks share a node); for
-// serial, mpi and a ring with a given chunk size it is local. `layer_offsets` are the model's layer starts in the
-// flat buffer (Mlp::layer_offsets), which bucket boundaries follow; `parameter_count` is the buffer's size (both
-// needed with config.buckets only, std::invalid_argument without them). `sgd`
-// must outlive the returned object. The PS worker lives in ps_training.hpp.
-std::unique_ptr<Synchronizer> make_allreduce_synchronizer(const TrainConfig& config, const Comm& workers, Sgd& sgd,
-                                                          const std::vector<std::size_t>& layer_offsets = {},
-                                                          std::size_t parameter_count = 0);
 
 }  // namespace gradsync

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "collectives/methods.hpp"
+#include "trainers/sync_registry.hpp"
 
 namespace gradsync {
 
@@ -18,40 +19,47 @@ std::size_t TrainConfig::per_worker_batch(int ranks) const {
   return global_batch > 0 && workers > 0 ? global_batch / static_cast<std::size_t>(workers) : batch;
 }
 
+int TrainConfig::server_ranks() const { return sync_family(sync.family).servers ? servers : 0; }
+
 std::string TrainConfig::model_name() const {
   return model == "mlp" ? fmt::format("mlp-{}", fmt::join(hidden, "-")) : model;
 }
 
 std::string TrainConfig::sync_name() const {
-  std::string name = sync;
-  if (is_ps()) {
-    name += "-" + ps_mode;
-    if (ps_mode == "ssp") name += std::to_string(staleness);
+  std::string name{sync.name()};
+  if (sync.family == SyncFamily::ps) {
+    name += fmt::format("-{}", ps_mode_name(ps_mode));
+    if (ps_mode == PsMode::ssp) name += std::to_string(staleness);
     if (servers > 1) name += fmt::format("-k{}", servers);
   }
   if (average_every > 0) name += fmt::format("-avg{}", average_every);
   if (buckets) name += "-buckets";
   if (pipeline) name += "-pipe";
-  if ((buckets || pipeline) && progress == "thread") name += "-thread";
+  if ((buckets || pipeline) && progress == Progress::thread) name += "-thread";
   return name;
+}
+
+AllreduceOptions allreduce_options(const TrainConfig& config) {
+  AllreduceOptions options;
+  options.chunk_bytes = config.chunk_bytes;
+  options.report_choices = true;  // auto says once per size what it chose
+  return options;
 }
 
 namespace {
 
-// The allreduce methods (collectives/methods.hpp) training synchronizes with: those leaving the whole sum on every
-// rank. --sync ps is the parameter-server trainer (ps_training.hpp), not the ps allreduce.
-bool trains(const AllreduceMethod& m) { return m.every_rank_gets_sum(); }
 // Model averaging sums parameters, not gradients: a method that rounds them would drift the replicas' models.
 bool averages(const AllreduceMethod& m) { return trains(m) && m.exact; }
 
-}  // namespace
+// "ps, ring, mpi, ...": the named families with `flag` set, then the allreduce methods training uses.
+std::string methods_with(bool SyncFamilyInfo::*flag) {
+  std::string names;
+  for (const SyncFamilyInfo* f : sync_family_table())
+    if (f->*flag && !f->name.empty()) names += fmt::format("{}, ", f->name);
+  return names + allreduce_method_names(trains);
+}
 
-std::string validate(const TrainConfig& c, int ranks) {
-  const AllreduceMethod* allreduce = find_allreduce_method(c.sync);
-  if (allreduce && !trains(*allreduce)) allreduce = nullptr;
-  if (c.sync != "serial" && c.sync != "ps" && !allreduce)
-    return fmt::format("--sync: unknown method '{}' (choose serial, ps or an allreduce: {})", c.sync,
-                       allreduce_method_names(trains));
+std::string validate_model(const TrainConfig& c) {
   if (c.model != "softmax" && c.model != "mlp")
     return fmt::format("--model: unknown model '{}' (choose softmax or mlp)", c.model);
   if (c.model == "mlp" && c.hidden.empty()) return "--hidden: an mlp needs at least one hidden layer";
@@ -67,30 +75,29 @@ std::string validate(const TrainConfig& c, int ranks) {
   if (c.iterations_per_epoch < TrainConfig::kFullPass)
     return "--iterations-per-epoch: must be 'full', 'auto' or positive";
   if (c.threads < 1) return "--threads: must be >= 1";
-  if (c.sync == "serial" && ranks != 1)
-    return fmt::format("--sync serial runs on one rank, but {} were started; use ps or {}", ranks,
-                       allreduce_method_names(trains, " | "));
+  return {};
+}
+
+std::string validate_sync(const TrainConfig& c, int ranks) {
+  const SyncFamilyInfo& family = sync_family(c.sync.family);
+  if (family.validate)
+    if (std::string problem = family.validate(c, ranks); !problem.empty()) return problem;
   if (c.average_every < 0) return "--average-every: must be >= 0";
-  if (c.average_every > 0 && !(allreduce && averages(*allreduce)))
+  if (c.average_every > 0 && !(c.sync.allreduce && averages(*c.sync.allreduce)))
     return fmt::format("--average-every: model averaging needs an exact allreduce method ({})",
                        allreduce_method_names(averages));
-  if (c.ps_mode != "bsp" && c.ps_mode != "asp" && c.ps_mode != "ssp")
-    return fmt::format("--ps-mode: unknown mode '{}' (choose bsp, asp or ssp)", c.ps_mode);
   if (c.staleness < 0) return "--staleness: must be >= 0";
-  if (c.is_ps()) {
-    if (ranks < 2) return "--sync ps needs at least 2 ranks (1 server + 1 worker); run it under mpirun -n 2 or more";
-    if (c.servers < 1 || c.servers >= ranks)
-      return fmt::format("--servers {}: needs 1 <= servers < ranks ({}), leaving at least one worker", c.servers, ranks);
-  }
-  if (c.progress != "calls" && c.progress != "thread")
-    return fmt::format("--progress: unknown '{}' (choose calls or thread)", c.progress);
-  if (c.pipeline && (c.sync == "serial" || c.average_every > 0))
-    return fmt::format("--pipeline 1: needs a synchronizing method (ps, {}) without --average-every",
-                       allreduce_method_names(trains));
-  if (c.buckets && (c.sync == "serial" || c.is_ps() || c.average_every > 0 || c.pipeline))
+  if (c.pipeline && (!family.pipelines || c.average_every > 0))
+    return fmt::format("--pipeline 1: needs a synchronizing method ({}) without --average-every",
+                       methods_with(&SyncFamilyInfo::pipelines));
+  if (c.buckets && (!family.buckets || c.average_every > 0 || c.pipeline))
     return fmt::format("--buckets: needs an allreduce method ({}) without --average-every or --pipeline",
-                       allreduce_method_names(trains));
+                       methods_with(&SyncFamilyInfo::buckets));
   if (c.buckets && c.bucket_bytes == 0) return "--bucket-kib: must be positive";
+  return {};
+}
+
+std::string validate_checkpoints(const TrainConfig& c) {
   if (c.timeout_s < 0) return "--timeout: must be >= 0 seconds (0 turns the watchdog off)";
   if (c.checkpoint_every < 0) return "--checkpoint-every: must be >= 0 epochs (0: only after the last)";
   if (c.checkpoint_steps < TrainConfig::kTimeInterval)
@@ -98,21 +105,26 @@ std::string validate(const TrainConfig& c, int ranks) {
   if (c.checkpoint_steps == TrainConfig::kTimeInterval && !(c.checkpoint_seconds > 0 && c.checkpoint_seconds < 1e7))
     return "--checkpoint-seconds: must be a number of seconds above 0 and below 1e7";
   if (c.checkpoint_replicas < 1) return fmt::format("--checkpoint-replicas {}: must be >= 1", c.checkpoint_replicas);
-  if (c.global_batch > 0 && c.worker_count(ranks) > 0 &&
-      c.global_batch % static_cast<std::size_t>(c.worker_count(ranks)) != 0)
-    return fmt::format("--global-batch {}: not a multiple of the {} workers of this run; use a multiple of {} (e.g. {})",
-                       c.global_batch, c.worker_count(ranks), c.worker_count(ranks),
-                       (c.global_batch / c.worker_count(ranks) + 1) * c.worker_count(ranks));
   if (c.resume && c.checkpoint_dir.empty()) return "--resume needs --checkpoint DIR (where the checkpoint is)";
   if (!c.checkpoint_dir.empty() && c.average_every > 0)
     return "--checkpoint: not supported with --average-every (workers hold different models between averages)";
-  if (c.straggler_rank >= ranks)
-    return fmt::format("--straggler: rank {} does not exist ({} ranks)", c.straggler_rank, ranks);
-  if (c.straggler_rank != -1 && !(c.straggler_ms >= 0 && c.straggler_ms < 1e7))
-    return "--straggler: milliseconds must be a number from 0 to 1e7";
-  if (c.is_ps() && c.straggler_rank >= 0 && c.straggler_rank < c.servers)
-    return fmt::format("--straggler: rank {} is a parameter server (ranks 0..{}); choose a worker rank", c.straggler_rank,
-                       c.servers - 1);
+  return {};
+}
+
+std::string validate_global_batch(const TrainConfig& c, int ranks) {
+  const int workers = c.worker_count(ranks);
+  if (c.global_batch > 0 && workers > 0 && c.global_batch % static_cast<std::size_t>(workers) != 0)
+    return fmt::format("--global-batch {}: not a multiple of the {} workers of this run; use a multiple of {} (e.g. {})",
+                       c.global_batch, workers, workers, (c.global_batch / workers + 1) * workers);
+  return {};
+}
+
+}  // namespace
+
+std::string validate(const TrainConfig& c, int ranks) {
+  for (const std::string& problem : {validate_model(c), validate_sync(c, ranks), validate_checkpoints(c),
+                                     validate_global_batch(c, ranks), validate(c.faults, ranks, c.server_ranks())})
+    if (!problem.empty()) return problem;
   return {};
 }
 

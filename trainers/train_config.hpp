@@ -1,5 +1,6 @@
 #pragma once
-// Everything that defines a training run. Filled by the `train` command line (cli.hpp) or directly by tests.
+// Everything that defines a training run. Filled by the `train` command line (cli.hpp) or directly by tests; the
+// choices are typed values (sync_method.hpp), so nothing after the parser compares names.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -7,11 +8,14 @@
 
 #include "collectives/allreduce.hpp"
 #include "model/sgd.hpp"
+#include "trainers/fault_injection.hpp"
+#include "trainers/progress.hpp"
+#include "trainers/sync_method.hpp"
 
 namespace gradsync {
 
 struct TrainConfig {
-  std::string sync = "serial";              // serial | ring | mpi | ps | ring-bf16
+  SyncMethod sync;                          // the family and, for allreduce, the method (sync_family_names())
   std::string model = "softmax";            // softmax | mlp
   std::vector<std::size_t> hidden = {128};  // mlp hidden layer widths
   int epochs = 5;
@@ -26,23 +30,18 @@ struct TrainConfig {
   static constexpr long kAuto = 0;
   static constexpr long kFullPass = -1;
   long iterations_per_epoch = kFullPass;
-  int average_every = 0;                      // > 0: local SGD, average parameters every H steps (ring / mpi)
+  int average_every = 0;                      // > 0: local SGD, average parameters every H steps (exact allreduce)
   std::size_t chunk_bytes = kAutoChunkBytes;  // ring: 0 picks per communicator (collectives/allreduce.hpp)
   // Overlap of communication with computation (trainers/overlapped_sync.hpp, trainers/comm_engine.hpp).
   static constexpr std::size_t kDefaultBucketBytes = std::size_t{1} << 20;  // docs/overlap.md: how it was chosen
   bool buckets = false;  // allreduce the gradient in buckets during the backward pass
   std::size_t bucket_bytes = kDefaultBucketBytes;
-  bool pipeline = false;           // pipelined SGD: step t's gradient is synchronized during step t+1
-  std::string progress = "calls";  // calls | thread: who moves nonblocking communication on
+  bool pipeline = false;                // pipelined SGD: step t's gradient is synchronized during step t+1
+  Progress progress = Progress::calls;  // who moves nonblocking communication on
   // Parameter server.
-  std::string ps_mode = "bsp";  // bsp | asp | ssp
-  int staleness = 0;            // ssp bound
-  int servers = 1;              // key-range shards
-  // Straggler injection: rank `straggler_rank` sleeps `straggler_ms` every step (-1: none). With
-  // kRandomStraggler, each step one worker drawn from the seed sleeps instead: a transient straggler.
-  static constexpr int kRandomStraggler = -2;
-  int straggler_rank = -1;
-  double straggler_ms = 0;
+  PsMode ps_mode = PsMode::bsp;
+  int staleness = 0;      // ssp bound
+  int servers = 1;        // key-range shards
   int threads = 1;        // BLIS threads per process
   std::string csv;        // append a result row here
   std::string epoch_csv;  // append one row per epoch here
@@ -63,18 +62,20 @@ struct TrainConfig {
   double checkpoint_seconds = kDefaultCheckpointSeconds;
   int checkpoint_replicas = 2;  // every checkpoint piece is written on this many hosts (fewer if fewer exist)
   bool resume = false;          // continue from the checkpoint in checkpoint_dir
-  long inject_nan_step = -1;    // fault injection for tests: the last rank's gradient becomes NaN at this step
-  long inject_pause_step = -1;  // testing: every worker sleeps inject_pause_s after this many global steps
-  double inject_pause_s = 0;
+  FaultInjection faults;        // testing: none by default
 
-  bool is_ps() const { return sync == "ps"; }
-  int worker_count(int ranks) const { return is_ps() ? ranks - servers : ranks; }
+  // World ranks 0..server_ranks()-1 serve (a family with servers: sync_registry.hpp), the others work.
+  int server_ranks() const;
+  int worker_count(int ranks) const { return ranks - server_ranks(); }
   // Each worker's batch on `ranks` processes: global_batch / workers with --global-batch, else batch.
   std::size_t per_worker_batch(int ranks) const;
   std::vector<std::size_t> layer_sizes(std::size_t inputs, std::size_t classes) const;
   std::string model_name() const;  // "softmax" or "mlp-128"
   std::string sync_name() const;   // "ring", "ps-ssp2", "ps-bsp-k2", "ring-avg4", ...
 };
+
+// The options config.sync's allreduce is planned with (collectives/allreduce.hpp).
+AllreduceOptions allreduce_options(const TrainConfig& config);
 
 // Checks the configuration for a run on `ranks` processes. Returns an empty string if it is valid, otherwise
 // a one-line message naming the flag and the problem.

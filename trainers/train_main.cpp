@@ -33,11 +33,12 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
     return kUsageError;
   }
   // A straggler that sleeps past the watchdog's limit is how tests stage a hung rank; anyone else gets warned.
-  if (lead && config.straggler_rank != -1 && config.timeout_s > 0 && config.straggler_ms >= config.timeout_s * 1000)
+  if (lead && config.faults.straggler_rank != -1 && config.timeout_s > 0 &&
+      config.faults.straggler_ms >= config.timeout_s * 1000)
     fmt::print(stderr,
                "train: note: --straggler sleeps {} ms per step, at least the --timeout of {} s: the watchdog "
                "will stop the job (raise --timeout, or 0 to turn it off)\n",
-               config.straggler_ms, config.timeout_s);
+               config.faults.straggler_ms, config.timeout_s);
   start_watchdog(config.timeout_s, world.rank());
   const std::optional<TrainTest> loaded = load_training_data_on_every_rank(config, world, "train");
   if (!loaded) return kUsageError;

@@ -13,23 +13,6 @@
 
 namespace gradsync {
 
-// Sums over one epoch on one rank; reduced over all ranks at the epoch's end.
-struct EpochWork {
-  double loss_sum = 0;       // sum of per-step mean losses (workers)
-  double steps = 0;          // steps taken (workers)
-  double examples = 0;       // training examples processed (workers)
-  double compute_s = 0;      // batch gather, forward/backward (+ injected straggler sleep) (workers)
-  double sync_s = 0;         // inside the synchronizer (workers): communication the worker waited for
-  double hidden_s = 0;       // communication in flight while the worker computed (workers; overlap)
-  double server_busy_s = 0;  // summing, updating and copying, i.e. not waiting (servers)
-  double server_s = 0;       // wall time of the epoch (servers)
-  double staleness_sum = 0;  // updates applied between a worker's pull and its push being applied (servers)
-  double staleness_count = 0;
-  double staleness_max = 0;
-  double clock_gap_max = 0;      // SSP: largest (worker clock - slowest clock) when a worker was let go
-  double gradients_applied = 0;  // worker gradients applied to this server's key range (servers)
-};
-
 struct EpochReport {
   int epoch = 0;  // 1-based
   int epochs = 0;
@@ -73,14 +56,13 @@ struct DivergenceError : std::runtime_error {
 };
 
 // Collective over `world`: every rank calls it with the same config and data. `config` must pass validate().
-// Ranks 0..servers-1 are parameter servers under --sync ps; all other ranks are workers. Reports and the
-// result are complete on rank 0 (other ranks get their own partial view); `on_epoch` runs on rank 0 only.
-// With config.resume, starts from the newest complete checkpoint set on the hosts of `world`, on any number of
-// ranks (CheckpointError on every rank if none is usable); with config.checkpoint_dir, every
-// config.checkpoint_steps global steps, every config.checkpoint_every epochs and after the last, all ranks write a
-// checkpoint set (trainers/checkpoint_set.hpp) at a point where nothing is in flight. With config.global_batch,
-// the per-worker batch is global_batch / workers.
-// Throws DivergenceError on the rank that meets a non-finite loss or gradient.
+// World ranks 0..config.server_ranks()-1 serve (--sync ps); all other ranks are workers (trainers/roles.hpp). Reports and
+// the result are complete on rank 0 (other ranks get their own partial view); `on_epoch` runs on rank 0 only. With
+// config.resume, starts from the newest complete checkpoint set on the hosts of `world`, on any number of ranks
+// (CheckpointError on every rank if none is usable); with config.checkpoint_dir, every config.checkpoint_steps global
+// steps, every config.checkpoint_every epochs and after the last, all ranks write a checkpoint set
+// (trainers/checkpoint_set.hpp) at a point where nothing is in flight. With config.global_batch, the per-worker batch is
+// global_batch / workers. Throws DivergenceError on the rank that meets a non-finite loss or gradient.
 TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& world,
                   const EpochObserver& on_epoch = {});
 

@@ -1,22 +1,14 @@
-#include "trainers/synchronizer.hpp"
-
+// --sync with an allreduce method: the gradient is summed by that method, blocking, in buckets during the backward
+// pass (config.buckets) or one step late (config.pipeline); or, with config.average_every, the models are averaged.
 #include <stdexcept>
 
 #include "collectives/methods.hpp"
 #include "trainers/overlapped_sync.hpp"
+#include "trainers/sync_registry.hpp"
+#include "trainers/train_config.hpp"
 
 namespace gradsync {
 namespace {
-
-// One rank: the optimizer step is the whole synchronization.
-class LocalSgd final : public Synchronizer {
- public:
-  explicit LocalSgd(Sgd& sgd) : sgd_(sgd) {}
-  void step(std::span<float> params, std::span<float> grads) override { sgd_.step(params, grads); }
-
- private:
-  Sgd& sgd_;
-};
 
 // Synchronous data parallelism: sum the gradients, and every worker applies the same step with the mean.
 class GradientAllreduce final : public Synchronizer {
@@ -63,22 +55,25 @@ class ModelAveraging final : public Synchronizer {
   long steps_ = 0;
 };
 
+std::unique_ptr<Synchronizer> make_allreduce_family(const TrainConfig& config, const SyncSetup& s) {
+  if (config.pipeline) return make_pipelined_allreduce(config, s.workers, s.sgd);
+  if (config.buckets && (s.layer_offsets.empty() || s.parameter_count == 0))
+    throw std::invalid_argument("make_synchronizer: buckets need the model's layer offsets and size");
+  if (config.buckets) return make_bucketed_allreduce(config, s.workers, s.sgd, s.layer_offsets, s.parameter_count);
+  auto allreduce = config.sync.allreduce->make(s.workers, allreduce_options(config));
+  if (config.average_every > 0)
+    return std::make_unique<ModelAveraging>(std::move(allreduce), s.sgd, config.average_every);
+  return std::make_unique<GradientAllreduce>(std::move(allreduce), s.sgd);
+}
+
 }  // namespace
 
-std::unique_ptr<Synchronizer> make_allreduce_synchronizer(const TrainConfig& config, const Comm& workers, Sgd& sgd,
-                                                          const std::vector<std::size_t>& layer_offsets,
-                                                          std::size_t parameter_count) {
-  if (config.sync == "serial") return std::make_unique<LocalSgd>(sgd);
-  if (config.pipeline) return make_pipelined_allreduce(config, workers, sgd);
-  if (config.buckets && (layer_offsets.empty() || parameter_count == 0))
-    throw std::invalid_argument("make_allreduce_synchronizer: buckets need the model's layer offsets and size");
-  if (config.buckets) return make_bucketed_allreduce(config, workers, sgd, layer_offsets, parameter_count);
-  AllreduceOptions options;
-  options.chunk_bytes = config.chunk_bytes;
-  options.report_choices = true;  // auto says once per size what it chose
-  auto allreduce = make_allreduce(config.sync, workers, options);
-  if (config.average_every > 0) return std::make_unique<ModelAveraging>(std::move(allreduce), sgd, config.average_every);
-  return std::make_unique<GradientAllreduce>(std::move(allreduce), sgd);
-}
+extern const SyncFamilyInfo allreduce_sync_family = {
+    .family = SyncFamily::allreduce,
+    .name = "",  // named by its methods (collectives/methods.hpp)
+    .pipelines = true,
+    .buckets = true,
+    .make = make_allreduce_family,
+};
 
 }  // namespace gradsync

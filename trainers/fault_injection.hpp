@@ -1,0 +1,45 @@
+#pragma once
+// Faults that tests and experiments inject into training (--straggler, --inject-nan-step, --inject-pause), kept apart
+// from what defines the run. The worker loop hands every step to one FaultHook, which does nothing unless asked.
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace gradsync {
+
+struct FaultInjection {
+  // Straggler: world rank `straggler_rank` sleeps `straggler_ms` every step (-1: none). With kRandomStraggler, each
+  // step one worker drawn from the seed sleeps instead: a transient straggler.
+  static constexpr int kRandomStraggler = -2;
+  int straggler_rank = -1;
+  double straggler_ms = 0;
+  long nan_step = -1;    // the last rank's gradient becomes NaN at this global step (-1: never)
+  long pause_step = -1;  // every worker sleeps pause_s after this many global steps (-1: never)
+  double pause_s = 0;
+};
+
+// Checks `faults` for a run on `ranks` processes whose world ranks 0..servers-1 serve. Returns an empty string if
+// they are valid, otherwise a one-line message naming the flag.
+std::string validate(const FaultInjection& faults, int ranks, int servers);
+
+// One worker's injected faults. Each step the worker calls on_gradient() between computing its gradient and checking
+// it, and on_step_done() once the step is synchronized.
+class FaultHook {
+ public:
+  // For the worker at world rank `rank` of `ranks`, index `index` among the `workers` workers; `seed` is the run's.
+  FaultHook(const FaultInjection& faults, std::uint64_t seed, int rank, int ranks, int index, int workers);
+  // Global step `global` (step `step` of epoch `epoch`) has just computed `grads`: turns it NaN on the last rank at
+  // nan_step, and sleeps if this worker straggles in this step.
+  void on_gradient(std::span<float> grads, std::int64_t global, int epoch, long step) const;
+  // `steps_done` global steps are complete and synchronized: pauses after pause_step of them, saying so first.
+  void on_step_done(std::int64_t steps_done) const;
+
+ private:
+  bool straggles(int epoch, long step) const;
+
+  FaultInjection faults_;
+  std::uint64_t seed_;
+  int rank_, ranks_, index_, workers_;
+};
+
+}  // namespace gradsync

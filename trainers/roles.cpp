@@ -1,0 +1,52 @@
+#include "trainers/roles.hpp"
+
+#include <algorithm>
+
+#include "trainers/make_synchronizer.hpp"
+#include "trainers/train_config.hpp"
+
+namespace gradsync {
+
+Roles::Roles(const TrainConfig& config, const Dataset& train, const Mlp& model, const Comm& world,
+             const ResumePoint& start)
+    : layout_(ps_layout(config, world.size(), model.parameter_count())),
+      // Splits are collective, so every rank makes both communicators.
+      worker_comm_(world.split(world.rank() < layout_.servers ? MPI_UNDEFINED : 0, world.rank())),
+      server_comm_(world.split(world.rank() < layout_.servers ? 0 : MPI_UNDEFINED, world.rank())),
+      sgd_(config.sgd, model.parameter_count()) {
+  const int me = world.rank();
+  if (me < layout_.servers) {
+    server_ =
+        std::make_unique<ParameterServer>(world, server_comm_, layout_, config, start.params, start.optimizer_state);
+    return;
+  }
+  if (!start.optimizer_state.empty())
+    std::copy(start.optimizer_state.begin(), start.optimizer_state.end(), sgd_.state().begin());
+  sync_ = make_synchronizer(config, {world, worker_comm_, sgd_, model.layer_offsets(), model.parameter_count()});
+  worker_ = std::make_unique<Worker>(config, train, model, me - layout_.servers, layout_.workers, me, world.size(),
+                                     start.params, *sync_, start.steps_done);
+}
+
+Roles::~Roles() = default;
+
+EpochWork Roles::run(int epoch, long from, long to, long origin_step, std::uint64_t origin) {
+  return server_ ? server_->serve(to - from) : worker_->run_steps(epoch, from, to, origin_step, origin);
+}
+
+void Roles::finish() {
+  if (worker_) worker_->finish();
+}
+
+std::span<const float> Roles::local_params() const { return server_ ? server_->local_model() : worker_->params(); }
+
+std::span<const float> Roles::local_optimizer_state() const {
+  return server_ ? server_->local_optimizer_state() : std::span<const float>(sgd_.state());
+}
+
+std::span<const float> Roles::model_on_root() { return server_ ? server_->gather_model() : worker_->params(); }
+
+std::span<const float> Roles::optimizer_state_on_root() {
+  return server_ ? server_->gather_optimizer_state() : std::span<const float>(sgd_.state());
+}
+
+}  // namespace gradsync
