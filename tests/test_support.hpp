@@ -51,4 +51,38 @@ inline std::filesystem::path temp_dir(const std::string& name, int rank) {
   return dir;
 }
 
+// Skipping a case whose precondition this run lacks (a CPU feature, a second BLIS kernel set, a rank count), so
+// that it is reported as skipped with its reason instead of passing without having checked anything:
+//   TEST_CASE("..." * doctest::test_suite("needs_avx512")) {
+//     SKIP_UNLESS(byte_gemm_vectorized(), "the byte kernels need AVX-512");
+// A case whose precondition the machine or the rank count decides sits in a doctest suite named needs_<what>,
+// which tests/CMakeLists.txt runs as a ctest entry of its own: where every case an entry selected was skipped,
+// tests/main.cpp exits 77 and ctest lists the entry as skipped. A case that merely needs 2 or 3 ranks stays in the
+// main entry (it runs at the suite's 4 ranks). Rank 0 prints every skipped case with its reason after the run,
+// whatever else ran (scripts/test.sh repeats them, as ctest shows no output of a skipped entry).
+
+// The reasons of the kernel cases (needs_kernel_sets) for skipping.
+inline constexpr const char* kNoKernelSet =
+    "no BLIS kernel set runs by per-call context here (BLIS's shared library, or no set for this CPU)";
+inline constexpr const char* kNoSecondKernelSet =
+    "fewer than two BLIS kernel sets run by per-call context here (BLIS's shared library, or one set for this "
+    "CPU): nothing to choose between";
+
+// Collective over MPI_COMM_WORLD: every rank calls it at the same point of the same case, before the case's first
+// check. True on every rank when `available` is false on any rank (ranks never disagree on a skip, and no rank is
+// left alone in a collective the others skipped); the case is then recorded as skipped with `reason`.
+bool skip_unless(bool available, const std::string& reason);
+
+// For tests/main.cpp's case recorder: begin_case when a case starts; end_case when it ends, giving the reason it
+// was skipped, or "" when it ran.
+void begin_case();
+std::string end_case();
+
 }  // namespace gradsync::test
+
+// Leaves the running test case, recorded as skipped with `reason`, unless `available` holds on every rank
+// (test::skip_unless).
+#define SKIP_UNLESS(available, reason)                                \
+  do {                                                                \
+    if (::gradsync::test::skip_unless((available), (reason))) return; \
+  } while (false)
