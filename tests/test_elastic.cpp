@@ -44,19 +44,10 @@ struct Hosts {
 };
 
 TrainConfig base(const std::string& sync, const std::string& dir) {
-  TrainConfig c;
-  c.sync = sync;
-  c.model = "mlp";
-  c.hidden = {16};
-  c.epochs = 1;
-  c.batch = 4;
-  c.sgd.lr = 0.2f;
+  TrainConfig c = test::checkpointed_mlp(sync, 4, dir);
   c.sgd.momentum = 0.9f;
   c.seed = 5;
-  c.iterations_per_epoch = 8;
-  c.checkpoint_dir = dir;
   c.checkpoint_steps = 3;  // sets at steps 3 and 6 inside the epoch, 8 at its end; 6 and 8 are kept
-  c.quiet = true;
   return c;
 }
 

@@ -11,6 +11,7 @@
 #include "model/dataset.hpp"
 #include "model/kernel_plan.hpp"
 #include "model/synthetic.hpp"
+#include "trainers/train_config.hpp"
 
 namespace gradsync::test {
 
@@ -34,6 +35,29 @@ inline double relative_difference(std::span<const float> a, std::span<const floa
 // Four separable Gaussian blobs of 20 features: `train_rows` to train on, a quarter as many to test on (seed 17).
 inline TrainTest blobs(std::size_t train_rows = 1024) {
   return {make_blobs(train_rows, 20, 4, 0.3f, 17, 0), make_blobs(train_rows / 4, 20, 4, 0.3f, 17, 1)};
+}
+
+// A small MLP (one hidden layer of 16) on test::blobs, `sync` with `batch` examples per worker, one epoch of
+// `steps` steps, learning rate 0.2, seed 3; a case sets what it varies on the copy it gets.
+inline TrainConfig small_mlp(const std::string& sync, std::size_t batch, long steps) {
+  TrainConfig c;
+  c.sync = sync;
+  c.model = "mlp";
+  c.hidden = {16};
+  c.epochs = 1;
+  c.batch = batch;
+  c.sgd.lr = 0.2f;
+  c.seed = 3;
+  c.iterations_per_epoch = steps;
+  return c;
+}
+
+// small_mlp over 8 steps, quiet, checkpointing to `dir` (a path, or a pattern with %h for each host's own).
+inline TrainConfig checkpointed_mlp(const std::string& sync, std::size_t batch, const std::string& dir) {
+  TrainConfig c = small_mlp(sync, batch, 8);
+  c.checkpoint_dir = dir;
+  c.quiet = true;
+  return c;
 }
 
 // Puts back the kernel plan tests/main.cpp adopted when a test case ends, whatever the case installed.

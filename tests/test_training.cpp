@@ -16,16 +16,7 @@ namespace {
 constexpr long kEquivalenceSteps = 24;
 
 TrainConfig small_mlp(const std::string& sync, std::size_t batch) {
-  TrainConfig c;
-  c.sync = sync;
-  c.model = "mlp";
-  c.hidden = {16};
-  c.epochs = 1;
-  c.batch = batch;
-  c.sgd.lr = 0.2f;
-  c.seed = 3;
-  c.iterations_per_epoch = kEquivalenceSteps;
-  return c;
+  return test::small_mlp(sync, batch, kEquivalenceSteps);
 }
 
 // Serial SGD with the global batch, computed locally on every rank.
