@@ -47,7 +47,7 @@ fi
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 command -v llvm-symbolizer >/dev/null || command -v addr2line >/dev/null ||
   say "no symbolizer (llvm-symbolizer or addr2line): stacks will show addresses only"
-[ "$#" -gt 0 ] || set -- -R '^(unit_mpi4|soak_.*)$'
+[ "$#" -gt 0 ] || set -- -R '^(unit_.*|soak_.*)$'
 
 log="$asan_dir/ctest.log"
 say "running ctest $* in $asan_dir with ASAN_OPTIONS=$ASAN_OPTIONS ${LSAN_OPTIONS:+LSAN_OPTIONS=$LSAN_OPTIONS }UBSAN_OPTIONS=$UBSAN_OPTIONS (full output: $log)"

@@ -1,33 +1,58 @@
 // doctest under MPI: every rank runs every test case in the same order (collective tests depend on it). Rank 0
 // prints doctest's normal report; the others print only their failures. A test case counts as failed if it
-// failed on any rank, and the exit code is non-zero on every rank if any rank failed anything.
+// failed on any rank, and the exit code is non-zero on every rank if any rank failed anything. A case that left
+// through SKIP_UNLESS (tests/test_support.hpp) counts as skipped, not passed: rank 0 lists each with its reason,
+// and where every case the filters selected was skipped the exit code is 77, which ctest reports as skipped.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <mpi.h>
 
 #include <cstdlib>
-
+#include <string>
 #include <vector>
 
+#include "collectives/comm.hpp"
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/installed_plan.hpp"
+#include "test_support.hpp"
 #include "trainers/agreed_kernel_plan.hpp"
 
 namespace {
 
-// Records pass/fail per test case, in the order the cases ran, so ranks can be compared case by case.
-std::vector<int> g_case_failed;
+// What became of a test case on one rank; over ranks the largest counts (failed on any rank is failed).
+enum Outcome : int { kPassed = 0, kSkipped = 1, kFailed = 2 };
+
+// The exit code of a run in which every selected case was skipped: ctest's SKIP_RETURN_CODE (tests/CMakeLists.txt),
+// the Automake convention.
+constexpr int kAllSkipped = 77;
+
+struct CaseRecord {
+  std::string name;
+  std::string skip_reason;  // "" unless skipped
+  int outcome = kPassed;
+};
+
+// Every test case in the order the cases ran, so ranks can be compared case by case.
+std::vector<CaseRecord> g_cases;
 
 struct CaseRecorder : doctest::IReporter {
   explicit CaseRecorder(const doctest::ContextOptions&) {}
   void report_query(const doctest::QueryData&) override {}
   void test_run_start() override {}
   void test_run_end(const doctest::TestRunStats&) override {}
-  void test_case_start(const doctest::TestCaseData&) override {}
+  void test_case_start(const doctest::TestCaseData& tc) override {
+    name_ = tc.m_name;
+    gradsync::test::begin_case();
+  }
   void test_case_reenter(const doctest::TestCaseData&) override {}
   void test_case_end(const doctest::CurrentTestCaseStats& stats) override {
-    g_case_failed.push_back(stats.testCaseSuccess ? 0 : 1);
+    CaseRecord record{name_, gradsync::test::end_case(), kPassed};
+    if (!stats.testCaseSuccess)
+      record.outcome = kFailed;
+    else if (!record.skip_reason.empty())
+      record.outcome = kSkipped;
+    g_cases.push_back(std::move(record));
   }
   void test_case_exception(const doctest::TestCaseException&) override {}
   void subcase_start(const doctest::SubcaseSignature&) override {}
@@ -35,6 +60,9 @@ struct CaseRecorder : doctest::IReporter {
   void log_assert(const doctest::AssertData&) override {}
   void log_message(const doctest::MessageData&) override {}
   void test_case_skipped(const doctest::TestCaseData&) override {}
+
+ private:
+  std::string name_;
 };
 REGISTER_LISTENER("gradsync_case_recorder", 1, CaseRecorder);
 
@@ -63,22 +91,34 @@ int main(int argc, char** argv) {
   }
 
   // Cases ran in the same order everywhere; a rank whose case count differs is itself a failure.
-  int cases = static_cast<int>(g_case_failed.size()), max_cases = 0, min_cases = 0;
-  MPI_Allreduce(&cases, &max_cases, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Allreduce(&cases, &min_cases, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  g_case_failed.resize(static_cast<std::size_t>(max_cases), 1);
-  std::vector<int> any_failed(g_case_failed.size(), 0);
-  MPI_Allreduce(g_case_failed.data(), any_failed.data(), max_cases, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  int failed = 0;
-  for (int f : any_failed) failed += f;
+  int cases = static_cast<int>(g_cases.size()), max_cases = 0, min_cases = 0;
+  gradsync::check_mpi(MPI_Allreduce(&cases, &max_cases, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce", rank);
+  gradsync::check_mpi(MPI_Allreduce(&cases, &min_cases, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce", rank);
+  std::vector<int> outcome(static_cast<std::size_t>(max_cases), kFailed), agreed(outcome.size(), kFailed);
+  for (std::size_t i = 0; i < g_cases.size(); ++i) outcome[i] = g_cases[i].outcome;
+  gradsync::check_mpi(MPI_Allreduce(outcome.data(), agreed.data(), max_cases, MPI_INT, MPI_MAX, MPI_COMM_WORLD),
+                      "MPI_Allreduce", rank);
+  int failed = 0, skipped = 0;
+  for (int o : agreed) {
+    failed += o == kFailed ? 1 : 0;
+    skipped += o == kSkipped ? 1 : 0;
+  }
   int local_bad = local != 0 ? 1 : 0, any_bad = 0;
-  MPI_Allreduce(&local_bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  const bool ok = failed == 0 && any_bad == 0 && min_cases == max_cases;
+  gradsync::check_mpi(MPI_Allreduce(&local_bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce", rank);
+  const bool ok = failed == 0 && any_bad == 0 && min_cases == max_cases && max_cases > 0;
   if (rank == 0) {
+    for (std::size_t i = 0; i < agreed.size(); ++i)
+      if (agreed[i] == kSkipped && i < g_cases.size())
+        fmt::print("skipped: {} [{}]\n", g_cases[i].name,
+                   g_cases[i].skip_reason.empty() ? "skipped on another rank" : g_cases[i].skip_reason);
     if (min_cases != max_cases)
       fmt::print("ranks ran different numbers of test cases ({} to {})\n", min_cases, max_cases);
-    fmt::print("test cases over {} ranks: {} passed, {} failed\n", size, max_cases - failed, failed);
+    // An entry whose filters match nothing would pass without checking anything.
+    if (max_cases == 0) fmt::print("no test case matched the filters\n");
+    fmt::print("test cases over {} ranks: {} passed, {} skipped, {} failed\n", size, max_cases - failed - skipped,
+               skipped, failed);
   }
   MPI_Finalize();
-  return ok ? 0 : 1;
+  if (!ok) return 1;
+  return skipped == max_cases ? kAllSkipped : 0;
 }

@@ -129,7 +129,12 @@ TEST_CASE("a kernel plan gives the byte kernels only the input layer's products 
     plan.gemms.push_back({forward, "bytes", {}});
     CHECK_THROWS_AS(install_kernel_plan(plan, configured_blis()), std::invalid_argument);
   }
-  if (configured_blis().kernel_sets.empty() || !per_call_contexts_available()) return;
+}
+
+TEST_CASE("a measured plan times the byte kernels on the input layer's products only, and only where vectorized" *
+          doctest::test_suite("needs_kernel_sets")) {
+  test::RestorePlan restore;
+  SKIP_UNLESS(!configured_blis().kernel_sets.empty() && per_call_contexts_available(), test::kNoKernelSet);
   const std::vector<GemmShape> shapes = Mlp({20, 4}).planned_gemms(8);
   const KernelPlan measured =
       measure_kernel_plan(shapes, configured_blis().kernel_sets, configured_blis().arch, /*rounds=*/1);
@@ -141,9 +146,12 @@ TEST_CASE("a kernel plan gives the byte kernels only the input layer's products 
   }
 }
 
-TEST_CASE("softmax regression on the byte kernels needs no float rows and matches the float path") {
+TEST_CASE("softmax regression on the byte kernels needs no float rows and matches the float path" *
+          doctest::test_suite("needs_avx512")) {
   test::RestorePlan restore;
-  if (!byte_gemm_vectorized()) return;  // no plan installs the plain loop
+  SKIP_UNLESS(byte_gemm_vectorized(),
+              "the byte kernels are vectorized for AVX-512 only, and no plan installs the "
+              "plain loop");
   const TrainTest data = test::blobs(256);
   const Mlp model({20, 4});
   const std::size_t n = 32;

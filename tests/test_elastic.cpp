@@ -44,19 +44,10 @@ struct Hosts {
 };
 
 TrainConfig base(const std::string& sync, const std::string& dir) {
-  TrainConfig c;
-  c.sync = sync_method(sync);
-  c.model = "mlp";
-  c.hidden = {16};
-  c.epochs = 1;
-  c.batch = 4;
-  c.sgd.lr = 0.2f;
+  TrainConfig c = test::checkpointed_mlp(sync, 4, dir);
   c.sgd.momentum = 0.9f;
   c.seed = 5;
-  c.iterations_per_epoch = 8;
-  c.checkpoint_dir = dir;
   c.checkpoint_steps = 3;  // sets at steps 3 and 6 inside the epoch, 8 at its end; 6 and 8 are kept
-  c.quiet = true;
   return c;
 }
 
@@ -93,6 +84,8 @@ void flip_byte(const fs::path& file, std::size_t at) {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+constexpr const char* kNeedsFourHosts = "needs 4 ranks, one per emulated host";
+
 }  // namespace
 
 TEST_CASE("a manifest survives a round trip and any truncation or flipped byte is refused") {
@@ -125,9 +118,10 @@ TEST_CASE("a manifest survives a round trip and any truncation or flipped byte i
   }
 }
 
-TEST_CASE("ring checkpoints land on two hosts; a damaged, torn or lost replica leaves the other, then the older set") {
+TEST_CASE("ring checkpoints land on two hosts; a damaged, torn or lost replica leaves the other, then the older set" *
+          doctest::test_suite("needs_4_ranks")) {
   const Comm world = Comm::world();
-  if (world.size() < 4) return;
+  SKIP_UNLESS(world.size() >= 4, kNeedsFourHosts);
   const Hosts hosts(world, "ring");
   const TrainTest data = test::blobs(512);
   const TrainConfig c = base("ring", hosts.pattern());
@@ -184,9 +178,10 @@ TEST_CASE("ring checkpoints land on two hosts; a damaged, torn or lost replica l
   world.barrier();
 }
 
-TEST_CASE("parameter-server shards are written by their server and a buddy, and re-partitioned on resume") {
+TEST_CASE("parameter-server shards are written by their server and a buddy, and re-partitioned on resume" *
+          doctest::test_suite("needs_4_ranks")) {
   const Comm world = Comm::world();
-  if (world.size() < 4) return;
+  SKIP_UNLESS(world.size() >= 4, kNeedsFourHosts);
   const Hosts hosts(world, "ps");
   const TrainTest data = test::blobs(512);
   TrainConfig c = base("ps", hosts.pattern());
@@ -229,9 +224,10 @@ TEST_CASE("parameter-server shards are written by their server and a buddy, and 
   world.barrier();
 }
 
-TEST_CASE("a run resumed mid-epoch on fewer workers with --global-batch continues the same data order") {
+TEST_CASE("a run resumed mid-epoch on fewer workers with --global-batch continues the same data order" *
+          doctest::test_suite("needs_4_ranks")) {
   const Comm world = Comm::world();
-  if (world.size() < 4) return;
+  SKIP_UNLESS(world.size() >= 4, kNeedsFourHosts);
   const Hosts hosts(world, "global-batch");
   const TrainTest data = test::blobs(512);
   TrainConfig c = base("ring", hosts.pattern());

@@ -58,10 +58,12 @@ std::size_t text_hash(const Comm& world, const std::string& text, bool* all_equa
 
 }  // namespace
 
-TEST_CASE("every kernel set this CPU runs computes the model's GEMMs to float accuracy") {
+TEST_CASE("every kernel set this CPU runs computes the model's GEMMs to float accuracy" *
+          doctest::test_suite("needs_kernel_sets")) {
   const std::vector<std::string>& sets = configured_blis().kernel_sets;
   MESSAGE("kernel sets that run here: " << fmt::format("{}", fmt::join(sets, ", ")));
-  if (sets.empty() || !per_call_contexts_available()) return;
+  SKIP_UNLESS(!sets.empty() && per_call_contexts_available(), test::kNoKernelSet);
+  CHECK(kernel_set_context(configured_blis().arch) != nullptr);  // the process's own set has a context too
   std::vector<GemmShape> shapes = Mlp({784, 128, 10}).planned_gemms(32);
   shapes.push_back({false, false, 300, 40, 1000});  // cut into row blocks, a ragged last one
   for (const GemmShape& g : shapes) {
@@ -176,12 +178,11 @@ TEST_CASE("the products that read one batch are chosen together, the batch's wid
 }
 
 TEST_CASE(
-    "a kernel plan is measured once and then read from its cache; a cache under another key, or cut short, is not read") {
+    "a kernel plan is measured once and then read from its cache; a cache under another key, or cut short, is not read" *
+    doctest::test_suite("needs_kernel_sets")) {
   const BlisConfig& blis = configured_blis();
-  if (blis.user_arch || blis.kernel_sets.size() < 2 || !per_call_contexts_available()) {
-    MESSAGE("no plan is measured here (a user's set, one set, or no per-call contexts)");
-    return;
-  }
+  SKIP_UNLESS(!blis.user_arch, "BLIS_ARCH_TYPE is set: the user's set runs every shape, no plan is measured");
+  SKIP_UNLESS(blis.kernel_sets.size() >= 2 && per_call_contexts_available(), test::kNoSecondKernelSet);
   // This case's own cache directory; the suite's comes back when the case ends, however it ends.
   struct CacheDir {
     std::filesystem::path dir = test::temp_dir("kernel-cache", Comm::world().rank());
@@ -246,13 +247,12 @@ TEST_CASE("a plan naming a kernel set this machine cannot run is refused, and th
 
 TEST_CASE(
     "without per-call contexts (BLIS's shared library) every shape runs on the process's kernels, and the plan says "
-    "why") {
+    "why" *
+    doctest::test_suite("needs_blis_shared")) {
   test::RestorePlan restore;
   const BlisConfig& blis = configured_blis();
-  if (per_call_contexts_available()) {
-    CHECK(kernel_set_context(blis.arch) != nullptr);
-    return;
-  }
+  SKIP_UNLESS(!per_call_contexts_available(),
+              "BLIS is linked statically, with per-call contexts; a -DGRADSYNC_BLIS_SHARED=ON build checks this");
   const std::vector<GemmShape> shapes = Mlp({20, 16, 4}).planned_gemms(4);
   const KernelPlan plan = make_kernel_plan(shapes, blis);
   CHECK(plan.gemms.empty());
@@ -272,14 +272,12 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("every rank runs rank 0's kernel plan, though each rank would have picked its own") {
+TEST_CASE("every rank runs rank 0's kernel plan, though each rank would have picked its own" *
+          doctest::test_suite("needs_kernel_sets")) {
   test::RestorePlan restore;
   const Comm world = Comm::world();
   const std::vector<std::string>& sets = configured_blis().kernel_sets;
-  if (sets.size() < 2 || !per_call_contexts_available()) {
-    MESSAGE("fewer than two kernel sets, or no per-call contexts: nothing to agree on");
-    return;
-  }
+  SKIP_UNLESS(sets.size() >= 2 && per_call_contexts_available(), test::kNoSecondKernelSet);
   const std::vector<GemmShape> shapes = Mlp({20, 16, 4}).planned_gemms(4);
   // What independent choices give: each rank its own plan (the check below is not vacuous).
   install_kernel_plan(cycling_plan(shapes, sets, static_cast<std::size_t>(world.rank())), configured_blis());
@@ -299,11 +297,12 @@ TEST_CASE("every rank runs rank 0's kernel plan, though each rank would have pic
 
 TEST_CASE(
     "a run on a plan that mixes kernel sets and the byte kernels keeps its replicas bit-identical and equals serial "
-    "SGD") {
+    "SGD" *
+    doctest::test_suite("needs_kernel_sets")) {
   test::RestorePlan restore;
   const Comm world = Comm::world();
   const std::vector<std::string>& sets = configured_blis().kernel_sets;
-  if (sets.size() < 2 || !per_call_contexts_available()) return;
+  SKIP_UNLESS(sets.size() >= 2 && per_call_contexts_available(), test::kNoSecondKernelSet);
   const TrainTest data = test::blobs();
   TrainConfig c;
   c.sync = sync_method("ring");

@@ -9,6 +9,7 @@
 
 #include "collectives/comm.hpp"
 #include "model/sgd.hpp"
+#include "test_support.hpp"
 #include "trainers/make_synchronizer.hpp"
 #include "trainers/train_config.hpp"
 
@@ -150,7 +151,7 @@ TEST_CASE("model averaging every H > 1 steps, and a final average when the run s
   //   p_T = p_0 (mean_r a_r^H)^q (mean_r a_r^m)
   // on every worker.
   const Comm world = Comm::world();
-  if (world.size() < 2) return;
+  SKIP_UNLESS(world.size() >= 2, "local SGD across replicas needs 2 ranks");
   const float lr = 0.1f;
   const std::size_t n = 3;
   const auto a_of = [&](int rank) { return 1.0 - lr * (1.0 + rank); };

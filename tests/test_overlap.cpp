@@ -22,16 +22,10 @@ constexpr long kSteps = 12;
 
 // Three layers, so that buckets can split the gradient at two boundaries.
 TrainConfig small_mlp(const std::string& sync, std::size_t batch) {
-  TrainConfig c;
-  c.sync = sync_method(sync);
-  c.model = "mlp";
+  TrainConfig c = test::small_mlp(sync, batch, kSteps);
   c.hidden = {16, 12};
   c.epochs = 2;
-  c.batch = batch;
-  c.sgd.lr = 0.2f;
   c.sgd.momentum = 0.5f;
-  c.seed = 3;
-  c.iterations_per_epoch = kSteps;
   return c;
 }
 

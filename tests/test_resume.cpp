@@ -19,21 +19,6 @@ using namespace gradsync;
 
 namespace {
 
-TrainConfig base(const std::string& sync, const std::string& dir) {
-  TrainConfig c;
-  c.sync = sync_method(sync);
-  c.model = "mlp";
-  c.hidden = {16};
-  c.epochs = 1;
-  c.batch = 8;
-  c.sgd.lr = 0.2f;
-  c.seed = 3;
-  c.iterations_per_epoch = 8;
-  c.checkpoint_dir = dir;
-  c.quiet = true;
-  return c;
-}
-
 // The CheckpointError message train() throws on this rank, or a note saying it did not throw one.
 std::string resume_error(const TrainConfig& c, const TrainTest& data, const Comm& comm) {
   TrainConfig r = c;
@@ -61,7 +46,7 @@ TEST_CASE("resume refuses a checkpoint differing in any one fingerprint field, n
   const Comm self(MPI_COMM_SELF);  // each rank on its own, in its own directory
   const TrainTest data = test::blobs(512);
   const auto dir = test::temp_dir("resume-fields", Comm::world().rank());
-  const TrainConfig written = base("serial", dir.string());
+  const TrainConfig written = test::checkpointed_mlp("serial", 8, dir.string());
   train(written, data, self);
   const std::vector<Change> changes = {
       {"model", [](TrainConfig& c) { c.model = "softmax"; }, "model=20-16-4", "model=20-4"},
@@ -89,7 +74,7 @@ TEST_CASE("resume refuses another per-worker batch, naming both and the way to k
   const Comm self(MPI_COMM_SELF);
   const TrainTest data = test::blobs(512);
   const auto dir = test::temp_dir("resume-batch", Comm::world().rank());
-  const TrainConfig written = base("serial", dir.string());
+  const TrainConfig written = test::checkpointed_mlp("serial", 8, dir.string());
   train(written, data, self);
   TrainConfig c = written;
   c.batch = 4;
@@ -105,10 +90,10 @@ TEST_CASE("resume refuses another per-worker batch, naming both and the way to k
 
 TEST_CASE("resume on a different number of ranks continues from the checkpoint's state, on every rank") {
   const Comm world = Comm::world();
-  if (world.size() < 2) return;
+  SKIP_UNLESS(world.size() >= 2, "resuming on another rank count needs 2 ranks");
   const TrainTest data = test::blobs(512);
   const auto dir = test::temp_dir("resume-ranks", world.rank());
-  TrainConfig c = base("ring", dir.string());
+  TrainConfig c = test::checkpointed_mlp("ring", 8, dir.string());
   c.sgd.momentum = 0.9f;
   train(c, data, Comm(MPI_COMM_SELF));  // rank 0's directory now holds a one-rank ring checkpoint
   c.resume = true;
@@ -125,10 +110,10 @@ TEST_CASE("resume on a different number of ranks continues from the checkpoint's
 
 TEST_CASE("resume refuses a parameter-server checkpoint of another mode or staleness bound") {
   const Comm world = Comm::world();
-  if (world.size() < 3) return;
+  SKIP_UNLESS(world.size() >= 3, "a parameter server with 2 workers needs 3 ranks");
   const TrainTest data = test::blobs(512);
   const auto dir = test::temp_dir("resume-ps", world.rank());
-  TrainConfig written = base("ps", dir.string());
+  TrainConfig written = test::checkpointed_mlp("ps", 8, dir.string());
   written.ps_mode = PsMode::ssp;
   written.staleness = 1;
   train(written, data, world);
@@ -152,7 +137,7 @@ TEST_CASE("resume accepts a run that changes only epochs, learning rate, weight 
   const Comm self(MPI_COMM_SELF);
   const TrainTest data = test::blobs(512);
   const auto dir = test::temp_dir("resume-allowed", Comm::world().rank());
-  const TrainConfig written = base("serial", dir.string());
+  const TrainConfig written = test::checkpointed_mlp("serial", 8, dir.string());
   for (const std::function<void(TrainConfig&)>& change : std::vector<std::function<void(TrainConfig&)>>{
            [](TrainConfig& c) { c.epochs = 3; }, [](TrainConfig& c) { c.sgd.lr = 0.05f; },
            [](TrainConfig& c) { c.sgd.weight_decay = 0.01f; }, [](TrainConfig& c) { c.iterations_per_epoch = 5; }}) {

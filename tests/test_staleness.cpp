@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "collectives/comm.hpp"
+#include "test_support.hpp"
 #include "trainers/ps_training.hpp"
 
 using namespace gradsync;
@@ -110,7 +111,7 @@ void check_every_gradient_applied_once(const Observed& seen, const PsRun& run, i
 
 TEST_CASE("BSP and SSP with bound 0 keep every worker in lockstep: the clock gap is 0 at every release") {
   const Comm world = Comm::world();
-  if (world.size() < 3) return;  // a gap needs two workers
+  SKIP_UNLESS(world.size() >= 3, "a clock gap needs a server and 2 workers: 3 ranks");
   for (const PsRun& run : {PsRun{PsMode::bsp, 0, 1}, PsRun{PsMode::ssp, 0, 1}, PsRun{PsMode::bsp, 0, 2}}) {
     if (world.size() - run.servers < 2) continue;
     CAPTURE(ps_mode_name(run.mode));
@@ -128,7 +129,7 @@ TEST_CASE("BSP and SSP with bound 0 keep every worker in lockstep: the clock gap
 
 TEST_CASE("SSP with bound S lets a fast worker run exactly S steps ahead of a straggler, never more") {
   const Comm world = Comm::world();
-  if (world.size() < 3) return;
+  SKIP_UNLESS(world.size() >= 3, "a clock gap needs a server and 2 workers: 3 ranks");
   for (const PsRun& run : {PsRun{PsMode::ssp, 1, 1}, PsRun{PsMode::ssp, 2, 1}, PsRun{PsMode::ssp, 2, 2}}) {
     if (world.size() - run.servers < 2) continue;
     CAPTURE(run.staleness);
@@ -146,7 +147,7 @@ TEST_CASE("SSP with bound S lets a fast worker run exactly S steps ahead of a st
 
 TEST_CASE("ASP lets fast workers run further ahead of a straggler than an SSP bound would") {
   const Comm world = Comm::world();
-  if (world.size() < 3) return;
+  SKIP_UNLESS(world.size() >= 3, "a clock gap needs a server and 2 workers: 3 ranks");
   const int bound = 2;
   for (int servers : {1, 2}) {
     const PsRun run{PsMode::asp, bound, servers};
@@ -170,7 +171,7 @@ TEST_CASE("the server applies each gradient with the documented scale: 1/W for g
   // against steps updates of
   //   v = mu v + (W g)/W + wd p;  p -= lr v        (bsp: the W gradients summed, then one step)
   const Comm world = Comm::world();
-  if (world.size() < 2) return;
+  SKIP_UNLESS(world.size() >= 2, "a parameter server and a worker need 2 ranks");
   const int servers = 1, workers = world.size() - servers;
   const long steps = 4;
   const std::size_t n = 6;

@@ -19,16 +19,7 @@ namespace {
 constexpr long kEquivalenceSteps = 24;
 
 TrainConfig small_mlp(const std::string& sync, std::size_t batch) {
-  TrainConfig c;
-  c.sync = sync_method(sync);
-  c.model = "mlp";
-  c.hidden = {16};
-  c.epochs = 1;
-  c.batch = batch;
-  c.sgd.lr = 0.2f;
-  c.seed = 3;
-  c.iterations_per_epoch = kEquivalenceSteps;
-  return c;
+  return test::small_mlp(sync, batch, kEquivalenceSteps);
 }
 
 // Serial SGD with the global batch, computed locally on every rank.
@@ -79,7 +70,7 @@ TEST_CASE("synchronous data parallelism equals serial SGD with the global batch"
 
 TEST_CASE("sharded parameter servers equal the central server bit for bit in BSP mode") {
   const Comm world = Comm::world();
-  if (world.size() < 3) return;
+  SKIP_UNLESS(world.size() >= 3, "a sharded or asynchronous parameter server with 2 workers needs 3 ranks");
   const TrainTest data = test::blobs();
   TrainConfig central = small_mlp("ps", 4);
   central.servers = 1;
@@ -101,7 +92,7 @@ TEST_CASE("sharded parameter servers equal the central server bit for bit in BSP
 
 TEST_CASE("ASP and SSP apply every gradient exactly once, respect the staleness bound and converge") {
   const Comm world = Comm::world();
-  if (world.size() < 3) return;
+  SKIP_UNLESS(world.size() >= 3, "a sharded or asynchronous parameter server with 2 workers needs 3 ranks");
   const TrainTest data = test::blobs();
   for (const PsMode mode : {PsMode::asp, PsMode::ssp}) {
     for (int servers : {1, 2}) {
