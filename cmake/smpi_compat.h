@@ -9,3 +9,6 @@
 #undef exit
 #define exit smpi_exit
 #endif
+
+// The trainer's clock is the simulated one in this build (trainers/clock.hpp says why).
+#define GRADSYNC_SIMULATED_CLOCK 1
