@@ -20,14 +20,6 @@ constexpr auto kThreadPollInterval = std::chrono::microseconds(50);
 
 }  // namespace
 
-Progress parse_progress(const std::string& text) {
-  if (text == "calls") return Progress::calls;
-  if (text == "thread") return Progress::thread;
-  throw std::invalid_argument(fmt::format("progress '{}' is not 'calls' or 'thread'", text));
-}
-
-const char* progress_name(Progress p) { return p == Progress::calls ? "calls" : "thread"; }
-
 CommEngine::CommEngine(Progress mode, std::size_t max_jobs) : mode_(mode), jobs_(std::max<std::size_t>(1, max_jobs)) {
   if (mode_ != Progress::thread) return;
   if (mpi_thread_level() < MPI_THREAD_SERIALIZED)

@@ -20,10 +20,6 @@
 
 namespace gradsync {
 
-// "calls" or "thread"; parse_progress throws std::invalid_argument naming the text otherwise.
-Progress parse_progress(const std::string& text);
-const char* progress_name(Progress p);
-
 // One nonblocking operation. start() posts it, test() moves it on without blocking and says whether it is done,
 // wait() blocks until it is. Called only by the engine, on one thread at a time.
 class CommJob {

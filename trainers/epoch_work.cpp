@@ -36,12 +36,9 @@ void accumulate(EpochWork& into, const EpochWork& part) {
 EpochWork reduce_to_root(const Comm& world, const EpochWork& mine) {
   std::array<double, kSummed> sum = summed(mine);
   std::array<double, 2> max = {mine.staleness_max, mine.clock_gap_max};
-  const int me = world.rank();
   const WaitScope wait("MPI_Reduce (end-of-epoch statistics)");
-  check_mpi(MPI_Reduce(me == 0 ? MPI_IN_PLACE : sum.data(), sum.data(), kSummed, MPI_DOUBLE, MPI_SUM, 0, world.native()),
-            "MPI_Reduce (epoch statistics)", me);
-  check_mpi(MPI_Reduce(me == 0 ? MPI_IN_PLACE : max.data(), max.data(), 2, MPI_DOUBLE, MPI_MAX, 0, world.native()),
-            "MPI_Reduce (epoch statistics)", me);
+  world.sum_to(0, sum);
+  world.max_to(0, max);
   EpochWork all;
   set_summed(all, sum);
   all.staleness_max = max[0];

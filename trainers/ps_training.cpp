@@ -26,21 +26,15 @@ class PsWorker final : public Synchronizer {
 
   // Push and pull are posted together: they use different buffers, and the server answers only after the push.
   void step(std::span<float> params, std::span<float> grads) override {
-    const int me = world_.rank();
     for (int s = 0; s < layout_.servers; ++s) {
       const ElementRange key = layout_.key_range(s);
-      const int n = world_.to_int_count(key.size(), "MPI_Isend");
-      check_mpi(MPI_Irecv(params.data() + key.begin, n, MPI_FLOAT, s, kTagPullParams, world_.native(), &requests_[2 * s]),
-                "MPI_Irecv (ps pull)", me);
-      check_mpi(
-          MPI_Isend(grads.data() + key.begin, n, MPI_FLOAT, s, kTagPushGradient, world_.native(), &requests_[2 * s + 1]),
-          "MPI_Isend (ps push)", me);
+      requests_[2 * s] = world_.irecv(params.subspan(key.begin, key.size()), s, kTagPullParams);
+      requests_[2 * s + 1] = world_.isend(grads.subspan(key.begin, key.size()), s, kTagPushGradient);
     }
     // One server at a time, so that a watchdog report names the server that never answered.
     for (int s = 0; s < layout_.servers; ++s) {
       const WaitScope wait("MPI_Waitall (ps worker: push gradient, pull parameters)", -1, s);
-      check_mpi(MPI_Waitall(2, &requests_[2 * static_cast<std::size_t>(s)], MPI_STATUSES_IGNORE),
-                "MPI_Waitall (ps push/pull)", me);
+      world_.wait_all(std::span(requests_).subspan(2 * static_cast<std::size_t>(s), 2), "ps push/pull");
     }
   }
 
@@ -75,29 +69,17 @@ class PipelinedPsWorker final : public Synchronizer, public PassObserver, public
 
   // CommJob: one push and one pull per server.
   void start() override {
-    const int me = world_.rank();
     for (int s = 0; s < layout_.servers; ++s) {
       const ElementRange key = layout_.key_range(s);
-      const int n = world_.to_int_count(key.size(), "MPI_Isend");
-      check_mpi(
-          MPI_Irecv(pulled_.data() + key.begin, n, MPI_FLOAT, s, kTagPullParams, world_.native(), &requests_[2 * s]),
-          "MPI_Irecv (ps pull)", me);
-      check_mpi(MPI_Isend(pushing_.data() + key.begin, n, MPI_FLOAT, s, kTagPushGradient, world_.native(),
-                          &requests_[2 * s + 1]),
-                "MPI_Isend (ps push)", me);
+      requests_[2 * s] = world_.irecv(std::span(pulled_).subspan(key.begin, key.size()), s, kTagPullParams);
+      requests_[2 * s + 1] = world_.isend(pushing_.subspan(key.begin, key.size()), s, kTagPushGradient);
     }
   }
-  bool test() override {
-    int done = 0;
-    check_mpi(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE),
-              "MPI_Testall (ps push/pull)", world_.rank());
-    return done != 0;
-  }
+  bool test() override { return world_.test_all(requests_, "ps push/pull"); }
   void wait() override {
     for (int s = 0; s < layout_.servers; ++s) {
       const WaitScope wait("MPI_Waitall (ps worker: push gradient, pull parameters)", -1, s);
-      check_mpi(MPI_Waitall(2, &requests_[2 * static_cast<std::size_t>(s)], MPI_STATUSES_IGNORE),
-                "MPI_Waitall (ps push/pull)", world_.rank());
+      world_.wait_all(std::span(requests_).subspan(2 * static_cast<std::size_t>(s), 2), "ps push/pull");
     }
   }
 
@@ -186,9 +168,7 @@ class ParameterServer::Impl {
   std::span<float> my_master() { return {master_.data() + key_.begin, key_.size()}; }
 
   void post_receive(int w) {
-    check_mpi(MPI_Irecv(slot(w), world_.to_int_count(key_.size(), "MPI_Irecv"), MPI_FLOAT, worker_rank(w),
-                        kTagPushGradient, world_.native(), &requests_[w]),
-              "MPI_Irecv (ps push)", world_.rank());
+    requests_[w] = world_.irecv(std::span(slot(w), key_.size()), worker_rank(w), kTagPushGradient);
   }
 
   // Asynchronous modes: the next gradient changes the master copy, so each reply completes before it does.
@@ -203,7 +183,7 @@ class ParameterServer::Impl {
     for (int w = 0; w < layout_.workers; ++w) {
       {
         const WaitScope wait("MPI_Wait (ps server: gradient from a worker)", round_, worker_rank(w));
-        check_mpi(MPI_Wait(&requests_[w], MPI_STATUS_IGNORE), "MPI_Wait (ps push)", world_.rank());
+        world_.wait(requests_[w], "ps push");
       }
       work.gradients_applied += 1;  // summed into this round's single update
       const double t = now_s();
@@ -215,14 +195,10 @@ class ParameterServer::Impl {
     work.server_busy_s += now_s() - t;
     // All replies in flight at once (several sends may read one buffer); the master copy is not touched
     // again until they complete.
-    for (int w = 0; w < layout_.workers; ++w)
-      check_mpi(MPI_Isend(master_.data() + key_.begin, world_.to_int_count(key_.size(), "MPI_Isend"), MPI_FLOAT,
-                          worker_rank(w), kTagPullParams, world_.native(), &requests_[w]),
-                "MPI_Isend (ps reply)", world_.rank());
+    for (int w = 0; w < layout_.workers; ++w) requests_[w] = world_.isend(my_master(), worker_rank(w), kTagPullParams);
     {
       const WaitScope wait("MPI_Waitall (ps server: replies to the workers)", round_);
-      check_mpi(MPI_Waitall(layout_.workers, requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall (ps reply)",
-                world_.rank());
+      world_.wait_all(std::span(requests_).first(static_cast<std::size_t>(layout_.workers)), "ps reply");
     }
     ++round_;
   }
@@ -234,10 +210,8 @@ class ParameterServer::Impl {
     for (int w = 0; w < layout_.workers; ++w) post_receive(w);
     long outstanding = steps * layout_.workers;
     while (outstanding > 0) {
-      int w = MPI_UNDEFINED;
       const WaitScope wait("MPI_Waitany (ps server: next gradient from any worker)", version_);
-      check_mpi(MPI_Waitany(layout_.workers, requests_.data(), &w, MPI_STATUS_IGNORE), "MPI_Waitany (ps push)",
-                world_.rank());
+      const int w = world_.wait_any(std::span(requests_).first(static_cast<std::size_t>(layout_.workers)), "ps push");
       const double t = now_s();
       const double staleness = static_cast<double>(version_ - version_at_pull_[w]);
       work.staleness_sum += staleness;

@@ -52,7 +52,7 @@ void check_resumed_state(const ResumePoint& start, Roles& roles, const TrainConf
     std::fflush(stdout);
   }
   // A bug, not bad input; every rank stops, none trains on from a state that is not the checkpoint's.
-  check_mpi(MPI_Bcast(&equal, 1, MPI_INT, 0, world.native()), "MPI_Bcast (resumed state check)", me);
+  equal = world.broadcast(equal, 0);
   if (!equal) throw std::logic_error("the resumed state differs from the checkpoint's (see rank 0's CRCs)");
 }
 
