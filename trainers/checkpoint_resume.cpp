@@ -15,9 +15,10 @@
 namespace gradsync {
 namespace {
 
-constexpr int kTagResumeStatus = 0x82;
-constexpr int kTagResumeParams = 0x83;
-constexpr int kTagResumeOptimizer = 0x84;
+// A piece's three messages to rank 0: whether it could be read, its parameters, its optimizer state.
+struct PieceTags {
+  int status = 0, params = 0, optimizer = 0;
+};
 
 // Rank 0: the set to resume from, as text every rank decodes with decode_choice, or in `error` why there is none.
 std::string describe_choice(const std::string& all, const TrainConfig& config, const HostMap& hosts,
@@ -60,7 +61,8 @@ ResumePoint empty_point(const Manifest& m, std::size_t parameter_count) {
 
 // On piece k's source: reads it again (checked against the manifest) into rank 0's `point`, directly on rank 0,
 // else by sending it there. Returns what went wrong reading it, or "".
-std::string send_piece(const Comm& world, const std::string& path, const Manifest& m, std::size_t k, ResumePoint& point) {
+std::string send_piece(const Comm& world, PieceTags tags, const std::string& path, const Manifest& m, std::size_t k,
+                       ResumePoint& point) {
   const ManifestPiece& p = m.pieces[k];
   Checkpoint c;
   std::int32_t status = 1;
@@ -80,31 +82,34 @@ std::string send_piece(const Comm& world, const std::string& path, const Manifes
     return error;
   }
   const WaitScope wait("MPI_Send (checkpoint piece to rank 0)", m.step, 0);
-  world.send(std::span(&status, 1), 0, kTagResumeStatus);
+  world.send(std::span(&status, 1), 0, tags.status);
   if (status) {
-    world.send(c.params, 0, kTagResumeParams);
-    if (m.optimizer_count) world.send(c.optimizer_state, 0, kTagResumeOptimizer);
+    world.send(c.params, 0, tags.params);
+    if (m.optimizer_count) world.send(c.optimizer_state, 0, tags.optimizer);
   }
   return error;
 }
 
 // On rank 0: piece k from its source, into `point`. Returns "" or that the source could not read it again.
-std::string receive_piece(const Comm& world, int source, const Manifest& m, std::size_t k, ResumePoint& point) {
+std::string receive_piece(const Comm& world, PieceTags tags, int source, const Manifest& m, std::size_t k,
+                          ResumePoint& point) {
   const ManifestPiece& p = m.pieces[k];
   const std::size_t n = p.end - p.begin;
   const WaitScope wait("MPI_Recv (checkpoint piece from its holder)", m.step, source);
   std::int32_t status = 0;
-  world.recv(std::span(&status, 1), source, kTagResumeStatus);
+  world.recv(std::span(&status, 1), source, tags.status);
   if (!status) return fmt::format("piece {} could not be read again on rank {}", k, source);
-  world.recv(std::span(point.params).subspan(p.begin, n), source, kTagResumeParams);
-  if (m.optimizer_count) world.recv(std::span(point.optimizer_state).subspan(p.begin, n), source, kTagResumeOptimizer);
+  world.recv(std::span(point.params).subspan(p.begin, n), source, tags.params);
+  if (m.optimizer_count) world.recv(std::span(point.optimizer_state).subspan(p.begin, n), source, tags.optimizer);
   return {};
 }
 
 // Every piece to rank 0, from the source `parts` names for it; point.sources says which. Returns this rank's last
-// error, or "".
+// error, or "". Collective over `world` (its tags are reserved here, on every rank alike).
 std::string fetch_pieces(const Comm& world, const HostMap& hosts, const Manifest& m,
                          const std::vector<std::string>& parts, ResumePoint& point) {
+  const int first = world.reserve_tags(3);
+  const PieceTags tags{first, first + 1, first + 2};
   std::string my_error;
   for (std::size_t k = 0; k < m.pieces.size(); ++k) {
     std::istringstream s(parts[2 + k]);
@@ -114,9 +119,9 @@ std::string fetch_pieces(const Comm& world, const HostMap& hosts, const Manifest
     point.sources += fmt::format("{}piece {}: {}:{}", k ? "; " : "", k, hosts.name(hosts.host_of(source)), path);
     std::string error;
     if (world.rank() == source)
-      error = send_piece(world, path, m, k, point);
+      error = send_piece(world, tags, path, m, k, point);
     else if (world.rank() == 0)
-      error = receive_piece(world, source, m, k, point);
+      error = receive_piece(world, tags, source, m, k, point);
     if (!error.empty()) my_error = error;
   }
   return my_error;

@@ -61,6 +61,7 @@ class CheckpointWriter {
   void prune();  // host leaders: keep the newest kKeptSets committed sets
   TrainConfig config_;
   Comm world_;
+  int tag_;  // reserved on world_: a piece's parameters travel on tag_, its optimizer state on tag_ + 1
   const HostMap& hosts_;
   std::string fingerprint_;
   StateLayout layout_;

@@ -16,9 +16,6 @@ namespace gradsync {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr int kTagPieceParams = 0x80;
-constexpr int kTagPieceOptimizer = 0x81;
-
 // What each piece is, agreed by all ranks at once: for each value the max over holders of v and of -v, so a
 // disagreement between holders shows as max != -max(-v). Signed 64-bit values (all of them are far below 2^63),
 // with INT64_MIN from the ranks that hold no copy: Debian's MPICH 4.0 compares MPI_UINT64_T as signed under
@@ -36,8 +33,8 @@ struct CheckpointWriter::Held {
 
 CheckpointWriter::CheckpointWriter(const TrainConfig& config, const Comm& world, const HostMap& hosts,
                                    std::string fingerprint, StateLayout layout, std::int64_t resumed_step)
-    : config_(config), world_(world), hosts_(hosts), fingerprint_(std::move(fingerprint)), layout_(layout),
-      dir_(local_checkpoint_dir(config)) {
+    : config_(config), world_(world), tag_(world_.reserve_tags(2)), hosts_(hosts), fingerprint_(std::move(fingerprint)),
+      layout_(layout), dir_(local_checkpoint_dir(config)) {
   std::string error;
   if (hosts_.is_leader(world_.rank())) {
     try {
@@ -126,12 +123,12 @@ void CheckpointWriter::post_piece_transfers(std::size_t k, int owner, const std:
   for (int holder : holders) {
     if (holder == owner) continue;
     if (me == owner) {
-      requests.push_back(world_.isend(params.subspan(range.begin, range.size()), holder, kTagPieceParams));
+      requests.push_back(world_.isend(params.subspan(range.begin, range.size()), holder, tag_));
       if (with_optimizer)
-        requests.push_back(world_.isend(optimizer.subspan(range.begin, range.size()), holder, kTagPieceOptimizer));
+        requests.push_back(world_.isend(optimizer.subspan(range.begin, range.size()), holder, tag_ + 1));
     } else if (me == holder) {
-      requests.push_back(world_.irecv(mine->params, owner, kTagPieceParams));
-      if (with_optimizer) requests.push_back(world_.irecv(mine->optimizer, owner, kTagPieceOptimizer));
+      requests.push_back(world_.irecv(mine->params, owner, tag_));
+      if (with_optimizer) requests.push_back(world_.irecv(mine->optimizer, owner, tag_ + 1));
     }
   }
 }

@@ -15,21 +15,29 @@
 namespace gradsync {
 namespace {
 
-constexpr int kTagPushGradient = 0x70;
-constexpr int kTagPullParams = 0x71;
-constexpr int kTagGatherModel = 0x72;
+// The push and pull tags of the parameter server's traffic on its communicator. Every rank builds exactly one
+// worker or one server on that communicator (Roles gives the parameter server one of its own), and each reserves
+// its tags first thing, so a worker and a server hold the same tags.
+struct PsTags {
+  int push = 0, pull = 0;
+};
+PsTags reserve_ps_tags(const Comm& comm) {
+  const int first = comm.reserve_tags(2);
+  return {first, first + 1};
+}
 
 class PsWorker final : public Synchronizer {
  public:
   PsWorker(Comm world, PsLayout layout)
-      : world_(std::move(world)), layout_(layout), requests_(2 * static_cast<std::size_t>(layout.servers)) {}
+      : world_(std::move(world)), tags_(reserve_ps_tags(world_)), layout_(layout),
+        requests_(2 * static_cast<std::size_t>(layout.servers)) {}
 
   // Push and pull are posted together: they use different buffers, and the server answers only after the push.
   void step(std::span<float> params, std::span<float> grads) override {
     for (int s = 0; s < layout_.servers; ++s) {
       const ElementRange key = layout_.key_range(s);
-      requests_[2 * s] = world_.irecv(params.subspan(key.begin, key.size()), s, kTagPullParams);
-      requests_[2 * s + 1] = world_.isend(grads.subspan(key.begin, key.size()), s, kTagPushGradient);
+      requests_[2 * s] = world_.irecv(params.subspan(key.begin, key.size()), s, tags_.pull);
+      requests_[2 * s + 1] = world_.isend(grads.subspan(key.begin, key.size()), s, tags_.push);
     }
     // One server at a time, so that a watchdog report names the server that never answered.
     for (int s = 0; s < layout_.servers; ++s) {
@@ -40,6 +48,7 @@ class PsWorker final : public Synchronizer {
 
  private:
   Comm world_;
+  PsTags tags_;
   PsLayout layout_;
   std::vector<MPI_Request> requests_;
 };
@@ -50,8 +59,8 @@ class PsWorker final : public Synchronizer {
 class PipelinedPsWorker final : public Synchronizer, public PassObserver, public CommJob {
  public:
   PipelinedPsWorker(Comm world, PsLayout layout, Progress progress)
-      : world_(std::move(world)), layout_(layout), requests_(2 * static_cast<std::size_t>(layout.servers)),
-        pulled_(layout.parameter_count), engine_(progress, 1) {}
+      : world_(std::move(world)), tags_(reserve_ps_tags(world_)), layout_(layout),
+        requests_(2 * static_cast<std::size_t>(layout.servers)), pulled_(layout.parameter_count), engine_(progress, 1) {}
 
   int gradient_buffers() const override { return 2; }
   PassObserver* observer(std::span<float>) override { return this; }
@@ -71,8 +80,8 @@ class PipelinedPsWorker final : public Synchronizer, public PassObserver, public
   void start() override {
     for (int s = 0; s < layout_.servers; ++s) {
       const ElementRange key = layout_.key_range(s);
-      requests_[2 * s] = world_.irecv(std::span(pulled_).subspan(key.begin, key.size()), s, kTagPullParams);
-      requests_[2 * s + 1] = world_.isend(pushing_.subspan(key.begin, key.size()), s, kTagPushGradient);
+      requests_[2 * s] = world_.irecv(std::span(pulled_).subspan(key.begin, key.size()), s, tags_.pull);
+      requests_[2 * s + 1] = world_.isend(pushing_.subspan(key.begin, key.size()), s, tags_.push);
     }
   }
   bool test() override { return world_.test_all(requests_, "ps push/pull"); }
@@ -93,6 +102,7 @@ class PipelinedPsWorker final : public Synchronizer, public PassObserver, public
   }
 
   Comm world_;
+  PsTags tags_;
   PsLayout layout_;
   std::vector<MPI_Request> requests_;
   std::vector<float> pulled_;  // the servers' parameters, taken at the next step
@@ -113,7 +123,8 @@ class ParameterServer::Impl {
  public:
   Impl(const Comm& world, const Comm& servers, PsLayout layout, const TrainConfig& config, std::vector<float> master,
        std::span<const float> optimizer_state)
-      : world_(world), servers_(servers), layout_(layout), key_(layout.key_range(world.rank())), mode_(config.ps_mode),
+      : world_(world), servers_(servers), tags_(reserve_ps_tags(world_)), gather_tag_(servers_.reserve_tags(1)),
+        layout_(layout), key_(layout.key_range(world.rank())), mode_(config.ps_mode),
         staleness_bound_(config.ps_mode == PsMode::ssp ? config.staleness : 0), sgd_(config.sgd, layout.parameter_count),
         master_(std::move(master)), inbox_(static_cast<std::size_t>(layout.workers) * key_.size()),
         requests_(static_cast<std::size_t>(layout.workers), MPI_REQUEST_NULL),
@@ -153,12 +164,12 @@ class ParameterServer::Impl {
     const int me = servers_.rank();
     const WaitScope wait("gather of the model shards to server 0");
     if (me != 0) {
-      servers_.send(full.data() + key_.begin, key_.size(), MPI_FLOAT, 0, kTagGatherModel);
+      servers_.send(full.data() + key_.begin, key_.size(), MPI_FLOAT, 0, gather_tag_);
       return {};
     }
     for (int s = 1; s < layout_.servers; ++s) {
       const ElementRange key = layout_.key_range(s);
-      servers_.recv(full.data() + key.begin, key.size(), MPI_FLOAT, s, kTagGatherModel);
+      servers_.recv(full.data() + key.begin, key.size(), MPI_FLOAT, s, gather_tag_);
     }
     return full;
   }
@@ -167,14 +178,12 @@ class ParameterServer::Impl {
   float* slot(int w) { return inbox_.data() + static_cast<std::size_t>(w) * key_.size(); }
   std::span<float> my_master() { return {master_.data() + key_.begin, key_.size()}; }
 
-  void post_receive(int w) {
-    requests_[w] = world_.irecv(std::span(slot(w), key_.size()), worker_rank(w), kTagPushGradient);
-  }
+  void post_receive(int w) { requests_[w] = world_.irecv(std::span(slot(w), key_.size()), worker_rank(w), tags_.push); }
 
   // Asynchronous modes: the next gradient changes the master copy, so each reply completes before it does.
   void reply(int w) {
     const WaitScope wait("MPI_Send (ps server: reply to a worker)", version_, worker_rank(w));
-    world_.send(master_.data() + key_.begin, key_.size(), MPI_FLOAT, worker_rank(w), kTagPullParams);
+    world_.send(master_.data() + key_.begin, key_.size(), MPI_FLOAT, worker_rank(w), tags_.pull);
   }
 
   // One synchronous step: all gradients, summed in rank order, one update, everyone gets the same model.
@@ -195,7 +204,7 @@ class ParameterServer::Impl {
     work.server_busy_s += now_s() - t;
     // All replies in flight at once (several sends may read one buffer); the master copy is not touched
     // again until they complete.
-    for (int w = 0; w < layout_.workers; ++w) requests_[w] = world_.isend(my_master(), worker_rank(w), kTagPullParams);
+    for (int w = 0; w < layout_.workers; ++w) requests_[w] = world_.isend(my_master(), worker_rank(w), tags_.pull);
     {
       const WaitScope wait("MPI_Waitall (ps server: replies to the workers)", round_);
       world_.wait_all(std::span(requests_).first(static_cast<std::size_t>(layout_.workers)), "ps reply");
@@ -244,6 +253,8 @@ class ParameterServer::Impl {
 
   Comm world_;
   Comm servers_;
+  PsTags tags_;
+  int gather_tag_;  // on servers_: the shards of the final model, gathered on server 0
   PsLayout layout_;
   ElementRange key_;
   PsMode mode_;

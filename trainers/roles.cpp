@@ -13,16 +13,16 @@ Roles::Roles(const TrainConfig& config, const Dataset& train, const Mlp& model, 
       // Splits are collective, so every rank makes both communicators.
       worker_comm_(world.split(world.rank() < layout_.servers ? MPI_UNDEFINED : 0, world.rank())),
       server_comm_(world.split(world.rank() < layout_.servers ? 0 : MPI_UNDEFINED, world.rank())),
-      sgd_(config.sgd, model.parameter_count()) {
+      ps_comm_(world.split(0, world.rank())), sgd_(config.sgd, model.parameter_count()) {
   const int me = world.rank();
   if (me < layout_.servers) {
     server_ =
-        std::make_unique<ParameterServer>(world, server_comm_, layout_, config, start.params, start.optimizer_state);
+        std::make_unique<ParameterServer>(ps_comm_, server_comm_, layout_, config, start.params, start.optimizer_state);
     return;
   }
   if (!start.optimizer_state.empty())
     std::copy(start.optimizer_state.begin(), start.optimizer_state.end(), sgd_.state().begin());
-  sync_ = make_synchronizer(config, {world, worker_comm_, sgd_, model.layer_offsets(), model.parameter_count()});
+  sync_ = make_synchronizer(config, {ps_comm_, worker_comm_, sgd_, model.layer_offsets(), model.parameter_count()});
   worker_ = std::make_unique<Worker>(config, train, model, me - layout_.servers, layout_.workers, me, world.size(),
                                      start.params, *sync_, start.steps_done);
 }

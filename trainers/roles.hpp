@@ -45,6 +45,7 @@ class Roles {
  private:
   PsLayout layout_;
   Comm worker_comm_, server_comm_;
+  Comm ps_comm_;  // every rank: the parameter server's pushes and pulls, on tags of their own
   Sgd sgd_;
   std::unique_ptr<Synchronizer> sync_;
   std::unique_ptr<Worker> worker_;

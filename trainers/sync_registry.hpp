@@ -17,7 +17,7 @@ struct TrainConfig;  // trainers/train_config.hpp, whose checks read this regist
 
 // What a worker's synchronizer is built from. Everything is the caller's and must outlive the synchronizer.
 struct SyncSetup {
-  const Comm& world;    // every rank of the run: a family with servers reaches them here
+  const Comm& world;    // every rank of the run, on a communicator of the synchronizer's own (tags of its own)
   const Comm& workers;  // the worker ranks (world itself when no rank serves)
   Sgd& sgd;             // this worker's optimizer
   // The model's layer starts in the flat buffer (Mlp::layer_offsets), which bucket boundaries follow, and the
