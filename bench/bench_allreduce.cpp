@@ -127,6 +127,194 @@ std::vector<Row> measure_size(const std::vector<MethodSpec>& specs, std::size_t 
   return rows;
 }
 
+struct Flags {
+  std::string methods = allreduce_method_names([](const AllreduceMethod&m) { return m.exact; }, ","), min_bytes = "4",
+              max_bytes = "64M", chunks, segment, csv;
+  double step_factor = 2;
+  int iters = 0, warmup = 3, servers = 0, reps = 5;
+  bool no_check = false;
+  bool list_methods = false;  // handled before MPI_Init; declared here for --help
+};
+
+void add_options(CLI::App& app, Flags& f) {
+  app.add_option(
+         "--methods", f.methods,
+         fmt::format("comma-separated: {} (--list-methods says what each is; a rounded method's algbw and busbw "
+                     "count float32 bytes, more than it sends); a '+nocheck' suffix skips the agreement check, '+wN' "
+                     "runs the ring with N exchanges in flight; "
+                     "membound times the DRAM traffic a ring allreduce cannot avoid (bench/memory_bound.hpp), xcore "
+                     "the ring's schedule with plain loads and stores through a shared window "
+                     "(bench/cross_core_bound.hpp), at the same moments",
+                     allreduce_method_names([](const AllreduceMethod&) { return true; })))
+      ->capture_default_str();
+  app.add_flag("--list-methods", f.list_methods,
+               "print every method, one a line: name, properties, summary (tab-separated), and exit");
+  app.add_option("--min-bytes", f.min_bytes, "smallest message (e.g. 4, 1K, 1M)")->capture_default_str();
+  app.add_option("--max-bytes", f.max_bytes, "largest message")->capture_default_str();
+  app.add_option("--step-factor", f.step_factor, "multiply the size by this each row")->capture_default_str();
+  app.add_option("--iters", f.iters, "timed iterations per row (0: enough to move ~1 GiB, 5..2000)")
+      ->capture_default_str();
+  app.add_option("--warmup", f.warmup, "untimed iterations per row")->capture_default_str();
+  app.add_option("--reps", f.reps, "timed blocks per row, methods interleaved; the median is reported")
+      ->capture_default_str();
+  app.add_option("--chunk-bytes", f.chunks,
+                 "ring chunk size; a comma-separated list sweeps it (default: 1 MiB on one node, 16 MiB across hosts)");
+  app.add_option(
+      "--segment-bytes", f.segment,
+      "largest message of a pairwise exchange (rd, rhd, a ring of two), or 'whole' (default: whole on one node, "
+      "32 KiB across hosts)");
+  app.add_option("--servers", f.servers, "ps-sharded: server ranks (default: np/2)");
+  app.add_flag("--no-agreement-check", f.no_check, "skip the per-call size agreement check (to measure its cost)");
+  app.add_option("--csv", f.csv, "also write the rows to this CSV file");
+}
+
+// The flags turned into numbers.
+struct Sizes {
+  std::size_t lo = 0, hi = 0;
+  std::vector<std::size_t> chunk_list;
+  std::size_t segment_bytes = kAutoSegmentBytes;
+};
+
+// Every rank, the same answer: throws std::invalid_argument naming the first bad flag.
+Sizes check_flags(const Flags& f) {
+  Sizes s;
+  s.lo = bench::parse_bytes(f.min_bytes, "--min-bytes");
+  s.hi = bench::parse_bytes(f.max_bytes, "--max-bytes");
+  if (s.lo < sizeof(float) || s.hi < s.lo) throw std::invalid_argument("--min-bytes/--max-bytes: need 4 <= min <= max");
+  if (!(f.step_factor > 1)) throw std::invalid_argument("--step-factor: must be > 1");
+  if (f.iters < 0 || f.warmup < 0) throw std::invalid_argument("--iters/--warmup: must be >= 0");
+  if (f.reps < 1) throw std::invalid_argument("--reps: must be >= 1");
+  s.chunk_list =
+      f.chunks.empty() ? std::vector<std::size_t>{kAutoChunkBytes} : bench::parse_byte_list(f.chunks, "--chunk-bytes");
+  if (!f.chunks.empty() && std::find(s.chunk_list.begin(), s.chunk_list.end(), 0) != s.chunk_list.end())
+    throw std::invalid_argument("--chunk-bytes: sizes must be at least 1 byte (leave it out for the default)");
+  if (!f.segment.empty()) {
+    s.segment_bytes = f.segment == "whole" ? kWholeMessages : bench::parse_bytes(f.segment, "--segment-bytes");
+    if (s.segment_bytes == 0) throw std::invalid_argument("--segment-bytes: at least 1 byte, or 'whole'");
+  }
+  return s;
+}
+
+// Takes the '+nocheck' and '+wN' suffixes off `m` into `o`; returns them, to label the row. Throws
+// std::invalid_argument on a bad window.
+std::string take_suffixes(std::string& m, AllreduceOptions& o) {
+  // "ring+nocheck": the same method without the agreement check, interleaved with the checked one, so
+  // the check's cost is measured as a ratio within one run.
+  std::string suffix;
+  if (const auto plus = m.find("+nocheck"); plus != std::string::npos && plus + 8 == m.size()) {
+    m.resize(plus);
+    o.check_agreement = false;
+    suffix = "+nocheck";
+  }
+  // "ring+w1": the ring with one exchange in flight (no pipelining), to measure the pipelined ring against it.
+  if (const auto plus = m.rfind("+w"); plus != std::string::npos && plus > 0) {
+    const std::string window = m.substr(plus + 2);
+    if (window.empty() || window.find_first_not_of("0123456789") != std::string::npos || std::stoul(window) == 0)
+      throw std::invalid_argument(fmt::format("--methods: '{}': the window after '+w' must be a number >= 1", m));
+    o.ring_window = std::stoul(window);
+    suffix = m.substr(plus) + suffix;
+    m.resize(plus);
+  }
+  return suffix;
+}
+
+// Every rank: the rows --methods asks for, each method built once so that impossible options are rejected
+// (std::invalid_argument) before any timing.
+std::vector<MethodSpec> make_specs(const Flags& f, const Sizes& s, const Comm& world) {
+  std::vector<MethodSpec> specs;
+  std::stringstream ss(f.methods);
+  for (std::string m; std::getline(ss, m, ',');) {
+    AllreduceOptions o;
+    o.check_agreement = !f.no_check;
+    o.report_choices = true;
+    o.segment_bytes = s.segment_bytes;
+    const std::string suffix = take_suffixes(m, o);
+    if (m == "membound" || m == "xcore") {
+      specs.push_back({m, m, o});
+      continue;
+    }
+    const AllreduceMethod* method = find_allreduce_method(m);
+    if (!method)
+      throw std::invalid_argument(fmt::format("--methods: unknown method '{}' (choose from {}, membound, xcore)", m,
+                                              allreduce_method_names([](const AllreduceMethod&) { return true; })));
+    if (method->chunked) {
+      for (std::size_t c : s.chunk_list) {
+        o.chunk_bytes = c;
+        specs.push_back({m + suffix, m, o, true});
+      }
+    } else if (method->servers == ServerRanks::some) {
+      o.servers = f.servers > 0 ? f.servers : std::max(1, world.size() / 2);
+      specs.push_back({fmt::format("{}{}{}", m, o.servers, suffix), m, o});
+    } else if (m == "mpi") {
+      specs.push_back({mpi_label() + suffix, m, o});
+    } else {
+      specs.push_back({m + suffix, m, o});
+    }
+    method->make(world, specs.back().options);  // rejects impossible options before any timing
+  }
+  return specs;
+}
+
+// Every rank: rank 0's CSV file with its header, or nullptr (no --csv, or not rank 0). Throws
+// std::invalid_argument on every rank when rank 0 cannot open it.
+std::FILE* open_csv(const std::string& csv, const Comm& world) {
+  const bool lead = world.rank() == 0;
+  std::FILE* out = nullptr;
+  if (lead && !csv.empty()) out = std::fopen(csv.c_str(), "w");
+  // Only rank 0 writes the CSV; every rank learns whether it could, so that all stop together.
+  if (!world.all_ok(!lead || csv.empty() || out))
+    throw std::invalid_argument(fmt::format("--csv {}: rank 0 cannot open it for writing", csv));
+  if (out) fmt::print(out, "{}\n", kCsvHeader);
+  return out;
+}
+
+// Rank 0 only.
+void print_header(const Flags& f, const Comm& world) {
+  fmt::print("# bench_allreduce: {} ranks, float32, in place, median of {} interleaved blocks{}{}\n", world.size(),
+             f.reps, f.no_check ? ", agreement check off" : "",
+             world.size() > 2 ? " (np > 2 is oversubscribed on a 2-core machine: timings are not honest)" : "");
+  fmt::print("# {:>12} {:>3} {:>12} {:>10} {:>8} {:>11} {:>10} {:>10} {:>7}\n", "method", "np", "bytes", "count", "chunk",
+             "time_us", "algbw GB/s", "busbw GB/s", "#wrong");
+}
+
+// Rank 0 only: one row to stdout and, if open, to the CSV.
+void print_row(const Row& r, std::FILE* out) {
+  fmt::print("  {:>12} {:>3} {:>12} {:>10} {:>8} {:>11.2f} {:>10.3f} {:>10.3f} {:>7}\n", r.label, r.np, r.bytes, r.count,
+             r.chunk, r.time_us, r.algbw, r.busbw, r.wrong);
+  std::fflush(stdout);
+  if (out)
+    fmt::print(out, "{},{},{},{},{},{:.3f},{:.4f},{:.4f},{}\n", r.label, r.np, r.bytes, r.count, r.chunk, r.time_us,
+               r.algbw, r.busbw, r.wrong);
+}
+
+// Every rank: every size from --min-bytes to --max-bytes, rank 0 printing the rows. Returns the wrong elements
+// over all rows.
+long run_sizes(const Flags& f, const Sizes& s, const std::vector<MethodSpec>& specs, std::FILE* out, const Comm& world) {
+  std::vector<float> data(s.hi / sizeof(float));
+  long total_wrong = 0;
+  for (double size = static_cast<double>(s.lo); size <= static_cast<double>(s.hi) * 1.0000001; size *= f.step_factor) {
+    const std::size_t count = static_cast<std::size_t>(size) / sizeof(float);
+    for (const Row& r : measure_size(specs, count, data, f.warmup, f.iters, f.reps, world)) {
+      total_wrong += r.wrong;
+      if (world.rank() == 0) print_row(r, out);
+    }
+  }
+  return total_wrong;
+}
+
+// Every rank, after a successful parse: the whole benchmark. Returns the exit code: 1 if any element was wrong.
+int run(const Flags& f, const Comm& world) {
+  const bool lead = world.rank() == 0;
+  const Sizes s = check_flags(f);
+  const std::vector<MethodSpec> specs = make_specs(f, s, world);
+  std::FILE* out = open_csv(f.csv, world);
+  if (lead) print_header(f, world);
+  const long total_wrong = run_sizes(f, s, specs, out, world);
+  if (out) std::fclose(out);
+  if (lead) fmt::print("# {} wrong element(s) in total{}\n", total_wrong, total_wrong ? ": BUG" : "");
+  return total_wrong ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -140,139 +328,12 @@ int main(int argc, char** argv) {
   const Comm world = Comm::world();
   const bool lead = world.rank() == 0;
   CLI::App app{"bench_allreduce: time and bandwidth of every allreduce method, with an exact check per row"};
-  std::string methods = allreduce_method_names([](const AllreduceMethod&m) { return m.exact; }, ","), min_bytes = "4",
-              max_bytes = "64M", chunks, segment, csv;
-  double step_factor = 2;
-  int iters = 0, warmup = 3, servers = 0, reps = 5;
-  bool no_check = false;
-  app.add_option(
-         "--methods", methods,
-         fmt::format("comma-separated: {} (--list-methods says what each is; a rounded method's algbw and busbw "
-                     "count float32 bytes, more than it sends); a '+nocheck' suffix skips the agreement check, '+wN' "
-                     "runs the ring with N exchanges in flight; "
-                     "membound times the DRAM traffic a ring allreduce cannot avoid (bench/memory_bound.hpp), xcore "
-                     "the ring's schedule with plain loads and stores through a shared window "
-                     "(bench/cross_core_bound.hpp), at the same moments",
-                     allreduce_method_names([](const AllreduceMethod&) { return true; })))
-      ->capture_default_str();
-  bool list_methods = false;  // handled before MPI_Init; declared here for --help
-  app.add_flag("--list-methods", list_methods,
-               "print every method, one a line: name, properties, summary (tab-separated), and exit");
-  app.add_option("--min-bytes", min_bytes, "smallest message (e.g. 4, 1K, 1M)")->capture_default_str();
-  app.add_option("--max-bytes", max_bytes, "largest message")->capture_default_str();
-  app.add_option("--step-factor", step_factor, "multiply the size by this each row")->capture_default_str();
-  app.add_option("--iters", iters, "timed iterations per row (0: enough to move ~1 GiB, 5..2000)")->capture_default_str();
-  app.add_option("--warmup", warmup, "untimed iterations per row")->capture_default_str();
-  app.add_option("--reps", reps, "timed blocks per row, methods interleaved; the median is reported")
-      ->capture_default_str();
-  app.add_option("--chunk-bytes", chunks,
-                 "ring chunk size; a comma-separated list sweeps it (default: 1 MiB on one node, 16 MiB across hosts)");
-  app.add_option(
-      "--segment-bytes", segment,
-      "largest message of a pairwise exchange (rd, rhd, a ring of two), or 'whole' (default: whole on one node, "
-      "32 KiB across hosts)");
-  app.add_option("--servers", servers, "ps-sharded: server ranks (default: np/2)");
-  app.add_flag("--no-agreement-check", no_check, "skip the per-call size agreement check (to measure its cost)");
-  app.add_option("--csv", csv, "also write the rows to this CSV file");
+  Flags f;
+  add_options(app, f);
   int code = 0;
   try {
     app.parse(argc, argv);
-    const std::size_t lo = bench::parse_bytes(min_bytes, "--min-bytes"),
-                      hi = bench::parse_bytes(max_bytes, "--max-bytes");
-    if (lo < sizeof(float) || hi < lo) throw std::invalid_argument("--min-bytes/--max-bytes: need 4 <= min <= max");
-    if (!(step_factor > 1)) throw std::invalid_argument("--step-factor: must be > 1");
-    if (iters < 0 || warmup < 0) throw std::invalid_argument("--iters/--warmup: must be >= 0");
-    if (reps < 1) throw std::invalid_argument("--reps: must be >= 1");
-    const std::vector<std::size_t> chunk_list =
-        chunks.empty() ? std::vector<std::size_t>{kAutoChunkBytes} : bench::parse_byte_list(chunks, "--chunk-bytes");
-    if (!chunks.empty() && std::find(chunk_list.begin(), chunk_list.end(), 0) != chunk_list.end())
-      throw std::invalid_argument("--chunk-bytes: sizes must be at least 1 byte (leave it out for the default)");
-
-    std::size_t segment_bytes = kAutoSegmentBytes;
-    if (!segment.empty()) {
-      segment_bytes = segment == "whole" ? kWholeMessages : bench::parse_bytes(segment, "--segment-bytes");
-      if (segment_bytes == 0) throw std::invalid_argument("--segment-bytes: at least 1 byte, or 'whole'");
-    }
-
-    std::vector<MethodSpec> specs;
-    std::stringstream ss(methods);
-    for (std::string m; std::getline(ss, m, ',');) {
-      AllreduceOptions o;
-      o.check_agreement = !no_check;
-      o.report_choices = true;
-      o.segment_bytes = segment_bytes;
-      // "ring+nocheck": the same method without the agreement check, interleaved with the checked one, so
-      // the check's cost is measured as a ratio within one run.
-      std::string suffix;
-      if (const auto plus = m.find("+nocheck"); plus != std::string::npos && plus + 8 == m.size()) {
-        m.resize(plus);
-        o.check_agreement = false;
-        suffix = "+nocheck";
-      }
-      // "ring+w1": the ring with one exchange in flight (no pipelining), to measure the pipelined ring against it.
-      if (const auto plus = m.rfind("+w"); plus != std::string::npos && plus > 0) {
-        const std::string window = m.substr(plus + 2);
-        if (window.empty() || window.find_first_not_of("0123456789") != std::string::npos || std::stoul(window) == 0)
-          throw std::invalid_argument(fmt::format("--methods: '{}': the window after '+w' must be a number >= 1", m));
-        o.ring_window = std::stoul(window);
-        suffix = m.substr(plus) + suffix;
-        m.resize(plus);
-      }
-      if (m == "membound" || m == "xcore") {
-        specs.push_back({m, m, o});
-        continue;
-      }
-      const AllreduceMethod* method = find_allreduce_method(m);
-      if (!method)
-        throw std::invalid_argument(fmt::format("--methods: unknown method '{}' (choose from {}, membound, xcore)", m,
-                                                allreduce_method_names([](const AllreduceMethod&) { return true; })));
-      if (method->chunked) {
-        for (std::size_t c : chunk_list) {
-          o.chunk_bytes = c;
-          specs.push_back({m + suffix, m, o, true});
-        }
-      } else if (method->servers == ServerRanks::some) {
-        o.servers = servers > 0 ? servers : std::max(1, world.size() / 2);
-        specs.push_back({fmt::format("{}{}{}", m, o.servers, suffix), m, o});
-      } else if (m == "mpi") {
-        specs.push_back({mpi_label() + suffix, m, o});
-      } else {
-        specs.push_back({m + suffix, m, o});
-      }
-      method->make(world, specs.back().options);  // rejects impossible options before any timing
-    }
-
-    std::FILE* out = nullptr;
-    if (lead && !csv.empty()) out = std::fopen(csv.c_str(), "w");
-    // Only rank 0 writes the CSV; every rank learns whether it could, so that all stop together.
-    if (!world.all_ok(!lead || csv.empty() || out))
-      throw std::invalid_argument(fmt::format("--csv {}: rank 0 cannot open it for writing", csv));
-    if (out) fmt::print(out, "{}\n", kCsvHeader);
-    if (lead) {
-      fmt::print("# bench_allreduce: {} ranks, float32, in place, median of {} interleaved blocks{}{}\n", world.size(),
-                 reps, no_check ? ", agreement check off" : "",
-                 world.size() > 2 ? " (np > 2 is oversubscribed on a 2-core machine: timings are not honest)" : "");
-      fmt::print("# {:>12} {:>3} {:>12} {:>10} {:>8} {:>11} {:>10} {:>10} {:>7}\n", "method", "np", "bytes", "count",
-                 "chunk", "time_us", "algbw GB/s", "busbw GB/s", "#wrong");
-    }
-    std::vector<float> data(hi / sizeof(float));
-    long total_wrong = 0;
-    for (double size = static_cast<double>(lo); size <= static_cast<double>(hi) * 1.0000001; size *= step_factor) {
-      const std::size_t count = static_cast<std::size_t>(size) / sizeof(float);
-      for (const Row& r : measure_size(specs, count, data, warmup, iters, reps, world)) {
-        total_wrong += r.wrong;
-        if (!lead) continue;
-        fmt::print("  {:>12} {:>3} {:>12} {:>10} {:>8} {:>11.2f} {:>10.3f} {:>10.3f} {:>7}\n", r.label, r.np, r.bytes,
-                   r.count, r.chunk, r.time_us, r.algbw, r.busbw, r.wrong);
-        std::fflush(stdout);
-        if (out)
-          fmt::print(out, "{},{},{},{},{},{:.3f},{:.4f},{:.4f},{}\n", r.label, r.np, r.bytes, r.count, r.chunk, r.time_us,
-                     r.algbw, r.busbw, r.wrong);
-      }
-    }
-    if (out) std::fclose(out);
-    if (lead) fmt::print("# {} wrong element(s) in total{}\n", total_wrong, total_wrong ? ": BUG" : "");
-    code = total_wrong ? 1 : 0;
+    code = run(f, world);
   } catch (const CLI::CallForHelp&) {
     if (lead) fmt::print("{}\n", app.help());
   } catch (const CLI::ParseError& e) {

@@ -139,39 +139,40 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"bench_batch_layout: the input layer's gather and GEMMs for each layout of the batch, and on its bytes"};
+struct Flags {
   std::string data_dir = "data/mnist";
   std::vector<std::size_t> batches = {32, 256}, outputs = {10, 128};
   int rounds = 15;
   double block_s = 0.05;
-  app.add_option("--data", data_dir, "MNIST directory")->capture_default_str();
-  app.add_option("--batches", batches, "batch sizes")->capture_default_str();
-  app.add_option("--outputs", outputs, "input layer widths (10: softmax regression, 128: MLP-128)")
+};
+
+void add_options(CLI::App& app, Flags& f) {
+  app.add_option("--data", f.data_dir, "MNIST directory")->capture_default_str();
+  app.add_option("--batches", f.batches, "batch sizes")->capture_default_str();
+  app.add_option("--outputs", f.outputs, "input layer widths (10: softmax regression, 128: MLP-128)")
       ->capture_default_str();
-  app.add_option("--rounds", rounds, "rounds; each times every variant once, in rotating order")
+  app.add_option("--rounds", f.rounds, "rounds; each times every variant once, in rotating order")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000));
-  app.add_option("--block-seconds", block_s, "time per variant per round")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
-  const BlisConfig blis = configure_blis(1);
-  const Dataset train = load_idx_dataset(data_dir).train;
+  app.add_option("--block-seconds", f.block_s, "time per variant per round")->capture_default_str();
+}
 
+// Every output width at every batch size, and the GEMM shapes of all their layouts (for the kernel plan).
+std::vector<Case> make_cases(const Flags& f, std::size_t features, std::vector<GemmShape>& shapes) {
   std::vector<Case> cases;
-  std::vector<GemmShape> shapes;
-  for (std::size_t out : outputs)
-    for (std::size_t batch : batches) {
-      cases.push_back({out, batch, train.features});
+  for (std::size_t out : f.outputs)
+    for (std::size_t batch : f.batches) {
+      cases.push_back({out, batch, features});
       for (Layout l : {Layout::Both, Layout::Rows, Layout::Columns}) {
         shapes.push_back(cases.back().forward(l));
         shapes.push_back(cases.back().weight_gradient(l));
       }
     }
-  const KernelPlan plan = make_kernel_plan(shapes, blis);
-  install_kernel_plan(plan, blis);
-  fmt::print("bench_batch_layout: real MNIST, 1 core, {} rounds of {:.2f} s per variant; {}\n", rounds, block_s,
+  return cases;
+}
+
+void print_header(const Flags& f, const BlisConfig& blis) {
+  fmt::print("bench_batch_layout: real MNIST, 1 core, {} rounds of {:.2f} s per variant; {}\n", f.rounds, f.block_s,
              kernels_summary(blis));
   fmt::print(
       "us per step: gather, prefetch and the input layer's forward and weight-gradient GEMMs (median over\n"
@@ -180,79 +181,135 @@ int main(int argc, char** argv) {
   for (const Variant& v : kVariants) fmt::print(" {:>10}", v.name);
   for (std::size_t v = 1; v < kVariantCount; ++v) fmt::print(" {:>11}", fmt::format("{} x", kVariants[v].name));
   fmt::print("\n");
+}
 
+// One case's buffers and its place in the shuffled training set; step() runs one step of a variant on the next
+// batch.
+class CaseSteps {
+ public:
+  CaseSteps(const Case& c, const Dataset& train, std::span<const std::uint32_t> perm)
+      : c_(c), train_(train), perm_(perm), batch_(c.batch, c.features), rows_(c.batch * c.features),
+        columns_(c.batch * c.features), w_(c.out * c.features, 0.01f), z_(c.out * c.batch),
+        delta_(c.out * c.batch, 0.001f), dw_(c.out * c.features) {}
+
+  void step(const Variant& v) {
+    const auto idx = slice(first_);
+    first_ = first_ + 2 * c_.batch > train_.rows ? 0 : first_ + c_.batch;
+    if (v.input != Input::Floats)
+      step_bytes(v, idx);
+    else
+      step_floats(v, idx);
+  }
+
+ private:
+  std::span<const std::uint32_t> slice(std::size_t s) const {
+    return std::span<const std::uint32_t>(perm_.data() + s, c_.batch);
+  }
+
+  void step_bytes(const Variant& v, std::span<const std::uint32_t> idx) {
+    const std::size_t n = c_.batch, f = c_.features;
+    gather_batch(train_, idx, batch_, /*float_rows=*/false);
+    prefetch_examples(train_, slice(first_), batch_);
+    forward_from_bytes(c_.out, n, f, w_.data(), batch_.row_bytes.data(), kPixelScale, z_.data(), n);
+    weight_gradient_from_bytes(c_.out, n, f, delta_.data(), n, batch_.row_bytes.data(), kPixelScale, dw_.data(),
+                               v.input == Input::BytesNext ? batch_.next_rows() : std::span<const std::uint8_t* const>{});
+  }
+
+  void step_floats(const Variant& v, std::span<const std::uint32_t> idx) {
+    const std::size_t n = c_.batch, f = c_.features;
+    if (v.model) {
+      gather_batch(train_, idx, batch_);
+      prefetch_examples(train_, slice(first_), batch_);
+    } else {
+      if (v.layout == Layout::Rows)
+        gather_rows(train_, idx, rows_.data());
+      else
+        gather_tiled(train_, idx, v.layout == Layout::Both ? rows_.data() : nullptr, columns_.data());
+      prefetch_batch(train_, slice(first_));
+    }
+    const float* x_rows = v.model ? batch_.rows.data() : rows_.data();
+    const float* x_cols = columns_.data();
+    const GemmShape fw = c_.forward(v.layout), wg = c_.weight_gradient(v.layout);
+    if (v.layout == Layout::Rows)
+      gemm(Op::N, Op::T, c_.out, n, f, 1.0f, w_.data(), f, x_rows, f, 1.0f, z_.data(), n, planned_context(fw));
+    else
+      gemm(Op::N, Op::N, c_.out, n, f, 1.0f, w_.data(), f, x_cols, n, 1.0f, z_.data(), n, planned_context(fw));
+    if (v.layout == Layout::Columns)
+      gemm(Op::N, Op::T, c_.out, f, n, 1.0f, delta_.data(), n, x_cols, n, 0.0f, dw_.data(), f, planned_context(wg));
+    else
+      gemm(Op::N, Op::N, c_.out, f, n, 1.0f, delta_.data(), n, x_rows, f, 0.0f, dw_.data(), f, planned_context(wg));
+  }
+
+  const Case& c_;
+  const Dataset& train_;
+  std::span<const std::uint32_t> perm_;
+  Batch batch_;
+  std::vector<float> rows_, columns_, w_, z_, delta_, dw_;
+  std::size_t first_ = 0;
+};
+
+// Per variant: its time per step in each round, and its ratio to 'both' in the same round.
+struct Timings {
+  std::vector<double> us[kVariantCount], ratio[kVariantCount];
+};
+
+// The byte kernels handle narrow input layers only; the others print as n/a.
+bool runs(const Variant& v, const Case& c) { return v.input == Input::Floats || c.out <= kMaxByteGemmOutputs; }
+
+// Every variant that runs on `c`, warmed up, then timed interleaved for --rounds rounds.
+Timings time_case(const Flags& f, const Case& c, CaseSteps& steps) {
+  Timings t;
+  for (const Variant& v : kVariants)
+    for (int i = 0; runs(v, c) && i < 20; ++i) steps.step(v);
+  for (int r = 0; r < f.rounds; ++r) {
+    double round_us[kVariantCount] = {};
+    for (std::size_t i = 0; i < kVariantCount; ++i) {
+      const std::size_t v = (i + static_cast<std::size_t>(r)) % kVariantCount;  // rotate who goes first
+      if (!runs(kVariants[v], c)) continue;
+      long count = 0;
+      const double start = now_s();
+      double elapsed = 0;
+      do {
+        for (int k = 0; k < 10; ++k) steps.step(kVariants[v]);
+        count += 10;
+      } while ((elapsed = now_s() - start) < f.block_s);
+      round_us[v] = 1e6 * elapsed / static_cast<double>(count);
+      t.us[v].push_back(round_us[v]);
+    }
+    for (std::size_t v = 1; v < kVariantCount; ++v)
+      if (runs(kVariants[v], c)) t.ratio[v].push_back(round_us[v] / round_us[0]);
+  }
+  return t;
+}
+
+void print_case(const Case& c, const Timings& t) {
+  fmt::print("{:>4} {:>5}", c.out, c.batch);
+  for (std::size_t v = 0; v < kVariantCount; ++v)
+    fmt::print(" {:>10}", runs(kVariants[v], c) ? fmt::format("{:.2f}", median(t.us[v])) : "n/a");
+  for (std::size_t v = 1; v < kVariantCount; ++v)
+    fmt::print(" {:>11}", runs(kVariants[v], c) ? fmt::format("{:.3f}x", median(t.ratio[v])) : "n/a");
+  fmt::print("\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bench_batch_layout: the input layer's gather and GEMMs for each layout of the batch, and on its bytes"};
+  Flags f;
+  add_options(app, f);
+  CLI11_PARSE(app, argc, argv);
+  const BlisConfig blis = configure_blis(1);
+  const Dataset train = load_idx_dataset(f.data_dir).train;
+  std::vector<GemmShape> shapes;
+  const std::vector<Case> cases = make_cases(f, train.features, shapes);
+  const KernelPlan plan = make_kernel_plan(shapes, blis);
+  install_kernel_plan(plan, blis);
+  print_header(f, blis);
   std::vector<std::uint32_t> perm(train.rows);
   shuffled_indices(perm, 1, 0);
   for (const Case& c : cases) {
-    const std::size_t n = c.batch, f = c.features;
-    Batch batch(n, f);
-    std::vector<float> rows(n * f), columns(n * f), w(c.out * f, 0.01f), z(c.out * n), delta(c.out * n, 0.001f),
-        dw(c.out * f);
-    std::size_t first = 0;
-    const auto slice = [&](std::size_t s) { return std::span<const std::uint32_t>(perm.data() + s, n); };
-    const auto step = [&](const Variant& v) {
-      const auto idx = slice(first);
-      first = first + 2 * n > train.rows ? 0 : first + n;
-      if (v.input != Input::Floats) {
-        gather_batch(train, idx, batch, /*float_rows=*/false);
-        prefetch_examples(train, slice(first), batch);
-        forward_from_bytes(c.out, n, f, w.data(), batch.row_bytes.data(), kPixelScale, z.data(), n);
-        weight_gradient_from_bytes(
-            c.out, n, f, delta.data(), n, batch.row_bytes.data(), kPixelScale, dw.data(),
-            v.input == Input::BytesNext ? batch.next_rows() : std::span<const std::uint8_t* const>{});
-        return;
-      }
-      if (v.model) {
-        gather_batch(train, idx, batch);
-        prefetch_examples(train, slice(first), batch);
-      } else {
-        if (v.layout == Layout::Rows)
-          gather_rows(train, idx, rows.data());
-        else
-          gather_tiled(train, idx, v.layout == Layout::Both ? rows.data() : nullptr, columns.data());
-        prefetch_batch(train, slice(first));
-      }
-      const float* x_rows = v.model ? batch.rows.data() : rows.data();
-      const float* x_cols = columns.data();
-      const GemmShape fw = c.forward(v.layout), wg = c.weight_gradient(v.layout);
-      if (v.layout == Layout::Rows)
-        gemm(Op::N, Op::T, c.out, n, f, 1.0f, w.data(), f, x_rows, f, 1.0f, z.data(), n, planned_context(fw));
-      else
-        gemm(Op::N, Op::N, c.out, n, f, 1.0f, w.data(), f, x_cols, n, 1.0f, z.data(), n, planned_context(fw));
-      if (v.layout == Layout::Columns)
-        gemm(Op::N, Op::T, c.out, f, n, 1.0f, delta.data(), n, x_cols, n, 0.0f, dw.data(), f, planned_context(wg));
-      else
-        gemm(Op::N, Op::N, c.out, f, n, 1.0f, delta.data(), n, x_rows, f, 0.0f, dw.data(), f, planned_context(wg));
-    };
-    std::vector<double> us[kVariantCount], ratio[kVariantCount];
-    // The byte kernels handle narrow input layers only; the others print as n/a.
-    const auto runs = [&](const Variant& v) { return v.input == Input::Floats || c.out <= kMaxByteGemmOutputs; };
-    for (const Variant& v : kVariants)
-      for (int i = 0; runs(v) && i < 20; ++i) step(v);
-    for (int r = 0; r < rounds; ++r) {
-      double round_us[kVariantCount] = {};
-      for (std::size_t i = 0; i < kVariantCount; ++i) {
-        const std::size_t v = (i + static_cast<std::size_t>(r)) % kVariantCount;  // rotate who goes first
-        if (!runs(kVariants[v])) continue;
-        long steps = 0;
-        const double start = now_s();
-        double t = 0;
-        do {
-          for (int k = 0; k < 10; ++k) step(kVariants[v]);
-          steps += 10;
-        } while ((t = now_s() - start) < block_s);
-        round_us[v] = 1e6 * t / static_cast<double>(steps);
-        us[v].push_back(round_us[v]);
-      }
-      for (std::size_t v = 1; v < kVariantCount; ++v)
-        if (runs(kVariants[v])) ratio[v].push_back(round_us[v] / round_us[0]);
-    }
-    fmt::print("{:>4} {:>5}", c.out, n);
-    for (std::size_t v = 0; v < kVariantCount; ++v)
-      fmt::print(" {:>10}", runs(kVariants[v]) ? fmt::format("{:.2f}", median(us[v])) : "n/a");
-    for (std::size_t v = 1; v < kVariantCount; ++v)
-      fmt::print(" {:>11}", runs(kVariants[v]) ? fmt::format("{:.3f}x", median(ratio[v])) : "n/a");
-    fmt::print("\n");
+    CaseSteps steps(c, train, perm);
+    print_case(c, time_case(f, c, steps));
   }
   return 0;
 }

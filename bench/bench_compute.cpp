@@ -157,123 +157,140 @@ void print_plan(const KernelPlan& plan, const std::string& default_set) {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"bench_compute: serial MNIST training throughput against the BLIS FLOP bound"};
+struct Flags {
   int epochs = 5, reps = 3;
-  bool compare_default = false;
+  bool compare_default = false, remeasure = false;
   std::string data_dir, csv;
   std::vector<std::string> models = {"softmax", "mlp"};
   std::vector<std::size_t> batches = {32, 256};
-  app.add_option("--epochs", epochs, "epochs per run")->capture_default_str()->check(CLI::Range(1, 1000));
-  app.add_option("--reps", reps, "runs per configuration (median reported)")
+};
+
+void add_options(CLI::App& app, Flags& f) {
+  app.add_option("--epochs", f.epochs, "epochs per run")->capture_default_str()->check(CLI::Range(1, 1000));
+  app.add_option("--reps", f.reps, "runs per configuration (median reported)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  app.add_option("--data", data_dir, "MNIST directory (default: data/mnist)");
-  app.add_option("--models", models, "softmax and/or mlp")->capture_default_str();
-  app.add_option("--batches", batches, "batch sizes")->capture_default_str();
-  app.add_flag("--compare-default", compare_default,
+  app.add_option("--data", f.data_dir, "MNIST directory (default: data/mnist)");
+  app.add_option("--models", f.models, "softmax and/or mlp")->capture_default_str();
+  app.add_option("--batches", f.batches, "batch sizes")->capture_default_str();
+  app.add_flag("--compare-default", f.compare_default,
                "also run every configuration on BLIS's default kernel set alone, alternating with the plan run for run");
-  app.add_option("--csv", csv, "also write one row per run to this CSV file (plots/make_charts.sh draws it)");
-  bool remeasure = false;
-  app.add_flag("--remeasure", remeasure,
+  app.add_option("--csv", f.csv, "also write one row per run to this CSV file (plots/make_charts.sh draws it)");
+  app.add_flag("--remeasure", f.remeasure,
                "measure the kernel plan in this run instead of reading the cache (the rates printed are then this "
                "run's; the cache is left as it is)");
-  CLI11_PARSE(app, argc, argv);
-  if (remeasure) setenv("GRADSYNC_KERNEL_CACHE", "off", 1);  // make_kernel_plan: always measure, never write
-  // Opened before a minute of runs, so that a bad path fails at once.
+}
+
+// What every configuration shares: the data, the BLIS setup, the core's peak and the CSV file (or nullptr).
+struct Context {
+  const Flags& flags;
+  const BlisConfig& blis;
+  const TrainTest& data;
+  const Comm& self;
+  double peak = 0;
   std::FILE* out = nullptr;
-  if (!csv.empty()) {
-    out = std::fopen(csv.c_str(), "w");
-    if (!out) {
-      fmt::print(stderr, "bench_compute: --csv {}: cannot open it for writing\n", csv);
-      return 2;
-    }
-    fmt::print(out, "model,batch,rep,steps,wall_s,compute_s,bound_s,best_layout_bound_s,fixed_wall_s,fixed_bound_s\n");
-  }
-  const BlisConfig blis = configure_blis(1);
-  MPI_Init(&argc, &argv);
-  const Comm self(MPI_COMM_SELF);
-  TrainConfig base;
-  base.data_dir = data_dir;
-  base.epochs = epochs;
-  base.quiet = true;
-  const TrainTest data = load_training_data(base);
-  fmt::print("bench_compute: serial, 1 core, real MNIST, {} epochs, median of {}; {}\n", epochs, reps,
-             kernels_summary(blis));
-  const double peak = bench::fma_peak_gflops();
-  fmt::print("core peak: {:.1f} GFLOP/s (independent FMA chains at this build's widest vectors)\n", peak);
+};
+
+// The finished lines of the three tables, one line per configuration.
+struct Tables {
   std::vector<std::string> table, anatomy, versus;
-  for (const std::string& model : models) {
-    for (std::size_t batch : batches) {
-      TrainConfig c = base;
-      c.model = model;
-      c.batch = batch;
-      c.sgd.lr = 0.1f;
-      const Mlp mlp(c.layer_sizes(data.train.features, 10));
-      std::vector<GemmShape> shapes = mlp.planned_gemms(batch);  // and the untransposed forms for the best-layout bound
-      for (const GemmShape& g : mlp.training_gemms(batch))
-        if (std::find(shapes.begin(), shapes.end(), untransposed(g)) == shapes.end()) shapes.push_back(untransposed(g));
-      const KernelPlan plan = install_agreed_kernel_plan(Comm::world(), shapes);
-      fmt::print(
-          "{} batch {}: kernels per shape ({}; b: B is the input batch, and the products of one batch are chosen "
-          "together, widening it into floats counted once); x = speed-up over {}\n",
-          c.model_name(), batch, plan.source, blis.arch);
-      print_plan(plan, blis.arch);
-      double step_flops = 0;
-      for (const GemmShape& g : mlp.training_gemms(batch)) step_flops += g.flops();
-      // The bound is timed right after each run, so every ratio compares two measurements of the same minute
-      // (this host's speed drifts by tens of percent between minutes); the ratio reported is the median of those.
-      std::vector<double> wall, compute, bound, ratio, best_ratio, default_wall, default_bound, speedup;
-      TrainResult r;
-      for (int i = 0; i < reps; ++i) {
-        install_kernel_plan(plan, blis);
-        r = train(c, data, self);
-        const StepBound step = step_gemm_bound(mlp, batch);
-        const double b = static_cast<double>(r.steps) * step.as_called;
-        wall.push_back(r.wall_s);
-        compute.push_back(r.compute_s);
-        bound.push_back(b);
-        ratio.push_back(r.wall_s / b);
-        best_ratio.push_back(r.wall_s / (static_cast<double>(r.steps) * step.best_layout));
-        double fixed_wall = NAN, fixed_bound = NAN;
-        if (compare_default) {  // the same run on BLIS's default set for every shape, right after
-          install_kernel_plan(KernelPlan{{}, "default", {}}, blis);
-          const TrainResult d = train(c, data, self);
-          fixed_wall = d.wall_s;
-          fixed_bound = static_cast<double>(d.steps) * step_gemm_seconds(mlp, batch);
-          default_wall.push_back(fixed_wall);
-          default_bound.push_back(fixed_bound);
-          speedup.push_back(d.wall_s / r.wall_s);
-        }
-        if (out)
-          fmt::print(out, "{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f}\n", c.model_name(), batch, i + 1,
-                     r.steps, r.wall_s, r.compute_s, b, static_cast<double>(r.steps) * step.best_layout, fixed_wall,
-                     fixed_bound);
-      }
-      install_kernel_plan(plan, blis);
-      const double steps = static_cast<double>(r.steps);
-      const double w = median(wall), bnd = median(bound);
-      table.push_back(fmt::format(
-          "{:<9} {:>5} {:>9.3f} {:>10.3f} {:>10.0f} {:>9.1f} {:>11.1f} {:>11.1f} {:>9.3f} {:>6.2f}x {:>9.2f}x {:>9.0f}%",
-          c.model_name(), batch, w, median(compute), steps * static_cast<double>(batch) / w, steps * step_flops / 1e9,
-          steps * step_flops / w / 1e9, steps * step_flops / bnd / 1e9, bnd, median(ratio), median(best_ratio),
-          peak > 0 ? 100 * steps * step_flops / bnd / 1e9 / peak : NAN));
-      if (compare_default)
-        versus.push_back(fmt::format("{:<9} {:>5} {:>10.3f} {:>10.3f} {:>8.2f}x {:>13.3f} {:>13.3f}", c.model_name(),
-                                     batch, w, median(default_wall), median(speedup), bnd, median(default_bound)));
-      const Anatomy a = step_anatomy(mlp, data.train, batch);
-      anatomy.push_back(
-          fmt::format("{:<9} {:>5} {:>8.1f} {:>8.1f} {:>8.1f} {:>9.1f} {:>8.1f} {:>8.1f} {:>9.1f} {:>7.0f}%",
-                      c.model_name(), batch, a.total(), a.gemm, a.gather, a.pass - a.gemm, a.nan_check, a.update,
-                      a.outside_gemm(), 100 * a.outside_gemm() / a.total()));
+};
+
+// Per run of one configuration; the default-set vectors stay empty without --compare-default.
+struct Runs {
+  std::vector<double> wall, compute, bound, ratio, best_ratio, default_wall, default_bound, speedup;
+  long steps = 0;  // of the last run (every run makes the same steps)
+};
+
+// Every rank (one here): the plan for the shapes a step of `mlp` at `batch` runs, and the untransposed forms for the
+// best-layout bound.
+KernelPlan plan_for(const Mlp& mlp, std::size_t batch) {
+  std::vector<GemmShape> shapes = mlp.planned_gemms(batch);
+  for (const GemmShape& g : mlp.training_gemms(batch))
+    if (std::find(shapes.begin(), shapes.end(), untransposed(g)) == shapes.end()) shapes.push_back(untransposed(g));
+  return install_agreed_kernel_plan(Comm::world(), shapes);
+}
+
+// --reps runs of one configuration on `plan`, each (with --compare-default) followed by the same run on BLIS's
+// default set; one CSV row per run.
+Runs run_reps(const Context& ctx, const TrainConfig& c, const Mlp& mlp, const KernelPlan& plan) {
+  const std::size_t batch = c.batch;
+  // The bound is timed right after each run, so every ratio compares two measurements of the same minute
+  // (this host's speed drifts by tens of percent between minutes); the ratio reported is the median of those.
+  Runs runs;
+  for (int i = 0; i < ctx.flags.reps; ++i) {
+    install_kernel_plan(plan, ctx.blis);
+    const TrainResult r = train(c, ctx.data, ctx.self);
+    runs.steps = r.steps;
+    const StepBound step = step_gemm_bound(mlp, batch);
+    const double b = static_cast<double>(r.steps) * step.as_called;
+    runs.wall.push_back(r.wall_s);
+    runs.compute.push_back(r.compute_s);
+    runs.bound.push_back(b);
+    runs.ratio.push_back(r.wall_s / b);
+    runs.best_ratio.push_back(r.wall_s / (static_cast<double>(r.steps) * step.best_layout));
+    double fixed_wall = NAN, fixed_bound = NAN;
+    if (ctx.flags.compare_default) {  // the same run on BLIS's default set for every shape, right after
+      install_kernel_plan(KernelPlan{{}, "default", {}}, ctx.blis);
+      const TrainResult d = train(c, ctx.data, ctx.self);
+      fixed_wall = d.wall_s;
+      fixed_bound = static_cast<double>(d.steps) * step_gemm_seconds(mlp, batch);
+      runs.default_wall.push_back(fixed_wall);
+      runs.default_bound.push_back(fixed_bound);
+      runs.speedup.push_back(d.wall_s / r.wall_s);
     }
+    if (ctx.out)
+      fmt::print(ctx.out, "{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f}\n", c.model_name(), batch, i + 1,
+                 r.steps, r.wall_s, r.compute_s, b, static_cast<double>(r.steps) * step.best_layout, fixed_wall,
+                 fixed_bound);
   }
+  return runs;
+}
+
+// The three table lines of one configuration, from its runs and its step anatomy.
+void add_lines(const Context& ctx, const TrainConfig& c, const Mlp& mlp, const Runs& runs, Tables& t) {
+  const std::size_t batch = c.batch;
+  double step_flops = 0;
+  for (const GemmShape& g : mlp.training_gemms(batch)) step_flops += g.flops();
+  const double steps = static_cast<double>(runs.steps), peak = ctx.peak;
+  const double w = median(runs.wall), bnd = median(runs.bound);
+  t.table.push_back(fmt::format(
+      "{:<9} {:>5} {:>9.3f} {:>10.3f} {:>10.0f} {:>9.1f} {:>11.1f} {:>11.1f} {:>9.3f} {:>6.2f}x {:>9.2f}x {:>9.0f}%",
+      c.model_name(), batch, w, median(runs.compute), steps * static_cast<double>(batch) / w, steps * step_flops / 1e9,
+      steps * step_flops / w / 1e9, steps * step_flops / bnd / 1e9, bnd, median(runs.ratio), median(runs.best_ratio),
+      peak > 0 ? 100 * steps * step_flops / bnd / 1e9 / peak : NAN));
+  if (ctx.flags.compare_default)
+    t.versus.push_back(fmt::format("{:<9} {:>5} {:>10.3f} {:>10.3f} {:>8.2f}x {:>13.3f} {:>13.3f}", c.model_name(), batch,
+                                   w, median(runs.default_wall), median(runs.speedup), bnd, median(runs.default_bound)));
+  const Anatomy a = step_anatomy(mlp, ctx.data.train, batch);
+  t.anatomy.push_back(fmt::format("{:<9} {:>5} {:>8.1f} {:>8.1f} {:>8.1f} {:>9.1f} {:>8.1f} {:>8.1f} {:>9.1f} {:>7.0f}%",
+                                  c.model_name(), batch, a.total(), a.gemm, a.gather, a.pass - a.gemm, a.nan_check,
+                                  a.update, a.outside_gemm(), 100 * a.outside_gemm() / a.total()));
+}
+
+// One model at one batch size: its plan printed, its runs, its lines.
+void measure(const Context& ctx, const TrainConfig& base, const std::string& model, std::size_t batch, Tables& t) {
+  TrainConfig c = base;
+  c.model = model;
+  c.batch = batch;
+  c.sgd.lr = 0.1f;
+  const Mlp mlp(c.layer_sizes(ctx.data.train.features, 10));
+  const KernelPlan plan = plan_for(mlp, batch);
+  fmt::print(
+      "{} batch {}: kernels per shape ({}; b: B is the input batch, and the products of one batch are chosen "
+      "together, widening it into floats counted once); x = speed-up over {}\n",
+      c.model_name(), batch, plan.source, ctx.blis.arch);
+  print_plan(plan, ctx.blis.arch);
+  const Runs runs = run_reps(ctx, c, mlp, plan);
+  install_kernel_plan(plan, ctx.blis);
+  add_lines(ctx, c, mlp, runs, t);
+}
+
+void print_tables(const Flags& f, const BlisConfig& blis, const Tables& t) {
   fmt::print("\n{:<9} {:>5} {:>9} {:>10} {:>10} {:>9} {:>11} {:>11} {:>9} {:>7} {:>10} {:>10}\n", "model", "batch",
              "wall_s", "compute_s", "images/s", "GFLOP", "GFLOP/s", "bound GF/s", "bound_s", "ratio", "best-layout",
              "bound/peak");
-  for (const std::string& line : table) fmt::print("{}\n", line);
+  for (const std::string& line : t.table) fmt::print("{}\n", line);
   fmt::print(
       "wall_s: training time (test evaluation excluded); bound_s: the step's GEMMs at their measured rate\n"
       "on the planned kernels (a BLIS set or the byte kernels), times the steps, timed right after each run; ratio: the\n"
@@ -281,25 +298,67 @@ int main(int argc, char** argv) {
       "best-layout: the same ratio against a bound that counts each BLIS product as called or untransposed,\n"
       "whichever is faster (the forward GEMM reads the batch's rows transposed); byte-kernel products as called;\n"
       "bound/peak: the bound's rate over the core's peak (no kernel can beat the peak).\n");
-  if (compare_default) {
+  if (f.compare_default) {
     fmt::print("\nplan against {} alone, alternating run for run:\n{:<9} {:>5} {:>10} {:>10} {:>9} {:>13} {:>13}\n",
                blis.arch, "model", "batch", "plan_s", "default_s", "speedup", "plan bound_s", "default bound");
-    for (const std::string& line : versus) fmt::print("{}\n", line);
+    for (const std::string& line : t.versus) fmt::print("{}\n", line);
     fmt::print("speedup: median over runs of default_s / plan_s of adjacent runs.\n");
   }
   fmt::print(
       "\nstep anatomy, us per step (serial step in the trainer's order, {:.1f} s of real batches each):\n"
       "{:<9} {:>5} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8} {:>9} {:>8}\n",
       kAnatomySeconds, "model", "batch", "step", "GEMMs", "gather", "elemwise", "NaN chk", "update", "non-GEMM", "share");
-  for (const std::string& line : anatomy) fmt::print("{}\n", line);
+  for (const std::string& line : t.anatomy) fmt::print("{}\n", line);
   fmt::print(
       "GEMMs: the step's GEMMs timed alone on the planned kernels; elemwise: the forward and backward pass\n"
       "less its GEMMs (bias, ReLU, softmax, loss, output delta, bias gradients, ReLU mask).\n");
+}
+
+// After MPI_Init: every configuration, then the tables. Returns the exit code.
+int run(const Flags& f, const BlisConfig& blis, std::FILE* out) {
+  const Comm self(MPI_COMM_SELF);
+  TrainConfig base;
+  base.data_dir = f.data_dir;
+  base.epochs = f.epochs;
+  base.quiet = true;
+  const TrainTest data = load_training_data(base);
+  fmt::print("bench_compute: serial, 1 core, real MNIST, {} epochs, median of {}; {}\n", f.epochs, f.reps,
+             kernels_summary(blis));
+  const double peak = bench::fma_peak_gflops();
+  fmt::print("core peak: {:.1f} GFLOP/s (independent FMA chains at this build's widest vectors)\n", peak);
+  const Context ctx{f, blis, data, self, peak, out};
+  Tables tables;
+  for (const std::string& model : f.models)
+    for (std::size_t batch : f.batches) measure(ctx, base, model, batch, tables);
+  print_tables(f, blis, tables);
   if (out && std::fclose(out) != 0) {
-    fmt::print(stderr, "bench_compute: --csv {}: writing it failed\n", csv);
-    MPI_Finalize();
+    fmt::print(stderr, "bench_compute: --csv {}: writing it failed\n", f.csv);
     return 1;
   }
-  MPI_Finalize();
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bench_compute: serial MNIST training throughput against the BLIS FLOP bound"};
+  Flags f;
+  add_options(app, f);
+  CLI11_PARSE(app, argc, argv);
+  if (f.remeasure) setenv("GRADSYNC_KERNEL_CACHE", "off", 1);  // make_kernel_plan: always measure, never write
+  // Opened before a minute of runs, so that a bad path fails at once.
+  std::FILE* out = nullptr;
+  if (!f.csv.empty()) {
+    out = std::fopen(f.csv.c_str(), "w");
+    if (!out) {
+      fmt::print(stderr, "bench_compute: --csv {}: cannot open it for writing\n", f.csv);
+      return 2;
+    }
+    fmt::print(out, "model,batch,rep,steps,wall_s,compute_s,bound_s,best_layout_bound_s,fixed_wall_s,fixed_bound_s\n");
+  }
+  const BlisConfig blis = configure_blis(1);
+  MPI_Init(&argc, &argv);
+  const int code = run(f, blis, out);
+  MPI_Finalize();
+  return code;
 }

@@ -217,6 +217,147 @@ void require_same_everywhere(std::uint64_t v, const char* flag, const Comm& worl
     throw std::invalid_argument(fmt::format("{}: ranks were given different values ({} to {})", flag, lo, hi));
 }
 
+// Every method that sums exactly (methods.hpp); the soak checks exact sums of every type.
+bool exact(const AllreduceMethod& m) { return m.exact && !m.float32_only; }
+
+struct Flags {
+  std::uint64_t calls = 10000, seed = 1, progress_every = 1000;
+  std::size_t max_count = std::size_t{1} << 20;
+  std::string methods = allreduce_method_names(exact, ",");
+  bool trace = false;
+};
+
+void add_options(CLI::App& app, Flags& f) {
+  app.add_option("--calls", f.calls, "allreduce calls to make")->capture_default_str();
+  app.add_option("--seed", f.seed, "seed of the shared random sequence (same on every rank)")->capture_default_str();
+  app.add_option("--max-count", f.max_count, "largest call, in elements")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 31));  // MPI counts are ints; the buffer is 8 B a count
+  app.add_option("--methods", f.methods, "comma-separated subset of the exact methods")->capture_default_str();
+  app.add_option("--progress-every", f.progress_every, "print a progress line every this many calls (0: never)")
+      ->capture_default_str();
+  app.add_flag("--trace", f.trace, "rank 0 prints each call before making it (names the call a crash or hang is in)");
+}
+
+// Every rank: the methods --methods names. Throws std::invalid_argument, on every rank alike, for flags that
+// cannot run.
+std::vector<const AllreduceMethod*> check_flags(const Flags& f, const Comm& world) {
+  if (world.size() > kMaxRanks)
+    throw std::invalid_argument(fmt::format("at most {} ranks (values must stay exact in int32)", kMaxRanks));
+  std::vector<const AllreduceMethod*> methods;
+  std::stringstream ss(f.methods);
+  for (std::string m; std::getline(ss, m, ',');) {
+    const AllreduceMethod* method = find_allreduce_method(m);
+    if (!method || !exact(*method))
+      throw std::invalid_argument(fmt::format("--methods: {} '{}' (soak checks exact sums of every type: choose from {})",
+                                              method ? "no exact sums of every type from" : "unknown method", m,
+                                              allreduce_method_names(exact)));
+    methods.push_back(method);
+  }
+  if (methods.empty()) throw std::invalid_argument("--methods: name at least one method");
+  require_same_everywhere(f.seed, "--seed", world);
+  require_same_everywhere(f.calls, "--calls", world);
+  require_same_everywhere(f.max_count, "--max-count", world);
+  require_same_everywhere(std::hash<std::string>{}(f.methods), "--methods", world);
+  return methods;
+}
+
+// Every rank: room for the largest call and its guards. Throws std::runtime_error on every rank if any rank
+// lacks the memory.
+std::unique_ptr<std::byte[]> allocate_storage(std::size_t max_count, const Comm& world) {
+  std::unique_ptr<std::byte[]> storage(new (std::nothrow)
+                                           std::byte[(max_count + 2 * kGuardElements) * sizeof(std::int64_t)]);
+  // A rank without the memory says so before the first call, where the others would otherwise wait for it.
+  if (!world.all_ok(storage != nullptr))
+    throw std::runtime_error(fmt::format("--max-count {}: {} could not allocate {} MiB for its buffer", max_count,
+                                         storage ? "another rank" : fmt::format("rank {}", world.rank()),
+                                         (max_count + 2 * kGuardElements) * sizeof(std::int64_t) >> 20));
+  return storage;
+}
+
+// The call in progress, for the error message of a call that throws; `what` is empty outside calls.
+struct Where {
+  std::uint64_t call = 0;
+  std::string what;
+};
+
+// Everything the calls share: the drawn sequence, the plan pool, and what has been run and checked so far.
+struct Soak {
+  explicit Soak(std::uint64_t seed) : draw(seed), pool(kPoolSlots) {}
+  Draw draw;
+  std::vector<Slot> pool;
+  std::map<std::string, std::uint64_t> calls_per_method, calls_per_type;
+  Tally tally;
+};
+
+// Every rank, in lockstep: draws call `at.call`'s shape (and now and then a fresh plan), runs it and checks it.
+void one_call(const Flags& f, const std::vector<const AllreduceMethod*>& methods, std::byte* storage, const Comm& world,
+              Soak& soak, Where& at) {
+  Draw& draw = soak.draw;
+  const std::size_t count = draw.count(f.max_count);
+  const Dtype type = kDtypes[static_cast<std::size_t>(draw.uniform(0, static_cast<int>(kDtypes.size()) - 1))];
+  Slot& slot = soak.pool[static_cast<std::size_t>(draw.uniform(0, kPoolSlots - 1))];
+  if (!slot.plan || draw.one_in(kFreshPlanOneIn) || too_fine(slot.spec, count, type, world.size())) {
+    slot.spec = draw_spec(draw, methods, count, type, world.size());
+    at.what = slot.spec.describe();
+    slot.plan = slot.spec.method->make(world, slot.spec.options);
+  }
+  const auto drive = static_cast<Drive>(draw.uniform(0, static_cast<int>(kDriveNames.size()) - 1));
+  at.what = fmt::format("{}, {}", slot.spec.describe(), kDriveNames[static_cast<std::size_t>(drive)]);
+  if (f.trace && world.rank() == 0) {
+    fmt::print("call {}: {}, {} x {}\n", at.call, at.what, count, dtype_name(type));
+    std::fflush(stdout);
+  }
+  run_call(*slot.plan, drive, type, storage, count, at.call, at.what, world, soak.tally);
+  ++soak.calls_per_method[std::string(slot.spec.method->name)];
+  ++soak.calls_per_type[std::string(dtype_name(type))];
+}
+
+// Collective: rank 0 prints the totals so far.
+void print_progress(const Flags& f, std::uint64_t done, const Tally& tally, double start, const Comm& world) {
+  const auto [checked, wrong] = totals(tally, world);
+  if (world.rank() == 0) {
+    fmt::print("soak: {}/{} calls, {} elements checked, {} wrong, {:.1f} s\n", done, f.calls, checked, wrong,
+               MPI_Wtime() - start);
+    std::fflush(stdout);
+  }
+}
+
+// Collective: rank 0 prints the final lines. Returns the wrong elements over all ranks.
+std::int64_t report(const Flags& f, const Soak& soak, double start, const Comm& world) {
+  const auto [checked, wrong] = totals(soak.tally, world);
+  if (world.rank() == 0) {
+    const auto list = [](const std::map<std::string, std::uint64_t>& m) {
+      std::string s;
+      for (const auto& [name, n] : m) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", name, n);
+      return s;
+    };
+    fmt::print("# {:.1f} s; calls by method: {}; by type: {}\n", MPI_Wtime() - start, list(soak.calls_per_method),
+               list(soak.calls_per_type));
+    fmt::print("soak: {} calls, {} elements checked, {} wrong\n", f.calls, checked, wrong);
+  }
+  return wrong;
+}
+
+// Every rank, after a successful parse: the whole soak, `at` naming the call in progress. Returns the exit code:
+// 1 if any element was wrong.
+int run(const Flags& f, const Comm& world, Where& at) {
+  const std::vector<const AllreduceMethod*> methods = check_flags(f, world);
+  const std::unique_ptr<std::byte[]> storage = allocate_storage(f.max_count, world);
+  Soak soak(f.seed);
+  if (world.rank() == 0)
+    fmt::print("# soak: {} ranks, {} calls, seed {}, counts 0..{} (log-uniform), methods {}\n", world.size(), f.calls,
+               f.seed, f.max_count, f.methods);
+  const double start = MPI_Wtime();
+  for (at.call = 0; at.call < f.calls; ++at.call) {
+    one_call(f, methods, storage.get(), world, soak, at);
+    if (f.progress_every > 0 && (at.call + 1) % f.progress_every == 0 && at.call + 1 < f.calls)
+      print_progress(f, at.call + 1, soak.tally, start, world);
+  }
+  at.what.clear();
+  return report(f, soak, start, world) > 0 ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -224,111 +365,25 @@ int main(int argc, char** argv) {
   const Comm world = Comm::world();
   const bool lead = world.rank() == 0;
   CLI::App app{"soak: many randomly shaped allreduce calls (sizes, methods, chunks, types), each checked exactly"};
-  std::uint64_t calls = 10000, seed = 1, progress_every = 1000;
-  std::size_t max_count = std::size_t{1} << 20;
-  // Every method that sums exactly (methods.hpp); the soak checks exact sums of every type.
-  const auto exact = [](const AllreduceMethod& m) { return m.exact && !m.float32_only; };
-  std::string methods_arg = allreduce_method_names(exact, ",");
-  bool trace = false;
-  app.add_option("--calls", calls, "allreduce calls to make")->capture_default_str();
-  app.add_option("--seed", seed, "seed of the shared random sequence (same on every rank)")->capture_default_str();
-  app.add_option("--max-count", max_count, "largest call, in elements")
-      ->capture_default_str()
-      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 31));  // MPI counts are ints; the buffer is 8 B a count
-  app.add_option("--methods", methods_arg, "comma-separated subset of the exact methods")->capture_default_str();
-  app.add_option("--progress-every", progress_every, "print a progress line every this many calls (0: never)")
-      ->capture_default_str();
-  app.add_flag("--trace", trace, "rank 0 prints each call before making it (names the call a crash or hang is in)");
+  Flags f;
+  add_options(app, f);
   int code = 0;
-  std::uint64_t call = 0;
-  std::string what;
+  Where at;
   try {
     app.parse(argc, argv);
-    if (world.size() > kMaxRanks)
-      throw std::invalid_argument(fmt::format("at most {} ranks (values must stay exact in int32)", kMaxRanks));
-    std::vector<const AllreduceMethod*> methods;
-    std::stringstream ss(methods_arg);
-    for (std::string m; std::getline(ss, m, ',');) {
-      const AllreduceMethod* method = find_allreduce_method(m);
-      if (!method || !exact(*method))
-        throw std::invalid_argument(fmt::format(
-            "--methods: {} '{}' (soak checks exact sums of every type: choose from {})",
-            method ? "no exact sums of every type from" : "unknown method", m, allreduce_method_names(exact)));
-      methods.push_back(method);
-    }
-    if (methods.empty()) throw std::invalid_argument("--methods: name at least one method");
-    require_same_everywhere(seed, "--seed", world);
-    require_same_everywhere(calls, "--calls", world);
-    require_same_everywhere(max_count, "--max-count", world);
-    require_same_everywhere(std::hash<std::string>{}(methods_arg), "--methods", world);
-
-    const std::unique_ptr<std::byte[]> storage(new (std::nothrow)
-                                                   std::byte[(max_count + 2 * kGuardElements) * sizeof(std::int64_t)]);
-    // A rank without the memory says so before the first call, where the others would otherwise wait for it.
-    if (!world.all_ok(storage != nullptr))
-      throw std::runtime_error(fmt::format("--max-count {}: {} could not allocate {} MiB for its buffer", max_count,
-                                           storage ? "another rank" : fmt::format("rank {}", world.rank()),
-                                           (max_count + 2 * kGuardElements) * sizeof(std::int64_t) >> 20));
-    Draw draw(seed);
-    std::vector<Slot> pool(kPoolSlots);
-    std::map<std::string, std::uint64_t> calls_per_method, calls_per_type;
-    Tally tally;
-    if (lead)
-      fmt::print("# soak: {} ranks, {} calls, seed {}, counts 0..{} (log-uniform), methods {}\n", world.size(), calls,
-                 seed, max_count, methods_arg);
-    const double start = MPI_Wtime();
-    for (call = 0; call < calls; ++call) {
-      const std::size_t count = draw.count(max_count);
-      const Dtype type = kDtypes[static_cast<std::size_t>(draw.uniform(0, static_cast<int>(kDtypes.size()) - 1))];
-      Slot& slot = pool[static_cast<std::size_t>(draw.uniform(0, kPoolSlots - 1))];
-      if (!slot.plan || draw.one_in(kFreshPlanOneIn) || too_fine(slot.spec, count, type, world.size())) {
-        slot.spec = draw_spec(draw, methods, count, type, world.size());
-        what = slot.spec.describe();
-        slot.plan = slot.spec.method->make(world, slot.spec.options);
-      }
-      const auto drive = static_cast<Drive>(draw.uniform(0, static_cast<int>(kDriveNames.size()) - 1));
-      what = fmt::format("{}, {}", slot.spec.describe(), kDriveNames[static_cast<std::size_t>(drive)]);
-      if (trace && lead) {
-        fmt::print("call {}: {}, {} x {}\n", call, what, count, dtype_name(type));
-        std::fflush(stdout);
-      }
-      run_call(*slot.plan, drive, type, storage.get(), count, call, what, world, tally);
-      ++calls_per_method[std::string(slot.spec.method->name)];
-      ++calls_per_type[std::string(dtype_name(type))];
-      if (progress_every > 0 && (call + 1) % progress_every == 0 && call + 1 < calls) {
-        const auto [checked, wrong] = totals(tally, world);
-        if (lead) {
-          fmt::print("soak: {}/{} calls, {} elements checked, {} wrong, {:.1f} s\n", call + 1, calls, checked, wrong,
-                     MPI_Wtime() - start);
-          std::fflush(stdout);
-        }
-      }
-    }
-    what.clear();
-    const auto [checked, wrong] = totals(tally, world);
-    if (lead) {
-      const auto list = [](const std::map<std::string, std::uint64_t>& m) {
-        std::string s;
-        for (const auto& [name, n] : m) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", name, n);
-        return s;
-      };
-      fmt::print("# {:.1f} s; calls by method: {}; by type: {}\n", MPI_Wtime() - start, list(calls_per_method),
-                 list(calls_per_type));
-      fmt::print("soak: {} calls, {} elements checked, {} wrong\n", calls, checked, wrong);
-    }
-    code = wrong > 0 ? 1 : 0;
+    code = run(f, world, at);
   } catch (const CLI::CallForHelp&) {
     if (lead) fmt::print("{}\n", app.help());
   } catch (const CLI::ParseError& e) {
     if (lead) fmt::print(stderr, "soak: error: {}\n", e.what());
     code = 2;
   } catch (const std::exception& e) {
-    if (what.empty()) {
+    if (at.what.empty()) {
       if (lead) fmt::print(stderr, "soak: error: {}\n", e.what());
       code = 2;
     } else {
       // Mid-call, the other ranks may be blocked in the collective this rank just left: abort them all.
-      fmt::print(stderr, "soak: rank {} call {} ({}): {}\n", world.rank(), call, what, e.what());
+      fmt::print(stderr, "soak: rank {} call {} ({}): {}\n", world.rank(), at.call, at.what, e.what());
       MPI_Abort(MPI_COMM_WORLD, 3);
     }
   }
