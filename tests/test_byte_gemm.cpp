@@ -39,6 +39,22 @@ struct ByteRows {
   }
 };
 
+// A reference sum in double of `terms` values term(0), term(1), ..., with the sum of their magnitudes, the scale
+// that a float kernel's rounding error is measured against.
+struct ReferenceSum {
+  double sum = 0, magnitude = 0;
+};
+template <class Term>
+ReferenceSum reference_sum(std::size_t terms, Term term) {
+  ReferenceSum out;
+  for (std::size_t i = 0; i < terms; ++i) {
+    const double t = term(i);
+    out.sum += t;
+    out.magnitude += std::fabs(t);
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("the byte kernels compute the input layer's products to float accuracy for every output count and size") {
@@ -63,14 +79,10 @@ TEST_CASE("the byte kernels compute the input layer's products to float accuracy
         double worst = 0;
         for (std::size_t c = 0; c < outputs; ++c)
           for (std::size_t j = 0; j < n; ++j) {
-            double sum = 0, magnitude = 0;
-            for (std::size_t k = 0; k < f; ++k) {
-              const double term = double(w[c * f + k]) * x.rows[j][k] * scale;
-              sum += term;
-              magnitude += std::fabs(term);
-            }
-            const double want = bias[c * n + j] + sum;
-            worst = std::max(worst, std::fabs(z[c * n + j] - want) / (std::fabs(bias[c * n + j]) + magnitude + 1e-30));
+            const ReferenceSum r =
+                reference_sum(f, [&](std::size_t k) { return double(w[c * f + k]) * x.rows[j][k] * scale; });
+            const double want = bias[c * n + j] + r.sum;
+            worst = std::max(worst, std::fabs(z[c * n + j] - want) / (std::fabs(bias[c * n + j]) + r.magnitude + 1e-30));
           }
         CHECK(worst < 1e-6);
 
@@ -80,14 +92,10 @@ TEST_CASE("the byte kernels compute the input layer's products to float accuracy
         worst = 0;
         for (std::size_t c = 0; c < outputs; ++c)
           for (std::size_t k = 0; k < f; ++k) {
-            double sum = 0, magnitude = 0;
-            for (std::size_t j = 0; j < n; ++j) {
-              const double term = double(delta[c * n + j]) * x.rows[j][k] * scale;
-              sum += term;
-              magnitude += std::fabs(term);
-            }
-            const double error = std::fabs(dw[c * f + k] - sum);
-            worst = std::max(worst, std::isnan(error) ? 1.0 : error / (magnitude + 1e-30));
+            const ReferenceSum r =
+                reference_sum(n, [&](std::size_t j) { return double(delta[c * n + j]) * x.rows[j][k] * scale; });
+            const double error = std::fabs(dw[c * f + k] - r.sum);
+            worst = std::max(worst, std::isnan(error) ? 1.0 : error / (r.magnitude + 1e-30));
           }
         CHECK(worst < 1e-6);
 

@@ -67,7 +67,7 @@ std::string parse_error(std::span<const std::uint8_t> bytes) {
   return error_of([&] { parse_checkpoint(bytes, "mem.ckpt"); });
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using test::contains;
 
 std::vector<std::string> entries(const std::filesystem::path& dir) {
   std::vector<std::string> names;

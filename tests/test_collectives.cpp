@@ -13,6 +13,7 @@
 #include "collectives/allreduce.hpp"
 #include "collectives/methods.hpp"
 #include "model/rng.hpp"
+#include "test_support.hpp"
 
 using namespace gradsync;
 
@@ -176,8 +177,12 @@ TEST_CASE("the ring sums exactly with one, two and three exchanges in flight") {
       }
     }
   }
-  if (world.size() < 2) return;
-  AllreduceOptions mine;  // ranks that disagree on the window fail loudly, as for the chunk size
+}
+
+TEST_CASE("ranks planned with different ring windows fail loudly, as for the chunk size") {
+  const Comm world = Comm::world();
+  SKIP_UNLESS(world.size() >= 2, "ranks that disagree need 2 ranks");
+  AllreduceOptions mine;
   mine.ring_window = world.rank() == 0 ? 1 : 2;
   std::vector<float> data(1000, 1.0f);
   CHECK_THROWS_AS(make_allreduce("ring", world, mine)->run(std::span<float>(data)), MismatchError);
@@ -253,8 +258,9 @@ TEST_CASE("every method sums double, int32 and int64") {
 
 TEST_CASE("every method works on split sub-communicators of 1, 2 and 3 ranks") {
   const Comm world = Comm::world();
+  SKIP_UNLESS(world.size() >= 2, "splitting off a sub-communicator needs 2 ranks");
   for (int first : {1, 2, 3}) {
-    if (first >= world.size()) continue;
+    if (first >= world.size()) continue;  // the larger splits from 3 and 4 ranks on
     const Comm sub = world.split(world.rank() < first ? 0 : 1, world.rank());
     for (const Case& c : all_methods(sub.size())) {
       for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{4099}}) {
@@ -319,7 +325,7 @@ TEST_CASE("sharded parameter servers give bit-identical sums to the central one"
 
 TEST_CASE("a count mismatch is an error on every rank, naming the ranks, never a hang" * doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
-  if (world.size() < 2) return;
+  SKIP_UNLESS(world.size() >= 2, "a count mismatch needs 2 ranks");
   for (const Case& c : all_methods(world.size())) {
     auto allreduce = make_allreduce(c.method, world, {});
     std::vector<float> data(world.rank() == world.size() - 1 ? 999 : 1000, 1.0f);
@@ -334,7 +340,7 @@ TEST_CASE("a count mismatch is an error on every rank, naming the ranks, never a
 
 TEST_CASE("a type mismatch is an error on every rank" * doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
-  if (world.size() < 2) return;
+  SKIP_UNLESS(world.size() >= 2, "a type mismatch needs 2 ranks");
   auto allreduce = make_allreduce("ring", world, {});
   std::vector<float> f(16, 1.0f);
   std::vector<double> d(16, 1.0);
@@ -397,7 +403,7 @@ TEST_CASE("the ring's automatic chunk size, segments and window are the shared-m
 TEST_CASE("ranks planned with different chunk sizes or server layouts fail loudly instead of hanging" *
           doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
-  if (world.size() < 3) return;
+  SKIP_UNLESS(world.size() >= 3, "the server layout mismatch (2 servers beside a worker) needs 3 ranks");
   AllreduceOptions mine;
   mine.chunk_bytes = world.rank() == 0 ? 1024 : 4096;
   std::vector<float> data(100000, 1.0f);
@@ -411,7 +417,7 @@ TEST_CASE("ranks planned with different chunk sizes or server layouts fail loudl
 TEST_CASE("the nonblocking form reports a count mismatch from wait() on every rank and stays usable" *
           doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
-  if (world.size() < 2) return;
+  SKIP_UNLESS(world.size() >= 2, "a count mismatch needs 2 ranks");
   for (const Case& c : all_methods(world.size())) {
     auto allreduce = make_allreduce(c.method, world, {});
     std::vector<float> data(world.rank() == 0 ? 7 : 8, 1.0f);
@@ -557,7 +563,7 @@ TEST_CASE("the method table: unique names, each built under its own name, proper
 TEST_CASE("hier refuses hosts with different numbers of ranks, on every rank, naming the counts" *
           doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
-  if (world.size() < 3) return;
+  SKIP_UNLESS(world.size() >= 3, "hosts of unequal rank counts (P-1 and 1) need 3 ranks");
   AllreduceOptions uneven;
   uneven.ranks_per_host = world.size() - 1;  // one host of P-1 ranks and one of 1
   CHECK_THROWS_WITH_AS(make_allreduce("hier", world, uneven), doctest::Contains("hosts have 1 to"),

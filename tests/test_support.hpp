@@ -1,9 +1,11 @@
 #pragma once
 // Helpers shared by the test files.
+#include <doctest/doctest.h>
 #include <unistd.h>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <span>
 #include <string>
 
@@ -19,6 +21,17 @@ namespace gradsync::test {
 inline std::string mnist_dir() {
   if (const char* dir = std::getenv("GRADSYNC_MNIST_DIR"); dir && *dir) return dir;
   return std::string(GRADSYNC_SOURCE_DIR) + "/data/mnist";
+}
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Checks that `message` (an error's text) names every one of `parts`; a failure names the part it lacks.
+inline void check_mentions(const std::string& message, std::initializer_list<std::string> parts) {
+  for (const std::string& part : parts) {
+    CAPTURE(message);
+    CAPTURE(part);
+    CHECK(contains(message, part));
+  }
 }
 
 // ||a - b|| / ||b||

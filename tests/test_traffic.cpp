@@ -9,6 +9,7 @@
 
 #include "collectives/allreduce.hpp"
 #include "collectives/methods.hpp"
+#include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
 
 using namespace gradsync;
@@ -34,6 +35,23 @@ std::size_t agreement_checks(const traffic::Recording& rec) {
   std::size_t n = 0;
   for (const traffic::Collective& c : rec.collectives) n += c.bytes == kAgreementBytes;
   return n;
+}
+
+// No collective moves data: the agreement check where `checked`, no collective at all otherwise.
+void check_only_agreement(const traffic::Recording& rec, bool checked) {
+  CHECK(rec.collectives.size() == (checked ? 1u : 0u));
+  CHECK(agreement_checks(rec) == rec.collectives.size());
+}
+
+// The elements rank `r` of a ring of `p` sends on `count`, in whole segments: the reduce-scatter sends segments
+// r, r-1, ..., the all-gather r+1, r, ... (P-1 each).
+std::size_t ring_elements_sent(std::size_t count, int p, int r) {
+  std::size_t sent = 0;
+  for (int step = 0; step < p - 1; ++step) {
+    sent += partition(count, p, static_cast<std::size_t>((r - step + 2 * p) % p)).size();
+    sent += partition(count, p, static_cast<std::size_t>((r + 1 - step + 2 * p) % p)).size();
+  }
+  return sent;
 }
 
 // Records one call of `method` on `count` floats.
@@ -72,12 +90,7 @@ TEST_CASE("the ring talks only to its two neighbours and sends 2(P-1) segments, 
           CAPTURE(count);
           CAPTURE(chunk_bytes);
           CAPTURE(check);
-          // Whole segments: reduce-scatter sends segments r, r-1, ..., all-gather r+1, r, ... (P-1 each).
-          std::size_t expected = 0;
-          for (int step = 0; step < p - 1; ++step) {
-            expected += partition(count, p, static_cast<std::size_t>((r - step + 2 * p) % p)).size();
-            expected += partition(count, p, static_cast<std::size_t>((r + 1 - step + 2 * p) % p)).size();
-          }
+          const std::size_t expected = ring_elements_sent(count, p, r);
           CHECK(o.rec.bytes_sent() == expected * sizeof(float));
           // Within one element per segment of 2(P-1)/P of the buffer.
           const double ideal = 2.0 * (p - 1) * static_cast<double>(count) / p;
@@ -89,9 +102,7 @@ TEST_CASE("the ring talks only to its two neighbours and sends 2(P-1) segments, 
             CHECK(o.rec.sends.empty());
             CHECK(o.rec.receives.empty());
           }
-          // No collective moves data: at most the agreement check, and none without it.
-          CHECK(o.rec.collectives.size() == (check && p > 1 ? 1u : 0u));
-          CHECK(agreement_checks(o.rec) == o.rec.collectives.size());
+          check_only_agreement(o.rec, check && p > 1);
         }
       }
     }
@@ -100,9 +111,10 @@ TEST_CASE("the ring talks only to its two neighbours and sends 2(P-1) segments, 
 
 TEST_CASE("parameter-server workers push and pull each server's key range only; servers receive every worker's" *
           doctest::test_suite("sweep")) {
+  SKIP_UNLESS(Comm::world().size() >= 2, "a server and a worker need 2 ranks");
   for (const Comm& comm : communicators()) {
     const int p = comm.size(), r = comm.rank();
-    if (p < 2) continue;
+    if (p < 2) continue;  // the single rank split off beside 3
     for (int servers = 1; servers < p; ++servers) {
       for (bool contributes : {false, true}) {
         const std::size_t count = 10007;
@@ -133,16 +145,16 @@ TEST_CASE("parameter-server workers push and pull each server's key range only; 
           CHECK(o.rec.bytes_sent_to(w) == to * sizeof(float));
           CHECK(o.rec.bytes_received_from(w) == from * sizeof(float));
         }
-        CHECK(o.rec.collectives.size() == 1);
-        CHECK(agreement_checks(o.rec) == 1);
+        check_only_agreement(o.rec, true);
       }
     }
   }
 }
 
 TEST_CASE("mpi calls MPI_Allreduce once on the whole buffer and sends nothing itself" * doctest::test_suite("sweep")) {
+  SKIP_UNLESS(Comm::world().size() >= 2, "an MPI_Allreduce with a peer to sum with needs 2 ranks");
   for (const Comm& comm : communicators()) {
-    if (comm.size() < 2) continue;
+    if (comm.size() < 2) continue;  // the single rank split off beside 3
     const std::size_t count = 4099;
     Observed o{make_allreduce("mpi", comm), {}};
     record_run(o, count);
@@ -177,6 +189,13 @@ FoldPlace fold_place(int r, int p) {
 }
 int rank_of_core(const FoldPlace& f, int c) { return c < f.extra ? 2 * c + 1 : c + f.extra; }
 
+// The ranks a core rank swaps with, in step order: core ranks c ^ 1, c ^ 2, ... below P'.
+std::vector<int> core_partners(const FoldPlace& f) {
+  std::vector<int> out;
+  for (int mask = 1; mask < f.core; mask <<= 1) out.push_back(rank_of_core(f, f.core_rank ^ mask));
+  return out;
+}
+
 struct Sent {
   int peer;
   std::size_t elements;
@@ -209,7 +228,7 @@ TEST_CASE("rd swaps the whole buffer with core rank c ^ 2^k in step k, with one 
           if (f.core_rank < 0) {
             peers.push_back(f.partner);  // hand over, then only receive the result
           } else {
-            for (int mask = 1; mask < f.core; mask <<= 1) peers.push_back(rank_of_core(f, f.core_rank ^ mask));
+            peers = core_partners(f);
             if (f.partner >= 0) peers.push_back(f.partner);  // the result back to the even partner
           }
         }
@@ -227,13 +246,12 @@ TEST_CASE("rd swaps the whole buffer with core rank c ^ 2^k in step k, with one 
         if (p > 1) {
           if (f.partner >= 0) from.push_back(f.partner);
           if (f.core_rank >= 0)
-            for (int mask = 1; mask < f.core; mask <<= 1) from.push_back(rank_of_core(f, f.core_rank ^ mask));
+            for (int partner : core_partners(f)) from.push_back(partner);
         }
         CHECK(o.rec.receives.size() == from.size());
         for (std::size_t k = 0; k < std::min(from.size(), o.rec.receives.size()); ++k)
           CHECK(o.rec.receives[k].peer == world_of(comm, from[k]));
-        CHECK(o.rec.collectives.size() == (check && p > 1 ? 1u : 0u));
-        CHECK(agreement_checks(o.rec) == o.rec.collectives.size());
+        check_only_agreement(o.rec, check && p > 1);
       }
     }
   }
@@ -253,8 +271,7 @@ TEST_CASE("rhd sends halving windows to c ^ 2^k, then doubling ones back in reve
       CAPTURE(r);
       CAPTURE(count);
       const std::vector<Sent> s = sent(o.rec);
-      CHECK(o.rec.collectives.size() == (p > 1 ? 1u : 0u));
-      CHECK(agreement_checks(o.rec) == o.rec.collectives.size());
+      check_only_agreement(o.rec, p > 1);
       if (p == 1) {
         CHECK(s.empty());
         continue;
@@ -311,7 +328,7 @@ TEST_CASE("hier crosses hosts only with its slice: a ring inside each host, one 
           doctest::test_suite("sweep")) {
   const Comm world = Comm::world();
   const int p = world.size(), r = world.rank(), per_host = 2;
-  if (p < 4 || p % per_host != 0) return;
+  SKIP_UNLESS(p >= 4 && p % per_host == 0, "two hosts of 2 ranks each need an even rank count of at least 4");
   const int hosts = p / per_host, host = r / per_host, l = r % per_host;
   const std::size_t count = 10007;
   AllreduceOptions options;
@@ -321,17 +338,9 @@ TEST_CASE("hier crosses hosts only with its slice: a ring inside each host, one 
   record_run(o, count);
   // Inside the host: the ring's reduce-scatter and all-gather on L ranks, each 1/L of the buffer per step.
   const std::size_t slice = partition(count, per_host, static_cast<std::size_t>((l + 1) % per_host)).size();
-  std::size_t inside = 0;
-  for (int step = 0; step < per_host - 1; ++step) {
-    inside += partition(count, per_host, static_cast<std::size_t>((l - step + 2 * per_host) % per_host)).size();
-    inside += partition(count, per_host, static_cast<std::size_t>((l + 1 - step + 2 * per_host) % per_host)).size();
-  }
+  const std::size_t inside = ring_elements_sent(count, per_host, l);
   // Across hosts: a ring over this rank's slice with the same local rank on every host.
-  std::size_t across = 0;
-  for (int step = 0; step < hosts - 1; ++step) {
-    across += partition(slice, hosts, static_cast<std::size_t>((host - step + 2 * hosts) % hosts)).size();
-    across += partition(slice, hosts, static_cast<std::size_t>((host + 1 - step + 2 * hosts) % hosts)).size();
-  }
+  const std::size_t across = ring_elements_sent(slice, hosts, host);
   const int local_right = host * per_host + (l + 1) % per_host;
   const int cross_right = ((host + 1) % hosts) * per_host + l;
   CHECK(o.rec.bytes_sent_to(local_right) == inside * sizeof(float));
@@ -339,8 +348,7 @@ TEST_CASE("hier crosses hosts only with its slice: a ring inside each host, one 
   CHECK(o.rec.bytes_sent() == (inside + across) * sizeof(float));
   // Only 2(H-1)/H of the slice, about 1/L of what a flat ring would send, leaves the host.
   CHECK(static_cast<double>(across) <= 2.0 * (hosts - 1) / hosts * static_cast<double>(slice) + 2.0 * hosts);
-  CHECK(o.rec.collectives.size() == 1);
-  CHECK(agreement_checks(o.rec) == 1);
+  check_only_agreement(o.rec, true);
 }
 
 namespace {
