@@ -10,5 +10,6 @@
 #define exit smpi_exit
 #endif
 
-// The trainer's clock is the simulated one in this build (trainers/clock.hpp says why).
-#define GRADSYNC_SIMULATED_CLOCK 1
+// A simulation build: the trainer's clock is the simulated one (trainers/clock.hpp says why) and datasets are
+// shared read-only mappings (model/dataset.hpp).
+#define GRADSYNC_SIMULATED 1

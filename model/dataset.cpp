@@ -25,12 +25,14 @@ std::string find_file(const std::string& dir, const std::string& base) {
       fmt::format("{}: missing {} (or {}.gz); pass --data DIR with the four MNIST IDX files", dir, base, base));
 }
 
-Dataset load_split(const std::string& dir, const std::string& prefix) {
+Dataset load_split(const std::string& dir, const std::string& prefix, DataStorage storage) {
   const std::string images_path = find_file(dir, prefix + "-images-idx3-ubyte");
   const std::string labels_path = find_file(dir, prefix + "-labels-idx1-ubyte");
-  const IdxArray images = read_idx(images_path, 3);
+  const IdxArray images =
+      read_idx(images_path, 3, storage == DataStorage::shared_mapping ? IdxStorage::map : IdxStorage::copy);
   const IdxArray labels = read_idx(labels_path, 1);
-  return make_dataset(images.dims, images.data, labels.dims, labels.data, images_path + " / " + labels_path);
+  return make_dataset(images.dims, images.data, labels.dims, {labels.data.begin(), labels.data.end()},
+                      images_path + " / " + labels_path);
 }
 
 }  // namespace
@@ -55,7 +57,7 @@ void advise_huge_pages(void* data, std::size_t bytes) {
 
 }  // namespace
 
-Dataset make_dataset(const std::vector<std::uint32_t>& image_dims, const std::vector<std::uint8_t>& pixels,
+Dataset make_dataset(const std::vector<std::uint32_t>& image_dims, ReadOnlyBytes pixels,
                      const std::vector<std::uint32_t>& label_dims, const std::vector<std::uint8_t>& labels,
                      const std::string& source) {
   if (image_dims.size() != 3 || label_dims.size() != 1)
@@ -74,9 +76,15 @@ Dataset make_dataset(const std::vector<std::uint32_t>& image_dims, const std::ve
     if (labels[i] >= kClasses)
       throw DataError(fmt::format("{}: label {} at index {} is out of range 0..{}", source, labels[i], i, kClasses - 1));
   d.labels = labels;
-  d.pixels.reserve(pixels.size());
-  advise_huge_pages(d.pixels.data(), pixels.size());
-  d.pixels.assign(pixels.begin(), pixels.end());
+  if (pixels.mapped()) {
+    d.pixels = std::move(pixels);
+    return d;
+  }
+  std::vector<std::uint8_t> copy;
+  copy.reserve(pixels.size());
+  advise_huge_pages(copy.data(), pixels.size());
+  copy.assign(pixels.begin(), pixels.end());
+  d.pixels = std::move(copy);
   return d;
 }
 
@@ -107,8 +115,8 @@ void prefetch_examples(const Dataset& data, std::span<const std::uint32_t> indic
   current.next_size = indices.size();
 }
 
-TrainTest load_idx_dataset(const std::string& dir) {
-  TrainTest tt{load_split(dir, "train"), load_split(dir, "t10k")};
+TrainTest load_idx_dataset(const std::string& dir, DataStorage storage) {
+  TrainTest tt{load_split(dir, "train", storage), load_split(dir, "t10k", storage)};
   if (tt.train.features != tt.test.features)
     throw DataError(
         fmt::format("{}: train images have {} pixels but test images {}", dir, tt.train.features, tt.test.features));

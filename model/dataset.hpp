@@ -6,12 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "model/read_only_bytes.hpp"
+
 namespace gradsync {
 
 // Pixels stay bytes in memory (a quarter of the float size: the random-row batch gather is memory-bound) and
 // become normalized float32, pixel / 255, as a batch is gathered.
 struct Dataset {
-  std::vector<std::uint8_t> pixels;  // rows x features, row-major
+  ReadOnlyBytes pixels;              // rows x features, row-major
   std::vector<std::uint8_t> labels;  // rows entries, each < classes
   std::size_t rows = 0;
   std::size_t features = 0;
@@ -80,14 +82,26 @@ struct TrainTest {
   Dataset test;
 };
 
+// Where a loaded dataset's pixels live. `copy`: memory of this process's own, asked for in huge pages (batches
+// read random rows all over it). `shared_mapping`: a read-only shared mapping of each raw IDX file, one copy in
+// the page cache for every rank on the host; the default of a simulation build, where a thousand simulated ranks
+// share one process. A gzip-compressed file is always inflated into a copy.
+enum class DataStorage { copy, shared_mapping };
+#ifdef GRADSYNC_SIMULATED
+inline constexpr DataStorage kDefaultDataStorage = DataStorage::shared_mapping;
+#else
+inline constexpr DataStorage kDefaultDataStorage = DataStorage::copy;
+#endif
+
 // Loads the four standard IDX files from `dir`: {train,t10k}-{images-idx3,labels-idx1}-ubyte, each raw or
 // with a `.gz` suffix. Validates every file (see read_idx), that image and label counts agree, that train and
 // test images have the same shape, and that every label is < 10. Throws DataError naming the file.
-TrainTest load_idx_dataset(const std::string& dir);
+TrainTest load_idx_dataset(const std::string& dir, DataStorage storage = kDefaultDataStorage);
 
 // Builds a Dataset from already-parsed IDX arrays; `source` names them in errors. Throws DataError unless
 // pixels.size() == dims product and labels.size() == label count (read_idx guarantees both).
-Dataset make_dataset(const std::vector<std::uint32_t>& image_dims, const std::vector<std::uint8_t>& pixels,
+// Mapped pixels are kept as they are; any others are copied into memory asked for in huge pages.
+Dataset make_dataset(const std::vector<std::uint32_t>& image_dims, ReadOnlyBytes pixels,
                      const std::vector<std::uint32_t>& label_dims, const std::vector<std::uint8_t>& labels,
                      const std::string& source);
 

@@ -40,14 +40,18 @@ std::vector<std::uint8_t> read_whole_file(const std::string& path) {
   return bytes;
 }
 
+// gzip's two magic bytes; an IDX file starts with two zeros.
+bool is_gzip(const ReadOnlyBytes& bytes) { return bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b; }
+
 std::uint32_t big_endian_u32(const std::uint8_t* p) {
   return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
 }
 
 }  // namespace
 
-IdxArray read_idx(const std::string& path, std::uint32_t expected_ndims) {
-  std::vector<std::uint8_t> bytes = read_whole_file(path);
+IdxArray read_idx(const std::string& path, std::uint32_t expected_ndims, IdxStorage storage) {
+  ReadOnlyBytes bytes = storage == IdxStorage::map ? ReadOnlyBytes::map_file(path) : ReadOnlyBytes{};
+  if (!bytes.mapped() || is_gzip(bytes)) bytes = read_whole_file(path);
   if (bytes.size() < 4)
     throw DataError(fmt::format("{}: truncated: {} bytes, too short for an IDX header", path, bytes.size()));
   if (bytes[0] != 0 || bytes[1] != 0)
@@ -77,7 +81,7 @@ IdxArray read_idx(const std::string& path, std::uint32_t expected_ndims) {
   if (have > payload)
     throw DataError(
         fmt::format("{}: {} trailing bytes after the {} data bytes the header describes", path, have - payload, payload));
-  out.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(header), bytes.end());
+  out.data = bytes.slice(header, payload);
   return out;
 }
 

@@ -23,16 +23,17 @@ Dataset make_blobs(std::size_t rows, std::size_t features, int classes, float no
   d.rows = rows;
   d.features = features;
   d.classes = classes;
-  d.pixels.resize(rows * features);
+  std::vector<std::uint8_t> pixels(rows * features);
   d.labels.resize(rows);
   for (std::size_t i = 0; i < rows; ++i) {
     const auto label = static_cast<std::uint8_t>(rng.below(static_cast<std::size_t>(classes)));
     d.labels[i] = label;
     const float* proto = &prototypes[label * features];
     for (std::size_t j = 0; j < features; ++j)
-      d.pixels[i * features + j] = static_cast<std::uint8_t>(
+      pixels[i * features + j] = static_cast<std::uint8_t>(
           std::lround(255 * std::clamp(proto[j] + noise * (2 * rng.uniform() - 1), 0.0f, 1.0f)));
   }
+  d.pixels = std::move(pixels);
   return d;
 }
 

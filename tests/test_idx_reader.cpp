@@ -67,6 +67,36 @@ TEST_CASE("IDX reader accepts well-formed files, raw and gzip") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("IDX reader maps a raw file read-only, inflates a gzip one, and checks a mapping like a copy") {
+  const auto dir = test::temp_dir("idx-map", world_rank());
+  const auto raw = idx_bytes(0x08, {3, 2, 2}, 12);
+  write(dir / "images", raw);
+  const IdxArray copied = read_idx((dir / "images").string(), 3, IdxStorage::copy);
+  const IdxArray mapped = read_idx((dir / "images").string(), 3, IdxStorage::map);
+  CHECK_FALSE(copied.data.mapped());
+  CHECK(mapped.data.mapped());
+  CHECK(mapped.dims == copied.dims);
+  CHECK(mapped.data == copied.data);
+  CHECK(mapped.data.size() == 12);
+
+  gzFile gz = gzopen((dir / "images.gz").c_str(), "wb");
+  gzwrite(gz, raw.data(), static_cast<unsigned>(raw.size()));
+  gzclose(gz);
+  const IdxArray inflated = read_idx((dir / "images.gz").string(), 3, IdxStorage::map);
+  CHECK_FALSE(inflated.data.mapped());
+  CHECK(inflated.data == copied.data);
+
+  write(dir / "long", idx_bytes(0x08, {3, 2, 2}, 13));
+  CHECK_THROWS_WITH_AS(read_idx((dir / "long").string(), 3, IdxStorage::map),
+                       doctest::Contains("1 trailing bytes after the 12 data bytes"), DataError);
+  CHECK_THROWS_WITH_AS(read_idx((dir / "none").string(), 3, IdxStorage::map), doctest::Contains("none: cannot open"),
+                       DataError);
+  write(dir / "empty", {});
+  CHECK_THROWS_WITH_AS(read_idx((dir / "empty").string(), 3, IdxStorage::map), doctest::Contains("truncated: 0 bytes"),
+                       DataError);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("IDX reader rejects broken files and names the file and the problem") {
   const auto dir = test::temp_dir("idx-bad", world_rank());
   auto truncated = idx_bytes(0x08, {3, 2, 2}, 11);
@@ -150,4 +180,12 @@ TEST_CASE("the real MNIST files load and validate") {
   CHECK(mnist.train.features == 784);
   CHECK(mnist.train.labels[0] == 5);  // the famous first training digit
   CHECK(mnist.test.labels[0] == 7);
+
+  // What a simulation build loads: the same pixels, read from the page cache's copy.
+  const TrainTest shared = load_idx_dataset(test::mnist_dir(), DataStorage::shared_mapping);
+  CHECK(shared.train.pixels.mapped());
+  CHECK(shared.test.pixels.mapped());
+  CHECK(shared.train.pixels == mnist.train.pixels);
+  CHECK(shared.test.pixels == mnist.test.pixels);
+  CHECK(shared.train.labels == mnist.train.labels);
 }

@@ -1,6 +1,6 @@
 #pragma once
 #include <chrono>
-#ifdef GRADSYNC_SIMULATED_CLOCK
+#ifdef GRADSYNC_SIMULATED
 #include <mpi.h>
 #endif
 
@@ -10,7 +10,7 @@ namespace gradsync {
 // reads the simulated clock: there every rank is a thread of one process taking turns, so the wall clock would
 // count the other ranks' turns too. Needs MPI initialized in that build.
 inline double now_s() {
-#ifdef GRADSYNC_SIMULATED_CLOCK
+#ifdef GRADSYNC_SIMULATED
   return MPI_Wtime();
 #else
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
