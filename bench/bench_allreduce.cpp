@@ -270,9 +270,13 @@ std::FILE* open_csv(const std::string& csv, const Comm& world) {
 
 // Rank 0 only.
 void print_header(const Flags& f, const Comm& world) {
+#ifdef GRADSYNC_SIMULATED
+  const char* note = " (simulated ranks: times are SimGrid's simulated clock)";
+#else
+  const char* note = world.size() > 2 ? " (np > 2 is oversubscribed on a 2-core machine: timings are not honest)" : "";
+#endif
   fmt::print("# bench_allreduce: {} ranks, float32, in place, median of {} interleaved blocks{}{}\n", world.size(),
-             f.reps, f.no_check ? ", agreement check off" : "",
-             world.size() > 2 ? " (np > 2 is oversubscribed on a 2-core machine: timings are not honest)" : "");
+             f.reps, f.no_check ? ", agreement check off" : "", note);
   fmt::print("# {:>12} {:>3} {:>12} {:>10} {:>8} {:>11} {:>10} {:>10} {:>7}\n", "method", "np", "bytes", "count", "chunk",
              "time_us", "algbw GB/s", "busbw GB/s", "#wrong");
 }

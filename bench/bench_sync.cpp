@@ -36,14 +36,13 @@
 #include "model/rng.hpp"
 #include "trainers/agreed_kernel_plan.hpp"
 #include "trainers/checkpointing.hpp"
+#include "trainers/clock.hpp"
 #include "trainers/data_source.hpp"
 #include "trainers/make_synchronizer.hpp"
 
 namespace {
 
 using namespace gradsync;
-
-double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // "xcore": the ring's schedule through a shared window (bench/cross_core_bound.hpp), with the gradient computed
 // straight into the window: what a ring could do on one node without MPI's transport. The same sums in the same

@@ -12,7 +12,8 @@ inline constexpr int kWatchdogExitCode = 3;
 
 // Starts the watchdog thread of this process (once; later calls change the timeout and the rank it reports).
 // `rank` is used in the message. timeout_s <= 0 disables it. The thread is detached and lives until the process
-// ends. WaitScopes may be opened from one thread only (the one that calls MPI).
+// ends. A simulation build (cmake/smpi_compat.h) starts none: SimGrid reports ranks that wait forever itself. WaitScopes
+// may be opened from one thread only (the one that calls MPI).
 void start_watchdog(double timeout_s, int rank);
 
 // Marks a wait. Nestable: an inner scope reports itself and restores the outer one when it closes. `what`
