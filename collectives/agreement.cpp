@@ -30,8 +30,8 @@ void PendingAgreement::load(const CallFingerprint& f) {
 void PendingAgreement::start(const Comm& comm, const CallFingerprint& mine) {
   load(mine);
   if (comm.size() == 1) return;
-  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, extremes_, 2 * kFields, MPI_INT64_T, MPI_MAX, comm.native(), &request_),
-            "MPI_Iallreduce (agreement check)", comm.rank());
+  start_iallreduce_in_place(extremes_, 2 * kFields, MPI_INT64_T, MPI_MAX, comm.native(), &request_, send_copy_,
+                            "MPI_Iallreduce (agreement check)", comm.rank());
 }
 
 void PendingAgreement::reduce_now(const Comm& comm, const CallFingerprint& mine) {

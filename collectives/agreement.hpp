@@ -50,6 +50,7 @@ class PendingAgreement {
   static constexpr int kFields = 4;
   std::int64_t mine_[kFields] = {};
   std::int64_t extremes_[2 * kFields] = {};
+  std::vector<std::byte> send_copy_;  // start_iallreduce_in_place's, in a simulation build
   MPI_Request request_ = MPI_REQUEST_NULL;
 };
 

@@ -25,6 +25,13 @@ struct MpiError : std::runtime_error {
 // Throws MpiError "MPI_Sendrecv failed on rank 3: <MPI's error string>" unless rc == MPI_SUCCESS.
 void check_mpi(int rc, const char* call, int rank);
 
+// MPI_Iallreduce(MPI_IN_PLACE, data, count, type, op, comm, request), checked as check_mpi(rc, call, rank) does. A
+// simulation build sends from `send_copy` (resized here) instead: SimGrid 3.32 copies an in-place buffer into a
+// temporary that it frees on return while its sends still read it, and the sums come out as garbage. `send_copy`
+// must outlive the request; other builds leave it untouched. Every rank of `comm` calls it, as MPI_Iallreduce.
+void start_iallreduce_in_place(void* data, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request* request,
+                               std::vector<std::byte>& send_copy, const char* call, int rank);
+
 // Message tags below this are left to code that picks its own (Comm::send and recv callers); Comm::reserve_tags
 // hands out tags from here to MPI_TAG_UB.
 inline constexpr int kFirstReservedTag = 1024;

@@ -3,6 +3,21 @@
 
 namespace gradsync {
 
+void start_iallreduce_in_place(void* data, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request* request,
+                               std::vector<std::byte>& send_copy, const char* call, int rank) {
+  const void* send = MPI_IN_PLACE;
+#ifdef GRADSYNC_SIMULATED
+  int type_bytes = 0;
+  check_mpi(MPI_Type_size(type, &type_bytes), call, rank);
+  const auto* bytes = static_cast<const std::byte*>(data);
+  send_copy.assign(bytes, bytes + static_cast<std::size_t>(count) * static_cast<std::size_t>(type_bytes));
+  send = send_copy.data();
+#else
+  (void)send_copy;
+#endif
+  check_mpi(MPI_Iallreduce(send, data, count, type, op, comm, request), call, rank);
+}
+
 void Comm::broadcast_raw(void* data, std::size_t count, MPI_Datatype type, int root) const {
   check_mpi(MPI_Bcast(data, to_int_count(count, "MPI_Bcast"), type, root, native()), "MPI_Bcast", rank_);
 }

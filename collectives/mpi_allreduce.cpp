@@ -12,9 +12,8 @@ void MpiAllreduce::reduce(std::byte* data, std::size_t count, Dtype type) {
 }
 
 void MpiAllreduce::begin(std::byte* data, std::size_t count, Dtype type) {
-  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data, comm_.to_int_count(count, "MPI_Iallreduce"), mpi_type(type), MPI_SUM,
-                           comm_.native(), &request_),
-            "MPI_Iallreduce", comm_.rank());
+  start_iallreduce_in_place(data, comm_.to_int_count(count, "MPI_Iallreduce"), mpi_type(type), MPI_SUM, comm_.native(),
+                            &request_, send_copy_, "MPI_Iallreduce", comm_.rank());
   stage_ = {{&request_, 1}, "MPI_Iallreduce"};
 }
 

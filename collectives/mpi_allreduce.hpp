@@ -1,4 +1,5 @@
 #pragma once
+#include <vector>
 #include "collectives/allreduce.hpp"
 
 namespace gradsync {
@@ -18,6 +19,7 @@ class MpiAllreduce final : public Allreduce {
   void reduce(std::byte* data, std::size_t count, Dtype type) override;
 
   MPI_Request request_ = MPI_REQUEST_NULL;
+  std::vector<std::byte> send_copy_;  // start_iallreduce_in_place's, in a simulation build
 };
 
 }  // namespace gradsync
