@@ -13,6 +13,8 @@ flat-1g            the emulated cluster (bench/cluster/cluster.sh, docs/scale-ou
                    its sender's uplink and its receiver's downlink, each with half of alpha. The link rate and the
                    latency hold as written only with SMPI's per-size correction factors set to 1 (the <config> at
                    the top of each file): SimGrid's defaults fit a different network.
+flat-1g-2pn        the same with 2 ranks per host (hosts with 2 cores), as the emulated cluster's 2 x 2 runs: ranks on
+                   one host talk through its loopback (shared memory).
 fattree-<R>g-1pn   two-level fat trees with R = 10, 25, 100 Gbit/s links, one rank per host, up to --max-ranks hosts:
                    32 hosts per leaf switch, every leaf joined to 32 spine switches (full bisection).
 fattree-<R>g-8pn   the same links with 8 ranks per host (hosts with 8 cores); ranks on one host talk through its
@@ -61,14 +63,14 @@ def gbps_to_bytes_per_s(gbps):
     return f"{gbps * 1e9 / 8:.6g}Bps"
 
 
-def flat(host_speed, hosts):
+def flat(host_speed, hosts, cores=1):
     bw = 1e9 / EMULATED_BETA_NS_PER_BYTE  # bytes per second
     lat_us = EMULATED_ALPHA_US / 2
     body = (f'  <cluster id="flat" prefix="node-" suffix="" radical="0-{hosts - 1}" speed="{host_speed:.6g}Gf" '
-            f'bw="{bw:.6g}Bps" lat="{lat_us:g}us" sharing_policy="SPLITDUPLEX" '
+            f'core="{cores}" bw="{bw:.6g}Bps" lat="{lat_us:g}us" sharing_policy="SPLITDUPLEX" '
             f'loopback_bw="{gbps_to_bytes_per_s(LOOPBACK_BANDWIDTH_GBPS)}" loopback_lat="{LOOPBACK_LATENCY_US:g}us"/>\n')
-    return header(f"the emulated cluster's fit: alpha {EMULATED_ALPHA_US} us, beta {EMULATED_BETA_NS_PER_BYTE} ns/B") \
-        + body + "</platform>\n"
+    return header(f"the emulated cluster's fit: alpha {EMULATED_ALPHA_US} us, beta {EMULATED_BETA_NS_PER_BYTE} ns/B, "
+                  f"{cores} core(s) per host") + body + "</platform>\n"
 
 
 def fat_tree(host_speed, rate_gbps, hosts, cores):
@@ -105,7 +107,8 @@ def main():
     if speed <= 0 or args.max_ranks < 2:
         parser.error("--host-speed must be > 0 and --max-ranks >= 2")
     args.out.mkdir(parents=True, exist_ok=True)
-    files = {"flat-1g": (flat(speed, args.max_ranks), hostfile(args.max_ranks, 1))}
+    files = {"flat-1g": (flat(speed, args.max_ranks), hostfile(args.max_ranks, 1)),
+             "flat-1g-2pn": (flat(speed, args.max_ranks // 2, 2), hostfile(args.max_ranks // 2, 2))}
     for rate in FAT_TREE_RATES_GBPS:
         files[f"fattree-{rate}g-1pn"] = (fat_tree(speed, rate, args.max_ranks, 1), hostfile(args.max_ranks, 1))
         hosts8 = -(-args.max_ranks // 8)

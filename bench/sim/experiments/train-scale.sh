@@ -1,0 +1,62 @@
+# shellcheck shell=bash
+# train-scale [--nps "2 4 8 16 32 64"] [--platforms "flat-1g fattree-10g-1pn"] [--syncs "ring mpi auto ps ps-sharded"]
+#             [--modes "blocking buckets pipe"] [--epochs 3]
+#                  the course lab's table at scale: MLP-128, batch 32 per worker, constant total work
+#                  (--iterations-per-epoch auto), every sync blocking, bucketed (allreduce methods) and pipelined;
+#                  ps has 1 server, ps-sharded p/8 (at least 2); train.md: speedup over serial, time to 97% test
+#                  accuracy
+
+nps="2 4 8 16 32 64"
+platforms="flat-1g fattree-10g-1pn"
+syncs="ring mpi auto ps ps-sharded"
+modes="blocking buckets pipe"
+epochs=3
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --nps) need_value "$1" $#; nps="$2"; shift 2 ;;
+    --platforms) need_value "$1" $#; platforms="$2"; shift 2 ;;
+    --syncs) need_value "$1" $#; syncs="$2"; shift 2 ;;
+    --modes) need_value "$1" $#; modes="$2"; shift 2 ;;
+    --epochs) need_value "$1" $#; need_uint "$1" "$2" 1; epochs="$2"; shift 2 ;;
+    *) die "train-scale: unknown option '$1' (--nps, --platforms, --syncs, --modes, --epochs)" ;;
+  esac
+done
+[ -x "$SMPI_BUILD/bin/train" ] || die "train-scale needs train: run scripts/simulate.sh build --all first"
+for p in $platforms; do [ -f "$SIM_DIR/$p.xml" ] || die "train-scale: no platform '$p' ($(platforms))"; done
+data="$GRADSYNC_ROOT/data/mnist"
+common=(--model mlp --hidden 128 --batch 32 --iterations-per-epoch auto --epochs "$epochs" --data "$data" --quiet
+  --timeout 0)
+export SELECTOR=ompi
+# run_one PLATFORM NP LABEL TRAIN_ARGS...: one training run, its rows in runs.csv and epochs-LABEL-npNP.csv.
+run_one() {
+  local platform="$1" np="$2" label="$3"
+  shift 3
+  local tag="$platform/$label-np$np"
+  mkdir -p "$out/$platform"
+  rm -f "$out/$tag-epochs.csv"
+  smpi_run "$platform" "$np" "$out/$tag.log" train "${common[@]}" "$@" --epoch-csv "$out/$tag-epochs.csv"
+}
+for platform in $platforms; do
+  run_one "$platform" 1 serial --sync serial
+  for np in $nps; do
+    for sync in $syncs; do
+      args=(--sync "$sync")
+      case "$sync" in
+        ps) args=(--sync ps --servers 1) ;;
+        ps-sharded) args=(--sync ps --servers $((np / 8 > 2 ? np / 8 : 2))) ;;
+      esac
+      # A parameter server needs a worker besides its servers.
+      [[ "$sync" != ps* ]] || [ "$np" -gt "${args[3]}" ] || continue
+      for mode in $modes; do
+        case "$mode" in
+          blocking) extra=() ;;
+          buckets) [[ "$sync" != ps* ]] || continue; extra=(--buckets) ;;
+          pipe) extra=(--pipeline 1) ;;
+          *) die "train-scale: unknown mode '$mode' (blocking, buckets, pipe)" ;;
+        esac
+        run_one "$platform" "$np" "$sync-$mode" "${args[@]}" "${extra[@]+"${extra[@]}"}"
+      done
+    done
+  done
+  python3 "$SIM_DIR/train_report.py" --dir "$out/$platform" --platform "$platform" --target 0.97
+done

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""scale_report.py: one platform's simulated allreduce sweep (bench/sim/experiments/scale.sh) as tables and targets.
+
+  bench/sim/scale_report.py --platform NAME --dir DIR --tuning FILE --ranks-per-host L [--cost-model-bin BIN]
+
+DIR holds bench_allreduce --csv files npP.csv (gradsync's methods and SMPI's MPI_Allreduce with Open MPI's
+selection, "mpi") and npP-mpich.csv (MPI_Allreduce with MPICH's). Writes DIR/scale.csv (every time, with the cost
+model's prediction from FILE where it has one) and DIR/scale.md:
+  - auto against the best gradsync method at every (p, size): target at most 1.1x;
+  - the best gradsync method against Open MPI's selection: never slower, at most 0.8x in geometric mean;
+  - the cost model against the simulation from 1 MiB: target within 20% for every method at every p.
+Standard library only; the cost model is collectives/cost_model.cpp through the cost_model binary.
+"""
+import argparse
+import csv
+import math
+import pathlib
+import re
+import statistics
+import subprocess
+import sys
+
+GRADSYNC = ("ring", "rd", "rhd", "hier")
+
+
+def read(dir_):
+    times = {}
+    for path in sorted(dir_.glob("np*.csv")):
+        m = re.fullmatch(r"np(\d+)(-mpich)?\.csv", path.name)
+        if not m:
+            continue
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                method = "mpi-mpich" if m.group(2) else ("mpi-ompi" if r["method"] == "mpi" else r["method"])
+                times[(int(r["np"]), int(r["bytes"]), method)] = float(r["time_us"])
+    return times
+
+
+def predictions(binary, tuning, nps, per_host, sizes):
+    out = {}
+    for p in nps:
+        text = subprocess.run([binary, "--tuning", tuning, "--np", str(p), "--ranks-per-host", str(per_host),
+                               "--min-bytes", str(min(sizes)), "--max-bytes", str(max(sizes)), "--step-factor", "2"],
+                              capture_output=True, text=True, check=True).stdout
+        for r in csv.DictReader(text.splitlines()):
+            out[(p, int(r["bytes"]), r["method"])] = float(r["predicted_us"])
+    return out
+
+
+def human(n):
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:g} {unit}"
+    return f"{n} B"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--platform", required=True)
+    ap.add_argument("--dir", type=pathlib.Path, required=True)
+    ap.add_argument("--tuning", required=True)
+    ap.add_argument("--ranks-per-host", type=int, default=1)
+    ap.add_argument("--cost-model-bin", default="build/bin/cost_model")
+    a = ap.parse_args()
+    times = read(a.dir)
+    if not times:
+        sys.exit(f"scale_report.py: no np*.csv in {a.dir}")
+    nps = sorted({k[0] for k in times})
+    sizes = sorted({k[1] for k in times})
+    model = predictions(a.cost_model_bin, a.tuning, nps, a.ranks_per_host, sizes)
+
+    with open(a.dir / "scale.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["platform", "np", "bytes", "method", "time_us", "model_us"])
+        for (p, n, m), t in sorted(times.items()):
+            pred = model.get((p, n, m))
+            w.writerow([a.platform, p, n, m, f"{t:.3f}", "" if pred is None else f"{pred:.3f}"])
+
+    lines = [f"# {a.platform}: simulated allreduce, {a.ranks_per_host} rank(s) per host", "",
+             "| p | size | best gradsync | its time us | auto / best | best / Open MPI's | best / MPICH's |",
+             "|---|---|---|---|---|---|---|"]
+    auto_ratios, vs_ompi, model_errors = [], [], []
+    for p in nps:
+        for n in sizes:
+            own = {m: times[(p, n, m)] for m in GRADSYNC if (p, n, m) in times}
+            if not own:
+                continue
+            best = min(own, key=own.get)
+            auto = times.get((p, n, "auto"))
+            ompi, mpich = times.get((p, n, "mpi-ompi")), times.get((p, n, "mpi-mpich"))
+            ra = auto / own[best] if auto else None
+            ro = own[best] / ompi if ompi else None
+            rm = own[best] / mpich if mpich else None
+            if ra:
+                auto_ratios.append((ra, p, n))
+            if ro:
+                vs_ompi.append((ro, p, n))
+            lines.append(f"| {p} | {human(n)} | {best} | {own[best]:.1f} | {ra or float('nan'):.3f} "
+                         f"| {ro or float('nan'):.3f} | {rm or float('nan'):.3f} |")
+            if n >= 1 << 20:
+                for m, t in own.items():
+                    if (p, n, m) in model:
+                        model_errors.append((100 * (model[(p, n, m)] - t) / t, m, p, n))
+    lines += ["", "## Targets", ""]
+    if auto_ratios:
+        worst = max(auto_ratios)
+        lines.append(f"- auto / best gradsync method: worst {worst[0]:.3f} (p = {worst[1]}, {human(worst[2])}); "
+                     f"{sum(r > 1.1 for r, _, _ in auto_ratios)} of {len(auto_ratios)} points above 1.1")
+    if vs_ompi:
+        geo = math.exp(statistics.fmean(math.log(r) for r, _, _ in vs_ompi))
+        slower = [(r, p, n) for r, p, n in vs_ompi if r > 1]
+        lines.append(f"- best gradsync method / Open MPI's MPI_Allreduce: geometric mean {geo:.3f} (target <= 0.8); "
+                     f"slower at {len(slower)} of {len(vs_ompi)} points"
+                     + (": " + ", ".join(f"p = {p} {human(n)} ({r:.2f}x)" for r, p, n in slower) if slower else ""))
+    if model_errors:
+        worst = max(model_errors, key=lambda e: abs(e[0]))
+        lines.append(f"- cost model against the simulation from 1 MiB: median |error| "
+                     f"{statistics.median(abs(e[0]) for e in model_errors):.1f}%, worst {worst[0]:+.1f}% ({worst[1]}, "
+                     f"p = {worst[2]}, {human(worst[3])}); {sum(abs(e[0]) > 20 for e in model_errors)} of "
+                     f"{len(model_errors)} points beyond 20%")
+    text = "\n".join(lines) + "\n"
+    (a.dir / "scale.md").write_text(text)
+    sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()

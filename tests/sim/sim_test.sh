@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The simulation build under ctest (label sim): tests/CMakeLists.txt runs one CASE per entry.
+#   build       scripts/simulate.sh build: installs SimGrid if missing, builds bench_allreduce and pingpong with
+#               smpicxx into build-smpi/ (the fixture the other cases need)
+#   exact       every method's sums exact at 6 and 8 simulated ranks (simulate.sh allreduce-check)
+#   alpha-beta  the ring's simulated time within 10% of its closed form: fails when nothing is really simulated
+#   bad-input   an unknown platform, a platform with fewer hosts than ranks, a bad rank count, an unknown
+#               experiment and a missing tuning file: each one clear error, a non-zero exit, no hang
+# Exits 77 (ctest: skipped) where SimGrid cannot be installed.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+SIM="$ROOT/scripts/simulate.sh"
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+
+# expect_error WHAT PATTERN COMMAND...: COMMAND must fail within a minute, saying PATTERN.
+expect_error() {
+  local what="$1" pattern="$2" status=0
+  shift 2
+  timeout 60 "$@" >"$out/log" 2>&1 || status=$?
+  if [ "$status" = 0 ] || [ "$status" = 124 ] || ! grep -q -- "$pattern" "$out/log"; then
+    cat "$out/log"
+    echo "FAIL ($what): exit $status, expected a failure saying '$pattern'"
+    exit 1
+  fi
+  echo "ok ($what): $(grep -m1 -- "$pattern" "$out/log")"
+}
+
+[ "${1:-}" = build ] || command -v smpirun >/dev/null || { echo "skipped: SimGrid's smpirun is not installed"; exit 77; }
+case "${1:-}" in
+  build) GRADSYNC_JOBS="${GRADSYNC_JOBS:-$(nproc)}" bash "$SIM" build || { command -v smpirun >/dev/null || exit 77; exit 1; } ;;
+  exact) bash "$SIM" allreduce-check --out "$out" 6 8 ;;
+  alpha-beta) bash "$SIM" alpha-beta --out "$out" 8 ;;
+  bad-input)
+    expect_error "unknown platform" "no platform 'flat-9g'" bash "$SIM" run flat-9g 4 bench_allreduce
+    expect_error "too few hosts" "platform 'flat-1g-2pn' holds 1024 ranks, asked for 1025" \
+      bash "$SIM" run flat-1g-2pn 1025 bench_allreduce
+    expect_error "bad rank count" "a positive whole number, got 'four'" bash "$SIM" run flat-1g four bench_allreduce
+    expect_error "unknown experiment" "unknown experiment 'sweep'" bash "$SIM" sweep
+    expect_error "missing tuning file" "tuning file $out/none.txt: cannot be read" \
+      env GRADSYNC_TUNING="$out/none.txt" bash "$SIM" run --out "$out" flat-1g 4 bench_allreduce --methods auto \
+      --min-bytes 4 --max-bytes 4 --iters 1 --reps 1 --warmup 1 ;;
+  *) echo "usage: tests/sim/sim_test.sh build|exact|alpha-beta|bad-input" >&2; exit 2 ;;
+esac
