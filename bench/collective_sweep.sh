@@ -8,6 +8,7 @@
 # time_us,algbw_gbps,busbw_gbps,wrong) and each run's output to DIR/logs/collectives/. Prints bench_allreduce's
 # tables and a peak-bandwidth summary. Exit status 1 if a run failed or any row has wrong != 0.
 set -euo pipefail
+# shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 
 ALL_METHODS="ring,ps,ps-sharded,mpi"
@@ -58,13 +59,12 @@ for n in "${nps[@]}"; do
     echo
     echo "## np=$n: $what$note"
     cat "$logs/$tag.log"
-    problem="$(run_problem "$rc" "$limit")"
-    [ -n "$problem" ] || [ "$(lines "$work/$tag.csv")" -ge 2 ] || problem="exited 0 but wrote no CSV rows"
-    if [ -n "$problem" ]; then
-      failed+=("np=$n $kind: $problem (log: $logs/$tag.log)")
-      say "FAILED ${failed[-1]}"
-    else
+    wrote=""
+    [ "$(lines "$work/$tag.csv")" -ge 2 ] || wrote="wrote no CSV rows"
+    if check_run "np=$n $kind" "$rc" "$limit" "$logs/$tag.log" "$wrote"; then
       parts+=("$work/$tag.csv")
+    else
+      say "FAILED ${failed[-1]}"
     fi
   done
 done

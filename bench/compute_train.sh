@@ -6,6 +6,7 @@
 # Writes train_<variant>.csv (train's --csv rows) and summary.txt (medians and ratios) to DIR.
 # Usage: bench/compute_train.sh --out DIR [--reps R] [--epochs E] [--before TRAIN_BINARY]
 set -euo pipefail
+# shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 
 reps=5

@@ -14,6 +14,7 @@
 # Progress goes to stderr, the final table to stdout. Failed or timed-out runs are listed and make the exit
 # status 1; the points that did run are still written.
 set -euo pipefail
+# shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 
 TRAIN_ROWS=60000                                  # MNIST training images: per-worker steps follow from it
@@ -112,14 +113,13 @@ for run in "${runs[@]}"; do
   where="[$i/${#runs[@]}] $m np=$n rep $r/$reps"
   rc=0
   run_limited "$limit" "$logs/$tag.log" "${cmd[@]}" || rc=$?
-  problem="$(run_problem "$rc" "$limit")"
-  if [ -z "$problem" ] && [ "$(lines "$csv")" -ne 2 ]; then
-    problem="exited 0 but wrote no CSV row"
-  elif [ -z "$problem" ] && [ "$(lines "$ecsv")" -ne $((epochs + 1)) ]; then
-    problem="exited 0 but wrote $(( $(lines "$ecsv") > 0 ? $(lines "$ecsv") - 1 : 0 )) epoch rows, not $epochs"
+  wrote=""
+  if [ "$(lines "$csv")" -ne 2 ]; then
+    wrote="wrote no CSV row"
+  elif [ "$(lines "$ecsv")" -ne $((epochs + 1)) ]; then
+    wrote="wrote $(( $(lines "$ecsv") > 0 ? $(lines "$ecsv") - 1 : 0 )) epoch rows, not $epochs"
   fi
-  if [ -n "$problem" ]; then
-    failed+=("$where: $problem (log: $logs/$tag.log)")
+  if ! check_run "$where" "$rc" "$limit" "$logs/$tag.log" "$wrote"; then
     say_failed "$logs/$tag.log"
     [ "$m" != serial ] || die "the serial baseline failed, so no speedup can be computed (log: $logs/$tag.log)"
     continue

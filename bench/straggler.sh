@@ -12,6 +12,7 @@
 # test_accuracy: the last epoch of each parameter-server run) and logs/straggler/. Prints time per epoch, staleness
 # and accuracy per method. Exit status 1 if a run failed or timed out.
 set -euo pipefail
+# shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 
 TRAIN_ROWS=60000
@@ -66,10 +67,9 @@ for m in "${toks[@]}"; do
   run_limited "$limit" "$logs/$tag.log" "$MPIEXEC" -n "$np" "${MPIRUN_FLAGS[@]}" "$BIN/train" "${mflags[@]}" "${MODEL[@]}" \
     --epochs "$epochs" --batch "$batch" --straggler "$who:$ms" --csv "$work/$tag.csv" --epoch-csv "$work/$tag.epochs.csv" || rc=$?
   where="[$i/${#toks[@]}] $m np=$np"
-  problem="$(run_problem "$rc" "$limit")"
-  [ -n "$problem" ] || [ "$(lines "$work/$tag.csv")" -eq 2 ] || problem="exited 0 but wrote no CSV row"
-  if [ -n "$problem" ]; then
-    failed+=("$where: $problem (log: $logs/$tag.log)")
+  wrote=""
+  [ "$(lines "$work/$tag.csv")" -eq 2 ] || wrote="wrote no CSV row"
+  if ! check_run "$where" "$rc" "$limit" "$logs/$tag.log" "$wrote"; then
     say_failed "$logs/$tag.log"
     continue
   fi

@@ -130,10 +130,17 @@ run_limited() {
 lines() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
 # killed_note STATUS: why a run that ended with STATUS failed, when the status alone says it.
 killed_note() { if [ "$1" -eq 137 ]; then echo ", a rank was killed by SIGKILL (another process or the OOM killer)"; fi; }
-# run_problem STATUS LIMIT_S: why a run_limited run that ended with STATUS failed, nothing when it did not.
-run_problem() {
-  if [ "$1" -eq 124 ]; then echo "timed out after ${GRADSYNC_TIMEOUT:-$2}s"
-  elif [ "$1" -ne 0 ]; then echo "exit status $1$(killed_note "$1")"; fi
+# check_run WHERE STATUS LIMIT_S LOG [WROTE]: whether a run_limited run that ended with STATUS succeeded. One that
+# failed (STATUS) or exited 0 with WROTE (the driver's own finding about its output, e.g. "wrote no CSV row"; empty
+# when the output is whole) is added to $failed as "WHERE: why (log: LOG)", and check_run returns 1.
+check_run() {
+  local why=""
+  if [ "$2" -eq 124 ]; then why="timed out after ${GRADSYNC_TIMEOUT:-$3}s"
+  elif [ "$2" -ne 0 ]; then why="exit status $2$(killed_note "$2")"
+  elif [ -n "${5:-}" ]; then why="exited 0 but $5"; fi
+  [ -n "$why" ] || return 0
+  failed+=("$1: $why (log: $4)")
+  return 1
 }
 # say_failed LOG: the latest of $failed, and the end of the run's LOG, on the terminal.
 # shellcheck disable=SC2154  # failed: the driver's list of failed runs

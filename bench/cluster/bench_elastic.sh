@@ -16,6 +16,7 @@
 #                 [--epochs 5] [--overhead-runs 3] [--only overhead|loss] [--data DIR] [--out DIR]
 # The cluster (prefix eb, subnet 10.98.2) is torn down at the end, also on failure or Ctrl-C.
 set -euo pipefail
+# shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/common.sh"
 HERE="$GRADSYNC_ROOT/bench/cluster"
 CLUSTER="$HERE/cluster.sh"
