@@ -142,7 +142,7 @@ def overlapped_step(t_comp, t_comm, efficiency):
 
 # The methods auto chooses among (rd, rhd, hier, and auto itself) are predicted by gradsync's own cost model
 # (collectives/cost_model.hpp, through build/bin/cost_model), so that the formulas auto uses are the ones checked
-# here. Set by main(): the binary, a tuning file holding the fitted parameters, and the ranks per host.
+# here. Set by write_params(): the binary, a tuning file holding the fitted parameters, and the ranks per host.
 MODELLED = {"bin": None, "tuning": None, "per_host": 1, "cache": {}}
 MODELLED_METHODS = ("rd", "rhd", "hier", "auto")
 
