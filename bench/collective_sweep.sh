@@ -8,6 +8,7 @@
 # time_us,algbw_gbps,busbw_gbps,wrong) and each run's output to DIR/logs/collectives/. Prints bench_allreduce's
 # tables and a peak-bandwidth summary. Exit status 1 if a run failed or any row has wrong != 0.
 set -euo pipefail
+# shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 
 ALL_METHODS="ring,ps,ps-sharded,mpi"
@@ -18,32 +19,20 @@ min_bytes=4
 step=2
 iters=0
 out=""
-size_re='^[0-9]+[KMG]?$'
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --np-list) need_value "$1" $#; np_list="$2"; shift 2 ;;
-    --max-bytes) need_value "$1" $#; [[ $2 =~ $size_re ]] || die "--max-bytes needs a size like 4096, 1K, 64M; got '$2'"
-                 max_bytes="$2"; shift 2 ;;
-    --min-bytes) need_value "$1" $#; [[ $2 =~ $size_re ]] || die "--min-bytes needs a size like 4, 1K, 1M; got '$2'"
-                 min_bytes="$2"; shift 2 ;;
-    --step-factor) need_value "$1" $#
-                   awk -v s="$2" 'BEGIN { exit !(s ~ /^[0-9]+(\.[0-9]+)?$/ && s + 0 > 1) }' \
-                     || die "--step-factor needs a number above 1, got '$2'"
-                   step="$2"; shift 2 ;;
-    --iters) need_value "$1" $#; need_uint "$1" "$2"; iters="$2"; shift 2 ;;
-    --out) need_value "$1" $#; out="$2"; shift 2 ;;
-    -h|--help) show_help "${BASH_SOURCE[0]}"; exit 0 ;;
-    *) die "collective_sweep.sh: unknown option '$1' (see --help)" ;;
-  esac
-done
+parse_flags collective_sweep.sh \
+  "--np-list np_list" \
+  "--max-bytes max_bytes match ^[0-9]+[KMG]?$ --max-bytes needs a size like 4096, 1K, 64M; got '%s'" \
+  "--min-bytes min_bytes match ^[0-9]+[KMG]?$ --min-bytes needs a size like 4, 1K, 1M; got '%s'" \
+  "--step-factor step above 1 --step-factor needs a number above 1, got '%s'" \
+  "--iters iters uint" \
+  "--out out" \
+  -- "$@"
 # busbw is 0 by definition at np = 1 and the parameter server needs a server and a worker.
 read_np_list "$np_list" 2
-[ -x "$BIN/bench_allreduce" ] || die "$BIN/bench_allreduce is missing: build first (scripts/setup.sh)"
+need_bins bench_allreduce
 mpi_setup   # FORCED_RING: MPI_Allreduce on the launcher's own ring algorithm
 
-out="${out:-$GRADSYNC_ROOT/results/collectives-$(date +%Y%m%d-%H%M%S)}"
-refuse_existing "$out" allreduce.csv logs/collectives
-driver_folders "$out" collectives
+driver_results collectives allreduce.csv
 
 ncores=$(cores)
 # bench_allreduce moves ~1 GiB per row: minutes at 64M with oversubscribed ranks, so the limit is wide.
@@ -70,17 +59,13 @@ for n in "${nps[@]}"; do
     echo
     echo "## np=$n: $what$note"
     cat "$logs/$tag.log"
-    if [ "$rc" -eq 124 ]; then
-      failed+=("np=$n $kind: timed out after ${GRADSYNC_TIMEOUT:-$limit}s (log: $logs/$tag.log)")
-    elif [ "$rc" -ne 0 ]; then
-      failed+=("np=$n $kind: exit status $rc$(killed_note "$rc") (log: $logs/$tag.log)")
-    elif [ "$(lines "$work/$tag.csv")" -lt 2 ]; then
-      failed+=("np=$n $kind: exited 0 but wrote no CSV rows (log: $logs/$tag.log)")
-    else
+    wrote=""
+    [ "$(lines "$work/$tag.csv")" -ge 2 ] || wrote="wrote no CSV rows"
+    if check_run "np=$n $kind" "$rc" "$limit" "$logs/$tag.log" "$wrote"; then
       parts+=("$work/$tag.csv")
-      continue
+    else
+      say "FAILED ${failed[-1]}"
     fi
-    say "FAILED ${failed[-1]}"
   done
 done
 
@@ -111,8 +96,4 @@ if [ "${#parts[@]}" -gt 0 ]; then
     }' "$out/allreduce.csv" || failed+=("some rows have wrong != 0 (see $out/allreduce.csv)")
   echo "results: $out/allreduce.csv"
 fi
-if [ "${#failed[@]}" -gt 0 ]; then
-  printf '%d problem(s):\n' "${#failed[@]}" >&2
-  printf '  %s\n' "${failed[@]}" >&2
-  exit 1
-fi
+exit_if_failed "problem(s)"

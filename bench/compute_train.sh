@@ -6,24 +6,21 @@
 # Writes train_<variant>.csv (train's --csv rows) and summary.txt (medians and ratios) to DIR.
 # Usage: bench/compute_train.sh --out DIR [--reps R] [--epochs E] [--before TRAIN_BINARY]
 set -euo pipefail
+# shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 
 reps=5
 epochs=5
 before=""
 out=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --reps) need_value "$1" $#; need_uint "$1" "$2" 1; reps="$2"; shift 2 ;;
-    --epochs) need_value "$1" $#; need_uint "$1" "$2" 1; epochs="$2"; shift 2 ;;
-    --before) need_value "$1" $#; before="$2"; shift 2 ;;
-    --out) need_value "$1" $#; out="$2"; shift 2 ;;
-    -h|--help) show_help "${BASH_SOURCE[0]}"; exit 0 ;;
-    *) die "compute_train.sh: unknown option '$1' (see --help)" ;;
-  esac
-done
+parse_flags compute_train.sh \
+  "--reps reps uint 1" \
+  "--epochs epochs uint 1" \
+  "--before before" \
+  "--out out" \
+  -- "$@"
 [ -n "$out" ] || die "--out DIR is required"
-[ -x "$BIN/train" ] || die "$BIN/train is missing: build first (scripts/setup.sh)"
+need_bins train
 [ -z "$before" ] || [ -x "$before" ] || die "--before: '$before' is not an executable"
 mkdir -p "$out"
 configs=("mlp 256" "mlp 32" "softmax 32" "softmax 256")

@@ -14,6 +14,7 @@
 # Progress goes to stderr, the final table to stdout. Failed or timed-out runs are listed and make the exit
 # status 1; the points that did run are still written.
 set -euo pipefail
+# shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 
 TRAIN_ROWS=60000                                  # MNIST training images: per-worker steps follow from it
@@ -26,20 +27,16 @@ reps=3
 model=mlp
 hostfile=""
 out=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --np-list) need_value "$1" $#; np_list="$2"; shift 2 ;;
-    --methods) need_value "$1" $#; methods="$2"; shift 2 ;;
-    --epochs) need_value "$1" $#; need_uint "$1" "$2" 1; epochs="$2"; shift 2 ;;
-    --batch) need_value "$1" $#; need_uint "$1" "$2" 1; batch="$2"; shift 2 ;;
-    --reps) need_value "$1" $#; need_uint "$1" "$2" 1; reps="$2"; shift 2 ;;
-    --model) need_value "$1" $#; model="$2"; shift 2 ;;
-    --hostfile) need_value "$1" $#; hostfile="$2"; shift 2 ;;
-    --out) need_value "$1" $#; out="$2"; shift 2 ;;
-    -h|--help) show_help "${BASH_SOURCE[0]}"; exit 0 ;;
-    *) die "scaling.sh: unknown option '$1' (see --help)" ;;
-  esac
-done
+parse_flags scaling.sh \
+  "--np-list np_list" \
+  "--methods methods" \
+  "--epochs epochs uint 1" \
+  "--batch batch uint 1" \
+  "--reps reps uint 1" \
+  "--model model" \
+  "--hostfile hostfile" \
+  "--out out" \
+  -- "$@"
 case "$model" in
   mlp) MODEL=(--model mlp --hidden 128); model_name="MLP 784-128-10" ;;
   softmax) MODEL=(--model softmax); model_name="softmax regression 784-10" ;;
@@ -51,9 +48,9 @@ read_np_list "$np_list" 1
 read -ra toks <<<"$methods"
 for m in "${toks[@]}"; do
   [ "$m" != serial ] || die "--methods: serial is always measured; list only the parallel methods"
-  method_flags "$m" || die "--methods: unknown method '$m' (ring, mpi, ring-bf16, ps-bsp, ps-asp, ps-ssp[S], ring-avg[H], mpi-avg[H], ps-...-kK)"
+  need_method "$m"
 done
-[ -x "$BIN/train" ] || die "$BIN/train is missing: build first (scripts/setup.sh)"
+need_bins train
 mpi_setup
 mpi_extra=()
 if [ -n "$hostfile" ]; then
@@ -61,9 +58,7 @@ if [ -n "$hostfile" ]; then
   hostfile_flags "$(cd "$(dirname "$hostfile")" && pwd)/$(basename "$hostfile")"
   mpi_extra=("${HOSTFILE_FLAGS[@]}")
 fi
-out="${out:-$GRADSYNC_ROOT/results/scaling-$(date +%Y%m%d-%H%M%S)}"
-refuse_existing "$out" train.csv epochs.csv scaling.csv train_median.csv epochs_median.csv logs/scaling
-driver_folders "$out" scaling
+driver_results scaling train.csv epochs.csv scaling.csv train_median.csv epochs_median.csv
 
 ncores=$(cores)
 # Oversubscribed ranks time-share cores, so their timings describe the scheduler, not the method. A hostfile
@@ -118,29 +113,24 @@ for run in "${runs[@]}"; do
   where="[$i/${#runs[@]}] $m np=$n rep $r/$reps"
   rc=0
   run_limited "$limit" "$logs/$tag.log" "${cmd[@]}" || rc=$?
-  if [ "$rc" -eq 124 ]; then
-    failed+=("$where: timed out after ${GRADSYNC_TIMEOUT:-$limit}s (log: $logs/$tag.log)")
-  elif [ "$rc" -ne 0 ]; then
-    failed+=("$where: exit status $rc$(killed_note "$rc") (log: $logs/$tag.log)")
-  elif [ "$(lines "$csv")" -ne 2 ]; then
-    failed+=("$where: exited 0 but wrote no CSV row (log: $logs/$tag.log)")
+  wrote=""
+  if [ "$(lines "$csv")" -ne 2 ]; then
+    wrote="wrote no CSV row"
   elif [ "$(lines "$ecsv")" -ne $((epochs + 1)) ]; then
-    failed+=("$where: exited 0 but wrote $(( $(lines "$ecsv") > 0 ? $(lines "$ecsv") - 1 : 0 )) epoch rows, not $epochs (log: $logs/$tag.log)")
-  else
-    [ -e "$out/train.csv" ] || head -n 1 "$csv" >"$out/train.csv"
-    [ -e "$out/epochs.csv" ] || head -n 1 "$ecsv" >"$out/epochs.csv"
-    tail -n +2 "$csv" >>"$out/train.csv"
-    tail -n +2 "$ecsv" >>"$out/epochs.csv"
-    awk -F, -v w="$where" -v tok="$m" -v ov="$(if oversub "$n"; then echo ", oversubscribed"; fi)" '
-      NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-      { b = $c["compute_s"] + $c["comm_s"]
-        printf "==> %s%s: wall %.2fs, acc %.4f, sync %.0f%%%s\n", w, ($c["sync"] == tok ? "" : " (" $c["sync"] ")"),
-               $c["wall_s"], $c["test_accuracy"], (b > 0 ? 100 * $c["comm_s"] / b : 0), ov }' "$csv" >&2
+    wrote="wrote $(( $(lines "$ecsv") > 0 ? $(lines "$ecsv") - 1 : 0 )) epoch rows, not $epochs"
+  fi
+  if ! check_run "$where" "$rc" "$limit" "$logs/$tag.log" "$wrote"; then
+    say_failed "$logs/$tag.log"
+    [ "$m" != serial ] || die "the serial baseline failed, so no speedup can be computed (log: $logs/$tag.log)"
     continue
   fi
-  say "FAILED ${failed[-1]}"
-  tail -n 5 "$logs/$tag.log" | sed 's/^/    /' >&2
-  [ "$m" != serial ] || die "the serial baseline failed, so no speedup can be computed (log: $logs/$tag.log)"
+  append_rows "$csv" "$out/train.csv"
+  append_rows "$ecsv" "$out/epochs.csv"
+  awk -F, -v w="$where" -v tok="$m" -v ov="$(if oversub "$n"; then echo ", oversubscribed"; fi)" '
+    NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    { b = $c["compute_s"] + $c["comm_s"]
+      printf "==> %s%s: wall %.2fs, acc %.4f, sync %.0f%%%s\n", w, ($c["sync"] == tok ? "" : " (" $c["sync"] ")"),
+             $c["wall_s"], $c["test_accuracy"], (b > 0 ? 100 * $c["comm_s"] / b : 0), ov }' "$csv" >&2
 done
 
 [ -s "$out/train.csv" ] || die "no run succeeded; see the logs in $logs"
@@ -204,8 +194,4 @@ for f in scaling train_median epochs_median; do mv "$work/$f.csv" "$out/$f.csv";
 echo "MNIST, $model_name, $epochs epoch(s), batch $batch per worker, constant total work, median of $reps run(s)"
 "$GRADSYNC_ROOT/bench/compare_table.sh" "$out/scaling.csv"
 echo "results: $out/scaling.csv (medians), $out/train.csv (every run), $out/epochs.csv (every epoch)"
-if [ "${#failed[@]}" -gt 0 ]; then
-  printf '%d run(s) failed:\n' "${#failed[@]}" >&2
-  printf '  %s\n' "${failed[@]}" >&2
-  exit 1
-fi
+exit_if_failed "run(s) failed"

@@ -12,6 +12,7 @@
 # test_accuracy: the last epoch of each parameter-server run) and logs/straggler/. Prints time per epoch, staleness
 # and accuracy per method. Exit status 1 if a run failed or timed out.
 set -euo pipefail
+# shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 
 TRAIN_ROWS=60000
@@ -24,34 +25,27 @@ epochs=2
 batch=32
 methods="ps-bsp ps-ssp2 ps-ssp4 ps-asp ring"
 out=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --ms) need_value "$1" $#; need_uint "$1" "$2"; ms="$2"; shift 2 ;;
-    --kind) need_value "$1" $#; kind="$2"; shift 2
-            [ "$kind" = fixed ] || [ "$kind" = random ] || die "--kind: '$kind' is neither fixed nor random" ;;
-    # A server and two workers at least: with one worker there is nobody to wait for the straggler.
-    --np) need_value "$1" $#; need_uint "$1" "$2" 3; np="$2"; shift 2 ;;
-    --epochs) need_value "$1" $#; need_uint "$1" "$2" 1; epochs="$2"; shift 2 ;;
-    --batch) need_value "$1" $#; need_uint "$1" "$2" 1; batch="$2"; shift 2 ;;
-    --methods) need_value "$1" $#; methods="$2"; shift 2 ;;
-    --out) need_value "$1" $#; out="$2"; shift 2 ;;
-    -h|--help) show_help "${BASH_SOURCE[0]}"; exit 0 ;;
-    *) die "straggler.sh: unknown option '$1' (see --help)" ;;
-  esac
-done
+# --np: a server and two workers at least: with one worker there is nobody to wait for the straggler.
+parse_flags straggler.sh \
+  "--ms ms uint" \
+  "--kind kind match ^(fixed|random)$ --kind: '%s' is neither fixed nor random" \
+  "--np np uint 3" \
+  "--epochs epochs uint 1" \
+  "--batch batch uint 1" \
+  "--methods methods" \
+  "--out out" \
+  -- "$@"
 read -ra toks <<<"$methods"
 [ "${#toks[@]}" -gt 0 ] || die "--methods is empty"
 for m in "${toks[@]}"; do
   [ "$m" != serial ] || die "--methods: serial has no other worker to wait for"
-  method_flags "$m" || die "--methods: unknown method '$m' (ring, mpi, ring-bf16, ps-bsp, ps-asp, ps-ssp[S], ring-avg[H], mpi-avg[H], ps-...-kK)"
+  need_method "$m"
   [ "$np" -gt "$mmin_np" ] || die "--methods: $m needs more than $mmin_np ranks for a straggler to have a peer (--np is $np)"
 done
-[ -x "$BIN/train" ] || die "$BIN/train is missing: build first (scripts/setup.sh)"
+need_bins train
 mpi_setup
 
-out="${out:-$GRADSYNC_ROOT/results/straggler-$(date +%Y%m%d-%H%M%S)}"
-refuse_existing "$out" straggler.csv straggler_epochs.csv staleness.csv logs/straggler
-driver_folders "$out" straggler
+driver_results straggler straggler.csv straggler_epochs.csv staleness.csv
 
 ncores=$(cores)
 slow=$((np - 1))   # the last rank is a worker for every method (the parameter server is rank 0)
@@ -73,23 +67,16 @@ for m in "${toks[@]}"; do
   run_limited "$limit" "$logs/$tag.log" "$MPIEXEC" -n "$np" "${MPIRUN_FLAGS[@]}" "$BIN/train" "${mflags[@]}" "${MODEL[@]}" \
     --epochs "$epochs" --batch "$batch" --straggler "$who:$ms" --csv "$work/$tag.csv" --epoch-csv "$work/$tag.epochs.csv" || rc=$?
   where="[$i/${#toks[@]}] $m np=$np"
-  if [ "$rc" -eq 124 ]; then
-    failed+=("$where: timed out after ${GRADSYNC_TIMEOUT:-$limit}s (log: $logs/$tag.log)")
-  elif [ "$rc" -ne 0 ]; then
-    failed+=("$where: exit status $rc$(killed_note "$rc") (log: $logs/$tag.log)")
-  elif [ "$(lines "$work/$tag.csv")" -ne 2 ]; then
-    failed+=("$where: exited 0 but wrote no CSV row (log: $logs/$tag.log)")
-  else
-    [ -e "$out/straggler.csv" ] || head -n 1 "$work/$tag.csv" >"$out/straggler.csv"
-    [ -e "$out/straggler_epochs.csv" ] || head -n 1 "$work/$tag.epochs.csv" >"$out/straggler_epochs.csv"
-    tail -n +2 "$work/$tag.csv" >>"$out/straggler.csv"
-    tail -n +2 "$work/$tag.epochs.csv" >>"$out/straggler_epochs.csv"
-    awk -F, -v w="$where" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-      { printf "==> %s: %.2f s/epoch, acc %.4f\n", w, $c["wall_s"] / $c["epochs"], $c["test_accuracy"] }' "$work/$tag.csv" >&2
+  wrote=""
+  [ "$(lines "$work/$tag.csv")" -eq 2 ] || wrote="wrote no CSV row"
+  if ! check_run "$where" "$rc" "$limit" "$logs/$tag.log" "$wrote"; then
+    say_failed "$logs/$tag.log"
     continue
   fi
-  say "FAILED ${failed[-1]}"
-  tail -n 5 "$logs/$tag.log" | sed 's/^/    /' >&2
+  append_rows "$work/$tag.csv" "$out/straggler.csv"
+  append_rows "$work/$tag.epochs.csv" "$out/straggler_epochs.csv"
+  awk -F, -v w="$where" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    { printf "==> %s: %.2f s/epoch, acc %.4f\n", w, $c["wall_s"] / $c["epochs"], $c["test_accuracy"] }' "$work/$tag.csv" >&2
 done
 
 if [ -s "$out/straggler_epochs.csv" ]; then
@@ -129,8 +116,4 @@ if [ -s "$out/straggler_epochs.csv" ]; then
     }' "$out/staleness.csv" "$out/straggler.csv"
   echo "results: $out/straggler.csv, $out/staleness.csv, $out/straggler_epochs.csv"
 fi
-if [ "${#failed[@]}" -gt 0 ]; then
-  printf '%d run(s) failed:\n' "${#failed[@]}" >&2
-  printf '  %s\n' "${failed[@]}" >&2
-  exit 1
-fi
+exit_if_failed "run(s) failed"

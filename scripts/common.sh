@@ -54,6 +54,58 @@ need_uint() {
 # need_value FLAG ARGC: the caller's "$#" after the flag, so a flag given last without its value is named.
 need_value() { [ "$2" -ge 2 ] || die "$1 needs a value"; }
 
+# parse_flags NAME SPEC... -- ARG...: sets a driver's variables (globals it has given their defaults) from its
+# command line, each value checked as it is read, so a typo fails before minutes of runs. A SPEC is
+# "FLAG VAR [KIND ...]", one word each but MESSAGE, with KIND
+#   (none)               any value;
+#   switch               takes no value: VAR=1;
+#   uint [MIN]           a whole number >= MIN (default 0);
+#   match REGEX MESSAGE  a value REGEX matches, else dies with MESSAGE (a printf format: %s is the value);
+#   above NUM MESSAGE    a decimal number above NUM, else likewise.
+# -h/--help prints the driver's header comment (show_help); any other flag dies naming NAME.
+# shellcheck disable=SC2059  # a spec's MESSAGE is the printf format
+parse_flags() {
+  local _pf_name="$1" _pf_specs=() _pf_spec _pf_flag _pf_var _pf_kind _pf_a _pf_b _pf_found
+  shift
+  while [ "$1" != -- ]; do _pf_specs+=("$1"); shift; done
+  shift
+  while [ $# -gt 0 ]; do
+    case "$1" in -h|--help) show_help "${BASH_SOURCE[1]}"; exit 0 ;; esac
+    _pf_found=""
+    for _pf_spec in "${_pf_specs[@]}"; do
+      read -r _pf_flag _pf_var _pf_kind _pf_a _pf_b <<<"$_pf_spec"
+      if [ "$_pf_flag" = "$1" ]; then _pf_found=1; break; fi
+    done
+    [ -n "$_pf_found" ] || die "$_pf_name: unknown option '$1' (see --help)"
+    if [ "$_pf_kind" = switch ]; then printf -v "$_pf_var" 1; shift; continue; fi
+    need_value "$1" $#
+    case "$_pf_kind" in
+      uint) need_uint "$1" "$2" "$_pf_a" ;;
+      match) [[ $2 =~ $_pf_a ]] || die "$(printf -- "$_pf_b" "$2")" ;;
+      above) awk -v s="$2" -v m="$_pf_a" 'BEGIN { exit !(s ~ /^[0-9]+(\.[0-9]+)?$/ && s + 0 > m + 0) }' \
+               || die "$(printf -- "$_pf_b" "$2")" ;;
+    esac
+    printf -v "$_pf_var" '%s' "$2"
+    shift 2
+  done
+}
+
+# need_bins NAME...: each of $BIN/NAME must be there before any run starts.
+need_bins() {
+  local b
+  for b in "$@"; do [ -x "$BIN/$b" ] || die "$BIN/$b is missing: build first (scripts/setup.sh)"; done
+}
+
+# driver_results NAME FILE...: the results folder of a driver that runs on this node: $out (default
+# results/NAME-DATE) holding none of FILE... nor logs/NAME yet, and its $logs and $work (driver_folders).
+driver_results() {
+  local name="$1"
+  shift
+  out="${out:-$GRADSYNC_ROOT/results/$name-$(date +%Y%m%d-%H%M%S)}"
+  refuse_existing "$out" "$@" "logs/$name"
+  driver_folders "$out" "$name"
+}
+
 # run_limited LIMIT_S LOG CMD...: CMD's exit status, or 124 exactly when it ran out of time. (timeout itself says
 # 137 when SIGTERM was not enough, and mpirun says 137 when a rank was killed by someone else: the clock decides.)
 # A deadlocked collective must end as a reported failure, not as a driver that never returns. timeout puts the
@@ -78,6 +130,36 @@ run_limited() {
 lines() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
 # killed_note STATUS: why a run that ended with STATUS failed, when the status alone says it.
 killed_note() { if [ "$1" -eq 137 ]; then echo ", a rank was killed by SIGKILL (another process or the OOM killer)"; fi; }
+# check_run WHERE STATUS LIMIT_S LOG [WROTE]: whether a run_limited run that ended with STATUS succeeded. One that
+# failed (STATUS) or exited 0 with WROTE (the driver's own finding about its output, e.g. "wrote no CSV row"; empty
+# when the output is whole) is added to $failed as "WHERE: why (log: LOG)", and check_run returns 1.
+check_run() {
+  local why=""
+  if [ "$2" -eq 124 ]; then why="timed out after ${GRADSYNC_TIMEOUT:-$3}s"
+  elif [ "$2" -ne 0 ]; then why="exit status $2$(killed_note "$2")"
+  elif [ -n "${5:-}" ]; then why="exited 0 but $5"; fi
+  [ -n "$why" ] || return 0
+  failed+=("$1: $why (log: $4)")
+  return 1
+}
+# say_failed LOG: the latest of $failed, and the end of the run's LOG, on the terminal.
+# shellcheck disable=SC2154  # failed: the driver's list of failed runs
+say_failed() {
+  say "FAILED ${failed[-1]}"
+  tail -n 5 "$1" | sed 's/^/    /' >&2
+}
+# append_rows CSV TOTAL: CSV's data rows appended to TOTAL, which starts with CSV's header line.
+append_rows() {
+  [ -e "$2" ] || head -n 1 "$1" >"$2"
+  tail -n +2 "$1" >>"$2"
+}
+# exit_if_failed HEADLINE: with entries in $failed, lists them under "N HEADLINE:" and exits with status 1.
+exit_if_failed() {
+  [ "${#failed[@]}" -gt 0 ] || return 0
+  printf '%d %s:\n' "${#failed[@]}" "$1" >&2
+  printf '  %s\n' "${failed[@]}" >&2
+  exit 1
+}
 _stop_limited() {
   if [ -n "$_limited_pid" ]; then
     kill -TERM "$_limited_pid" 2>/dev/null || true
@@ -110,6 +192,11 @@ method_flags() {
   else
     return 1
   fi
+}
+# need_method NAME: method_flags NAME, for a --methods entry: an unknown name dies listing the known ones.
+need_method() {
+  method_flags "$1" \
+    || die "--methods: unknown method '$1' (ring, mpi, ring-bf16, ps-bsp, ps-asp, ps-ssp[S], ring-avg[H], mpi-avg[H], ps-...-kK)"
 }
 
 # Installs those of the given Debian packages that are not installed yet (so a second run is fast); `why` is

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numeric>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "collectives/allreduce.hpp"
@@ -54,16 +57,17 @@ std::size_t ring_elements_sent(std::size_t count, int p, int r) {
   return sent;
 }
 
-// Records one call of `method` on `count` floats.
+// One call of `method` on `count` floats, recorded: the method is built on `comm` (a collective call of every rank
+// of it) before the recording starts, so `rec` holds the call alone.
 struct Observed {
+  Observed(std::string_view method, const Comm& comm, const AllreduceOptions& options, std::size_t count)
+      : allreduce(make_allreduce(method, comm, options)) {
+    std::vector<float> data(count, 1.0f);
+    allreduce->run(std::span<float>(data));
+  }
   std::unique_ptr<Allreduce> allreduce;
   traffic::Recording rec;
 };
-
-void record_run(Observed& o, std::size_t count) {
-  std::vector<float> data(count, 1.0f);
-  o.allreduce->run(std::span<float>(data));
-}
 
 std::vector<Comm> communicators() {
   const Comm world = Comm::world();
@@ -84,8 +88,7 @@ TEST_CASE("the ring talks only to its two neighbours and sends 2(P-1) segments, 
           AllreduceOptions options;
           options.chunk_bytes = chunk_bytes;
           options.check_agreement = check;
-          Observed o{make_allreduce("ring", comm, options), {}};
-          record_run(o, count);
+          const Observed o("ring", comm, options, count);
           CAPTURE(p);
           CAPTURE(count);
           CAPTURE(chunk_bytes);
@@ -121,8 +124,7 @@ TEST_CASE("parameter-server workers push and pull each server's key range only; 
         AllreduceOptions options;
         options.servers = servers;
         options.server_contributes = contributes;
-        Observed o{make_allreduce("ps-sharded", comm, options), {}};
-        record_run(o, count);
+        const Observed o("ps-sharded", comm, options, count);
         CAPTURE(p);
         CAPTURE(servers);
         CAPTURE(contributes);
@@ -156,8 +158,7 @@ TEST_CASE("mpi calls MPI_Allreduce once on the whole buffer and sends nothing it
   for (const Comm& comm : communicators()) {
     if (comm.size() < 2) continue;  // the single rank split off beside 3
     const std::size_t count = 4099;
-    Observed o{make_allreduce("mpi", comm), {}};
-    record_run(o, count);
+    const Observed o("mpi", comm, {}, count);
     CHECK(o.rec.sends.empty());
     CHECK(o.rec.receives.empty());
     CHECK(agreement_checks(o.rec) == 1);
@@ -217,8 +218,7 @@ TEST_CASE("rd swaps the whole buffer with core rank c ^ 2^k in step k, with one 
       for (bool check : {true, false}) {
         AllreduceOptions options;
         options.check_agreement = check;
-        Observed o{make_allreduce("rd", comm, options), {}};
-        record_run(o, count);
+        const Observed o("rd", comm, options, count);
         CAPTURE(p);
         CAPTURE(r);
         CAPTURE(count);
@@ -265,8 +265,7 @@ TEST_CASE("rhd sends halving windows to c ^ 2^k, then doubling ones back in reve
     int steps = 0;
     while ((1 << steps) < f.core) ++steps;
     for (std::size_t count : {std::size_t{1}, std::size_t{3}, std::size_t{1000}, std::size_t{100003}}) {
-      Observed o{make_allreduce("rhd", comm), {}};
-      record_run(o, count);
+      const Observed o("rhd", comm, {}, count);
       CAPTURE(p);
       CAPTURE(r);
       CAPTURE(count);
@@ -334,8 +333,7 @@ TEST_CASE("hier crosses hosts only with its slice: a ring inside each host, one 
   AllreduceOptions options;
   options.ranks_per_host = per_host;
   options.chunk_bytes = 4096;
-  Observed o{make_allreduce("hier", world, options), {}};
-  record_run(o, count);
+  const Observed o("hier", world, options, count);
   // Inside the host: the ring's reduce-scatter and all-gather on L ranks, each 1/L of the buffer per step.
   const std::size_t slice = partition(count, per_host, static_cast<std::size_t>((l + 1) % per_host)).size();
   const std::size_t inside = ring_elements_sent(count, per_host, l);
@@ -368,8 +366,7 @@ struct Seen {
 };
 
 Seen seen(const char* method, const Comm& comm, const AllreduceOptions& options, std::size_t count) {
-  Observed o{make_allreduce(method, comm, options), {}};
-  record_run(o, count);
+  const Observed o(method, comm, options, count);
   return {o.rec.sends, o.rec.receives, o.rec.bytes_sent(), o.rec.send_peers(), o.rec.receive_peers()};
 }
 

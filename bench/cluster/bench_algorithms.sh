@@ -16,29 +16,22 @@
 # as ratios), logs/.
 # The cluster is always torn down at the end.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/common.sh"
-HERE="$GRADSYNC_ROOT/bench/cluster"
-source "$HERE/drivers.sh"
+# shellcheck source=bench/cluster/drivers.sh
+source "$(dirname "${BASH_SOURCE[0]}")/drivers.sh"
 
 hosts=4
 per_host=2
 rate=1gbit
 reps=5
 out=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --hosts) need_value "$1" $#; need_uint "$1" "$2" 2; hosts="$2"; shift 2 ;;
-    --per-host) need_value "$1" $#; need_uint "$1" "$2" 2; per_host="$2"; shift 2 ;;
-    --rate) need_value "$1" $#; rate="$2"; shift 2 ;;
-    --reps) need_value "$1" $#; need_uint "$1" "$2" 1; reps="$2"; shift 2 ;;
-    --out) need_value "$1" $#; out="$2"; shift 2 ;;
-    -h|--help) show_help "${BASH_SOURCE[0]}"; exit 0 ;;
-    *) die "bench_algorithms.sh: unknown option '$1' (see --help)" ;;
-  esac
-done
-for b in bench_allreduce bench_membw pingpong cost_model; do
-  [ -x "$BIN/$b" ] || die "$BIN/$b is missing: build first (scripts/setup.sh)"
-done
+parse_flags bench_algorithms.sh \
+  "--hosts hosts uint 2" \
+  "--per-host per_host uint 2" \
+  "--rate rate" \
+  "--reps reps uint 1" \
+  "--out out" \
+  -- "$@"
+need_bins bench_allreduce bench_membw pingpong cost_model
 mpi_launcher "$BUILD_DIR"
 [ "$MPI_FLAVOUR" = openmpi ] || die "bench_algorithms.sh maps ranks with Open MPI's flags; this tree uses $MPI_FLAVOUR"
 why="$("$CLUSTER" check)" || die "$why"
@@ -47,22 +40,17 @@ why="$("$CLUSTER" check)" || die "$why"
 modelled="$("$BIN/bench_allreduce" --list-methods | awk -F'\t' '$2 ~ / modelled/ && $2 !~ / two-level/ {print $1}' | paste -sd,)"
 [ -n "$modelled" ] || die "bench_allreduce --list-methods names no modelled method"
 
-out="${out:-$GRADSYNC_ROOT/results/algorithms-$(date +%Y%m%d-%H%M%S)}"
-refuse_existing "$out" flat.csv hosts.csv
-mkdir -p "$out/logs"
-out="$(cd "$out" && pwd)"
-teardown_cluster_on_exit
+cluster_results algorithms flat.csv hosts.csv
 bench=("$BIN/bench_allreduce" --iters 3 --warmup 1 --reps "$reps")
 
-"$CLUSTER" down >/dev/null 2>&1 || true
-"$CLUSTER" up "$hosts" --rate "$rate"
+cluster_up "$hosts" --rate "$rate"
 cluster_run pingpong 300 -np 2 -- "$BIN/pingpong" --min-bytes 0 --max-bytes 16M --step-factor 2 --reps 5 --csv "$out/pingpong.csv"
 cluster_run fit 2400 -- "${bench[@]}" --methods "$modelled,mpi" --min-bytes 4 --max-bytes 64M --step-factor 4 \
   --csv "$out/fit.csv"
 run_limited 120 "$out/membw.txt" env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
   "$MPIEXEC" -n 1 --bind-to none "$BIN/bench_membw" --bytes 64M || failed+=("bench_membw")
-link_gbps="$(awk -v r="$rate" 'BEGIN { v = r + 0; if (r ~ /mbit/) v /= 1000; else if (r ~ /kbit/) v /= 1e6; print v }')"
-fit=(python3 "$HERE/fit_cost_model.py" --pingpong "$out/pingpong.csv" --membw "$out/membw.txt" --link-gbps "$link_gbps"
+link_gbps="$(rate_gbps "$rate")"
+fit=(python3 "$CLUSTER_DIR/fit_cost_model.py" --pingpong "$out/pingpong.csv" --membw "$out/membw.txt" --link-gbps "$link_gbps"
   --cost-model-bin "$BIN/cost_model")
 # This run only supplies the parameters (its own model checks are in model_fit/report.txt; the ones that count are
 # against the later runs), so a failed check here is not a failure of the benchmark.
@@ -85,8 +73,7 @@ cluster_run hosts 2400 -np $((2 * per_host)) --map-by "ppr:$per_host:node" --ove
   --methods "ring,hier,rhd,auto,mpi" --min-bytes 1M --max-bytes 64M --step-factor 4 --csv "$out/hosts.csv"
 "${fit[@]}" --allreduce "$out/hosts.csv" --out "$out/model_hosts" --ranks-per-host "$per_host" \
   >"$out/logs/model_hosts.log" 2>&1 || failed+=("fit_cost_model (hosts)")
-"$CLUSTER" down
-trap - EXIT
+cluster_down
 
 # The targets as ratios within each run: a method's time over another's at the same size.
 {
@@ -120,7 +107,4 @@ trap - EXIT
 } >"$out/algorithms.txt"
 cat "$out/algorithms.txt" >&2
 say "results in $out"
-if [ "${#failed[@]}" -gt 0 ]; then
-  printf 'failed: %s\n' "${failed[@]}" >&2
-  exit 1
-fi
+exit_if_cluster_failed

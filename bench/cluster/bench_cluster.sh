@@ -24,9 +24,8 @@
 # Exit status 1 if a run failed or a row has wrong != 0; the model's checks are reported, not enforced.
 # GRADSYNC_TIMEOUT (seconds) replaces the per-run time limit.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/common.sh"
-HERE="$GRADSYNC_ROOT/bench/cluster"
-source "$HERE/drivers.sh"
+# shellcheck source=bench/cluster/drivers.sh
+source "$(dirname "${BASH_SOURCE[0]}")/drivers.sh"
 
 hosts=4
 rate=1gbit
@@ -43,28 +42,23 @@ compute_us=""
 train_epochs=1
 data_dir="$GRADSYNC_ROOT/data/mnist"
 out=""
-size_re='^[0-9]+[KMG]?$'
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --hosts) need_value "$1" $#; need_uint "$1" "$2" 2; hosts="$2"; shift 2 ;;
-    --rate) need_value "$1" $#; rate="$2"; shift 2 ;;
-    --queue) need_value "$1" $#; queue="$2"; shift 2 ;;
-    --min-bytes) need_value "$1" $#; [[ $2 =~ $size_re ]] || die "--min-bytes needs a size like 64K"; min_bytes="$2"; shift 2 ;;
-    --max-bytes) need_value "$1" $#; [[ $2 =~ $size_re ]] || die "--max-bytes needs a size like 64M"; max_bytes="$2"; shift 2 ;;
-    --step-factor) need_value "$1" $#; step="$2"; shift 2 ;;
-    --reps) need_value "$1" $#; need_uint "$1" "$2" 1; reps="$2"; shift 2 ;;
-    --tcp-settings) tcp_settings=1; shift ;;
-    --settings) need_value "$1" $#; settings="$2"; shift 2 ;;
-    --ring-chunks) need_value "$1" $#; ring_chunks="$2"; shift 2 ;;
-    --train-epochs) need_value "$1" $#; need_uint "$1" "$2" 0; train_epochs="$2"; shift 2 ;;
-    --data) need_value "$1" $#; data_dir="$2"; shift 2 ;;
-    --compute-us-per-sample) need_value "$1" $#; compute_us="$2"; shift 2 ;;
-    --out) need_value "$1" $#; out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
-    *) die "bench_cluster.sh: unknown option '$1' (see --help)" ;;
-  esac
-done
-for b in bench_allreduce bench_membw; do [ -x "$BIN/$b" ] || die "$BIN/$b is missing: build first (scripts/setup.sh)"; done
+parse_flags bench_cluster.sh \
+  "--hosts hosts uint 2" \
+  "--rate rate" \
+  "--queue queue" \
+  "--min-bytes min_bytes match ^[0-9]+[KMG]?$ --min-bytes needs a size like 64K" \
+  "--max-bytes max_bytes match ^[0-9]+[KMG]?$ --max-bytes needs a size like 64M" \
+  "--step-factor step" \
+  "--reps reps uint 1" \
+  "--tcp-settings tcp_settings switch" \
+  "--settings settings" \
+  "--ring-chunks ring_chunks" \
+  "--train-epochs train_epochs uint 0" \
+  "--data data_dir" \
+  "--compute-us-per-sample compute_us" \
+  "--out out" \
+  -- "$@"
+need_bins bench_allreduce bench_membw
 mpi_setup   # cluster.sh run uses the same launcher (GRADSYNC_MPIEXEC)
 export GRADSYNC_MPIEXEC="$MPIEXEC"
 if [ "$MPI_FLAVOUR" = mpich ]; then
@@ -75,25 +69,16 @@ fi
 command -v python3 >/dev/null || die "python3 is needed for the cost model"
 why="$("$CLUSTER" check)" || die "$why"
 if [ "$train_epochs" -gt 0 ]; then
-  [ -x "$BIN/train" ] || die "$BIN/train is missing: build first (scripts/setup.sh)"
-  for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
-    [ -e "$data_dir/$f" ] || [ -e "$data_dir/$f.gz" ] \
-      || die "--data $data_dir: $f is missing (scripts/fetch_mnist.sh fetches MNIST, or --train-epochs 0 skips training)"
-  done
-  data_dir="$(cd "$data_dir" && pwd)"  # remote ranks start elsewhere
+  need_bins train
+  absolute_mnist data_dir "or --train-epochs 0 skips training"
 fi
 
-out="${out:-$GRADSYNC_ROOT/results/cluster-$(date +%Y%m%d-%H%M%S)}"
-refuse_existing "$out" pingpong.csv
-mkdir -p "$out/logs"
-out="$(cd "$out" && pwd)"
+cluster_results cluster pingpong.csv
+need_bins pingpong
 pingpong="$BIN/pingpong"
-[ -x "$pingpong" ] || die "$pingpong is missing: build first (scripts/setup.sh)"
 
 # Teardown always runs: normal end, a failed run (set -e), or an interrupt.
-teardown_cluster_on_exit
-"$CLUSTER" down >/dev/null 2>&1 || true
-"$CLUSTER" up "$hosts" --rate "$rate" --queue "$queue"
+cluster_up "$hosts" --rate "$rate" --queue "$queue"
 
 # run NAME LIMIT_S [MPIRUN_ARGS...] -- CMD...: cluster_run, then the run's table on the terminal.
 run() {
@@ -103,22 +88,8 @@ run() {
 
 bench=("$BIN/bench_allreduce" --min-bytes "$min_bytes" --max-bytes "$max_bytes" --step-factor "$step"
        --iters 1 --warmup 1 --reps "$reps")
-# Open MPI settings the allreduce sweep runs under. Above btl_tcp_eager_limit (64 KiB by default) a message is sent
-# by rendezvous: it waits for the receiver's clear-to-send, which on a busy link queues behind bulk data. eager4M
-# sends every message of up to 4 MiB (the ring's 1 MiB chunks included) without that round trip.
-EAGER4M=(--mca btl_tcp_eager_limit 4194304 --mca btl_tcp_rndv_eager_limit 4194304 --mca btl_tcp_max_send_size 4194304)
-PROGRESS=(--mca btl_tcp_progress_thread 1)
-setting_args() {
-  case "$1" in
-    default) extra=() ;;
-    eager4M) extra=("${EAGER4M[@]}") ;;
-    progress_thread) extra=("${PROGRESS[@]}") ;;
-    eager4M_progress) extra=("${EAGER4M[@]}" "${PROGRESS[@]}") ;;
-    *) die "unknown Open MPI setting '$1' (default, eager4M, progress_thread, eager4M_progress)" ;;
-  esac
-}
-read -ra setting_list <<<"$settings"
-for s in "${setting_list[@]}"; do setting_args "$s"; done
+# The Open MPI settings the allreduce sweep runs under (drivers.sh).
+read_settings "$settings" default eager4M progress_thread eager4M_progress
 
 run pingpong 300 -np 2 -- "$pingpong" --min-bytes 0 --max-bytes 16M --step-factor 2 --reps 5 --csv "$out/pingpong.csv"
 say "reduction kernel (gamma): bench_membw on one rank"
@@ -157,17 +128,16 @@ if [ "$train_epochs" -gt 0 ]; then
 fi
 
 "$CLUSTER" status >"$out/logs/cluster_status.txt" 2>&1 || true
-"$CLUSTER" down
-trap - EXIT
+cluster_down
 
-link_gbps="$(awk -v r="$rate" 'BEGIN { v = r + 0; if (r ~ /mbit/) v /= 1000; else if (r ~ /kbit/) v /= 1e6; print v }')"
+link_gbps="$(rate_gbps "$rate")"
 for s in "${setting_list[@]}"; do
   say "cost model against the $s sweep"
   fit_args=(--pingpong "$out/pingpong.csv" --membw "$out/membw.txt" --allreduce "$out/allreduce_$s.csv"
             --out "$out/model_$s" --link-gbps "$link_gbps")
   [ -z "$compute_us" ] || fit_args+=(--compute-us-per-sample "$compute_us")
   [ ! -s "$out/train.csv" ] || fit_args+=(--train "$out/train.csv")
-  python3 "$HERE/fit_cost_model.py" "${fit_args[@]}" >"$out/logs/model_$s.log" 2>&1 || model_failed+=("$s")
+  python3 "$CLUSTER_DIR/fit_cost_model.py" "${fit_args[@]}" >"$out/logs/model_$s.log" 2>&1 || model_failed+=("$s")
   sed -n '/^## Checks/,/^## Extrapolation/p' "$out/logs/model_$s.log" | grep -v '^## Extrapolation' >&2 || true
 done
 
@@ -189,7 +159,4 @@ wrong="$(cat "$out"/allreduce_*.csv | awk -F, '$1 != "method" && $9 != 0 { n++ }
 [ "$wrong" -eq 0 ] || failed+=("$wrong allreduce row(s) with wrong != 0")
 say "results in $out"
 [ "${#model_failed[@]}" -eq 0 ] || say "model checks not met for: ${model_failed[*]} (see model_*/report.txt)"
-if [ "${#failed[@]}" -gt 0 ]; then
-  printf 'failed: %s\n' "${failed[@]}" >&2
-  exit 1
-fi
+exit_if_cluster_failed

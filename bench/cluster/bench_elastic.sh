@@ -16,6 +16,7 @@
 #                 [--epochs 5] [--overhead-runs 3] [--only overhead|loss] [--data DIR] [--out DIR]
 # The cluster (prefix eb, subnet 10.98.2) is torn down at the end, also on failure or Ctrl-C.
 set -euo pipefail
+# shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/common.sh"
 HERE="$GRADSYNC_ROOT/bench/cluster"
 CLUSTER="$HERE/cluster.sh"
@@ -28,20 +29,16 @@ overhead_runs=3
 only=""
 data_dir="$GRADSYNC_ROOT/data/mnist"
 out=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --methods) need_value "$1" $#; methods="$2"; shift 2 ;;
-    --interval) need_value "$1" $#; need_uint "$1" "$2" 1; interval="$2"; shift 2 ;;
-    --seed) need_value "$1" $#; need_uint "$1" "$2"; seed="$2"; shift 2 ;;
-    --epochs) need_value "$1" $#; need_uint "$1" "$2" 2; epochs="$2"; shift 2 ;;
-    --overhead-runs) need_value "$1" $#; need_uint "$1" "$2"; overhead_runs="$2"; shift 2 ;;
-    --only) need_value "$1" $#; only="$2"; shift 2 ;;
-    --data) need_value "$1" $#; data_dir="$2"; shift 2 ;;
-    --out) need_value "$1" $#; out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
-    *) die "unknown option '$1' (see --help)" ;;
-  esac
-done
+parse_flags bench_elastic.sh \
+  "--methods methods" \
+  "--interval interval uint 1" \
+  "--seed seed uint" \
+  "--epochs epochs uint 2" \
+  "--overhead-runs overhead_runs uint" \
+  "--only only" \
+  "--data data_dir" \
+  "--out out" \
+  -- "$@"
 out="${out:-$GRADSYNC_ROOT/results/elastic-$(date -u +%Y%m%d-%H%M%S)}"
 mkdir -p "$out"
 [ -z "$only" ] || [ "$only" = overhead ] || [ "$only" = loss ] || die "--only takes overhead or loss, got '$only'"

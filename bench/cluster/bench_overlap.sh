@@ -21,9 +21,8 @@
 # --csv rows), overlap.txt (the targets as ratios), the chart overlap.png/svg, logs/ with each run.
 # Exit status 1 if a run failed. GRADSYNC_TIMEOUT (seconds) replaces the per-run time limit.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/common.sh"
-HERE="$GRADSYNC_ROOT/bench/cluster"
-source "$HERE/drivers.sh"
+# shellcheck source=bench/cluster/drivers.sh
+source "$(dirname "${BASH_SOURCE[0]}")/drivers.sh"
 
 hosts=2
 rate=1gbit
@@ -38,49 +37,28 @@ settings="default progress_thread"
 progress=thread
 data_dir="$GRADSYNC_ROOT/data/mnist"
 out=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --hosts) need_value "$1" $#; need_uint "$1" "$2" 2; hosts="$2"; shift 2 ;;
-    --rate) need_value "$1" $#; rate="$2"; shift 2 ;;
-    --hidden) need_value "$1" $#; [[ $2 =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--hidden needs widths like 1024,1024"; hidden="$2"; shift 2 ;;
-    --batch) need_value "$1" $#; need_uint "$1" "$2" 1; batch="$2"; shift 2 ;;
-    --blocks) need_value "$1" $#; need_uint "$1" "$2" 1; blocks="$2"; shift 2 ;;
-    --block) need_value "$1" $#; need_uint "$1" "$2" 2; block="$2"; shift 2 ;;
-    --epochs) need_value "$1" $#; need_uint "$1" "$2" 0; epochs="$2"; shift 2 ;;
-    --lr) need_value "$1" $#; lr="$2"; shift 2 ;;
-    --momentum) need_value "$1" $#; momentum="$2"; shift 2 ;;
-    --settings) need_value "$1" $#; settings="$2"; shift 2 ;;
-    --progress) need_value "$1" $#; [[ $2 =~ ^(calls|thread)$ ]] || die "--progress is calls or thread, got '$2'"; progress="$2"; shift 2 ;;
-    --data) need_value "$1" $#; data_dir="$2"; shift 2 ;;
-    --out) need_value "$1" $#; out="$2"; shift 2 ;;
-    -h|--help) show_help "${BASH_SOURCE[0]}"; exit 0 ;;
-    *) die "bench_overlap.sh: unknown option '$1' (see --help)" ;;
-  esac
-done
-for b in bench_sync train; do [ -x "$BIN/$b" ] || die "$BIN/$b is missing: build first (scripts/setup.sh)"; done
-for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
-  [ -e "$data_dir/$f" ] || [ -e "$data_dir/$f.gz" ] || die "--data $data_dir: $f is missing (scripts/fetch_mnist.sh fetches MNIST)"
-done
-data_dir="$(cd "$data_dir" && pwd)"  # remote ranks start elsewhere
-PROGRESS_THREAD=(--mca btl_tcp_progress_thread 1)
-setting_args() {
-  case "$1" in
-    default) extra=() ;;
-    progress_thread) extra=("${PROGRESS_THREAD[@]}") ;;
-    *) die "--settings: unknown Open MPI setting '$1' (default, progress_thread)" ;;
-  esac
-}
-read -ra setting_list <<<"$settings"
-for s in "${setting_list[@]}"; do setting_args "$s"; done
+parse_flags bench_overlap.sh \
+  "--hosts hosts uint 2" \
+  "--rate rate" \
+  "--hidden hidden match ^[0-9]+(,[0-9]+)*$ --hidden needs widths like 1024,1024" \
+  "--batch batch uint 1" \
+  "--blocks blocks uint 1" \
+  "--block block uint 2" \
+  "--epochs epochs uint 0" \
+  "--lr lr" \
+  "--momentum momentum" \
+  "--settings settings" \
+  "--progress progress match ^(calls|thread)$ --progress is calls or thread, got '%s'" \
+  "--data data_dir" \
+  "--out out" \
+  -- "$@"
+need_bins bench_sync train
+absolute_mnist data_dir
+read_settings "$settings" default progress_thread
 why="$("$CLUSTER" check)" || die "$why"
 
-out="${out:-$GRADSYNC_ROOT/results/overlap-$(date +%Y%m%d-%H%M%S)}"
-refuse_existing "$out" overlap_steps.csv overlap_train.csv
-mkdir -p "$out/logs"
-out="$(cd "$out" && pwd)"
-teardown_cluster_on_exit
-"$CLUSTER" down >/dev/null 2>&1 || true
-"$CLUSTER" up "$hosts" --rate "$rate"
+cluster_results overlap overlap_steps.csv overlap_train.csv
+cluster_up "$hosts" --rate "$rate"
 
 
 # 1. Steps, alternated inside one run per setting.
@@ -115,8 +93,7 @@ if [ "$epochs" -gt 0 ]; then
     done
   done
 fi
-"$CLUSTER" down
-trap - EXIT
+cluster_down
 
 # The targets, as ratios within this run.
 {
@@ -139,7 +116,4 @@ if command -v gnuplot >/dev/null; then
   gnuplot -e "data='$out/overlap_steps.csv'; outdir='$out'" "$GRADSYNC_ROOT/plots/overlap.gp" >&2 || failed+=("chart overlap")
 fi
 say "results in $out"
-if [ "${#failed[@]}" -gt 0 ]; then
-  printf 'failed: %s\n' "${failed[@]}" >&2
-  exit 1
-fi
+exit_if_cluster_failed

@@ -1,7 +1,13 @@
-# Shared by the emulated-cluster drivers (bench_cluster.sh, bench_overlap.sh, bench_algorithms.sh); sourced after
-# scripts/common.sh. The driver sets $out (its results folder, with logs/ in it) before calling these.
-CLUSTER="$GRADSYNC_ROOT/bench/cluster/cluster.sh"
+# Shared by the emulated-cluster drivers (bench_cluster.sh, bench_overlap.sh, bench_algorithms.sh), on top of
+# scripts/common.sh, which it sources. cluster_results sets $out (the driver's results folder, with logs/ in it) for
+# the others.
+# shellcheck source=scripts/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/common.sh"
+CLUSTER_DIR="$GRADSYNC_ROOT/bench/cluster"
+CLUSTER="$CLUSTER_DIR/cluster.sh"
 failed=()
+setting_list=()  # read_settings
+extra=()         # setting_args
 
 # The cluster comes down when the driver ends: normally, on a failed run (set -e) or on Ctrl-C.
 teardown_cluster_on_exit() {
@@ -18,4 +24,77 @@ cluster_run() {
   run_limited "$limit" "$out/logs/$name.log" "$CLUSTER" run "$@" || rc=$?
   [ "$rc" -eq 0 ] || failed+=("$name (exit $rc$( [ "$rc" -eq 124 ] && echo ", out of time"))")
   return 0
+}
+
+# cluster_results NAME FILE...: $out (default results/NAME-DATE), holding none of FILE... yet, with logs/ in it;
+# made absolute, since the ranks on the namespace-hosts start elsewhere.
+cluster_results() {
+  local name="$1"
+  shift
+  out="${out:-$GRADSYNC_ROOT/results/$name-$(date +%Y%m%d-%H%M%S)}"
+  refuse_existing "$out" "$@"
+  mkdir -p "$out/logs"
+  out="$(cd "$out" && pwd)"
+}
+
+# cluster_up UP_ARGS...: a fresh cluster (cluster.sh up UP_ARGS), torn down when the driver ends; cluster_down
+# tears it down at the driver's normal end.
+cluster_up() {
+  teardown_cluster_on_exit
+  "$CLUSTER" down >/dev/null 2>&1 || true
+  "$CLUSTER" up "$@"
+}
+cluster_down() {
+  "$CLUSTER" down
+  trap - EXIT
+}
+
+# absolute_mnist VAR [HINT]: the MNIST folder named by variable VAR (--data) must hold MNIST's four files, and VAR
+# becomes its absolute path (remote ranks start elsewhere); HINT is added to the error.
+absolute_mnist() {
+  local -n dir="$1"
+  local f
+  for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+    [ -e "$dir/$f" ] || [ -e "$dir/$f.gz" ] \
+      || die "--data $dir: $f is missing (scripts/fetch_mnist.sh fetches MNIST${2:+, $2})"
+  done
+  dir="$(cd "$dir" && pwd)"
+}
+
+# rate_gbps RATE: cluster.sh's --rate (1gbit, 100mbit, ...) in Gbit/s.
+rate_gbps() { awk -v r="$1" 'BEGIN { v = r + 0; if (r ~ /mbit/) v /= 1000; else if (r ~ /kbit/) v /= 1e6; print v }'; }
+
+# Open MPI's TCP settings the drivers measure under. Above btl_tcp_eager_limit (64 KiB by default) a message is sent
+# by rendezvous: it waits for the receiver's clear-to-send, which on a busy link queues behind bulk data. eager4M
+# sends every message of up to 4 MiB (the ring's 1 MiB chunks included) without that round trip. progress_thread:
+# Open MPI's own thread moves TCP data in the background.
+# read_settings LIST NAME...: the --settings LIST as the array setting_list, each one of NAME... (the settings this
+# driver offers).
+read_settings() {
+  local list="$1" s names
+  shift
+  read -ra setting_list <<<"$list"
+  printf -v names '%s, ' "$@"
+  for s in "${setting_list[@]}"; do
+    [[ " $* " == *" $s "* ]] || die "--settings: unknown Open MPI setting '$s' (${names%, })"
+  done
+}
+# setting_args NAME: the mpirun arguments of setting NAME, as the array extra.
+# shellcheck disable=SC2034  # extra is for the driver
+setting_args() {
+  local eager_args=(--mca btl_tcp_eager_limit 4194304 --mca btl_tcp_rndv_eager_limit 4194304
+                    --mca btl_tcp_max_send_size 4194304)
+  local thread_args=(--mca btl_tcp_progress_thread 1)
+  case "$1" in
+    default) extra=() ;;
+    eager4M) extra=("${eager_args[@]}") ;;
+    progress_thread) extra=("${thread_args[@]}") ;;
+    eager4M_progress) extra=("${eager_args[@]}" "${thread_args[@]}") ;;
+    *) die "unknown Open MPI setting '$1'" ;;
+  esac
+}
+
+# exit_if_cluster_failed: with entries in $failed, lists them ("failed: ..." each) and exits with status 1.
+exit_if_cluster_failed() {
+  [ "${#failed[@]}" -eq 0 ] || { printf 'failed: %s\n' "${failed[@]}" >&2; exit 1; }
 }

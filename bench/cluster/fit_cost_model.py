@@ -142,7 +142,7 @@ def overlapped_step(t_comp, t_comm, efficiency):
 
 # The methods auto chooses among (rd, rhd, hier, and auto itself) are predicted by gradsync's own cost model
 # (collectives/cost_model.hpp, through build/bin/cost_model), so that the formulas auto uses are the ones checked
-# here. Set by main(): the binary, a tuning file holding the fitted parameters, and the ranks per host.
+# here. Set by write_params(): the binary, a tuning file holding the fitted parameters, and the ranks per host.
 MODELLED = {"bin": None, "tuning": None, "per_host": 1, "cache": {}}
 MODELLED_METHODS = ("rd", "rhd", "hier", "auto")
 
@@ -314,7 +314,9 @@ def train_section(path, rows_per_epoch, out, a, b, g):
             table(header, rows_out), ""]
 
 
-def main():
+# ---- main's steps ----------------------------------------------------------------------------------------------
+
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pingpong", required=True, help="pingpong CSV (bytes,iters,rtt_us,oneway_us,bw_gbps)")
     ap.add_argument("--membw", help="bench_membw output (gamma from its add line)")
@@ -339,202 +341,279 @@ def main():
                     help="gradsync's cost_model binary, which predicts rd, rhd, hier and auto (default build/bin)")
     ap.add_argument("--ranks-per-host", type=int, default=1, help="ranks per host in the --allreduce run (default 1)")
     ap.add_argument("--check-min-bytes", type=int, default=1 << 20, help="model-vs-measured check from this size")
-    args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
+    return ap.parse_args()
 
-    alpha, beta, alpha_large = fit_alpha_beta(read_pingpong(args.pingpong))
-    if args.gamma_ns_per_byte is not None:
-        gamma, gamma_how = args.gamma_ns_per_byte * 1e-9, "given"
-    elif args.membw:
-        gamma, gamma_how = read_gamma(args.membw), "bench_membw add on one core (DRAM-bound, 64 MiB arrays)"
-    else:
-        sys.exit("fit_cost_model: give --membw or --gamma-ns-per-byte")
-    nominal_beta = 8 / (args.link_gbps * 1e9)
-    efficiency = nominal_beta / beta
+
+class Fit:
+    """The fitted link and reduction: alpha, beta, alpha_large (seconds, seconds per byte), gamma (seconds per byte
+    reduced), how gamma was found, and the link's efficiency (nominal time per byte over the fitted beta)."""
+
+    def __init__(self, args):
+        self.alpha, self.beta, self.alpha_large = fit_alpha_beta(read_pingpong(args.pingpong))
+        if args.gamma_ns_per_byte is not None:
+            self.gamma, self.gamma_how = args.gamma_ns_per_byte * 1e-9, "given"
+        elif args.membw:
+            self.gamma = read_gamma(args.membw)
+            self.gamma_how = "bench_membw add on one core (DRAM-bound, 64 MiB arrays)"
+        else:
+            sys.exit("fit_cost_model: give --membw or --gamma-ns-per-byte")
+        self.efficiency = 8 / (args.link_gbps * 1e9) / self.beta
+
+    def abg(self):
+        return self.alpha, self.beta, self.gamma
+
+
+def write_params(args, fit):
+    """params.csv, auto's tuning file with --tuning-out, and the cost_model binary's set-up (MODELLED); returns the
+    report's opening lines."""
     params = [
-        ("alpha_us", f"{alpha * 1e6:.2f}", "median one-way MPI ping-pong time of messages <= 1 KiB"),
-        ("beta_ns_per_byte", f"{beta * 1e9:.4f}", "slope of one-way time over messages >= 1 MiB"),
-        ("beta_gbps", f"{8 / beta / 1e9:.4f}", "1/beta in Gbit/s"),
-        ("link_efficiency", f"{efficiency:.4f}", f"nominal {args.link_gbps:g} Gbit/s time per byte over fitted beta"),
-        ("alpha_large_us", f"{alpha_large * 1e6:.2f}", "intercept of the >= 1 MiB fit (rendezvous and pipeline start)"),
-        ("gamma_ns_per_byte", f"{gamma * 1e9:.4f}", gamma_how),
+        ("alpha_us", f"{fit.alpha * 1e6:.2f}", "median one-way MPI ping-pong time of messages <= 1 KiB"),
+        ("beta_ns_per_byte", f"{fit.beta * 1e9:.4f}", "slope of one-way time over messages >= 1 MiB"),
+        ("beta_gbps", f"{8 / fit.beta / 1e9:.4f}", "1/beta in Gbit/s"),
+        ("link_efficiency", f"{fit.efficiency:.4f}",
+         f"nominal {args.link_gbps:g} Gbit/s time per byte over fitted beta"),
+        ("alpha_large_us", f"{fit.alpha_large * 1e6:.2f}",
+         "intercept of the >= 1 MiB fit (rendezvous and pipeline start)"),
+        ("gamma_ns_per_byte", f"{fit.gamma * 1e9:.4f}", fit.gamma_how),
     ]
     write_csv(os.path.join(args.out, "params.csv"), ["name", "value", "how"], params)
     if args.tuning_out:
-        write_tuning(args.tuning_out, args.link, alpha, beta, gamma)
+        write_tuning(args.tuning_out, args.link, *fit.abg())
     if os.path.exists(args.cost_model_bin):
         # The fitted link as the model's inter-host link (and as the intra one when the whole run is one host).
         MODELLED["tuning"] = os.path.join(args.out, "fitted_tuning.txt")
         if os.path.exists(MODELLED["tuning"]):
             os.remove(MODELLED["tuning"])
-        write_tuning(MODELLED["tuning"], args.link, alpha, beta, gamma, exchange_factor=1.0)
+        write_tuning(MODELLED["tuning"], args.link, *fit.abg(), exchange_factor=1.0)
         MODELLED["bin"], MODELLED["per_host"] = args.cost_model_bin, args.ranks_per_host
     else:
         print(f"fit_cost_model: no {args.cost_model_bin}: rd, rhd, hier and auto are not modelled", file=sys.stderr)
-    report = ["# alpha-beta-gamma cost model", "", "## Fitted parameters", "",
-              table(["name", "value", "how"], params), ""]
+    return ["# alpha-beta-gamma cost model", "", "## Fitted parameters", "",
+            table(["name", "value", "how"], params), ""]
 
-    # ---- predicted vs measured --------------------------------------------------------------------------------
-    comparison, checks = [], []
-    if args.allreduce:
-        with open(args.allreduce) as f:
-            measured = list(csv.DictReader(f))
-        # The models describe float32 messages; ring-bf16 sends half the bytes, so it is left out of the comparison.
-        if any(r["method"].startswith("ring-bf16") for r in measured):
-            report += ["ring-bf16 rows are not modelled (bfloat16 on the wire: half the bytes of the float32 ring).", ""]
-            measured = [r for r in measured if not r["method"].startswith("ring-bf16")]
-        # A ring swept over several chunk sizes: rows of the default chunk stay "ring", others become
-        # "ring-chunk16MiB" etc., so each variant is compared and checked on its own.
-        for r in measured:
-            chunk = int(r["chunk_bytes"] or 0)
-            if r["method"] == "ring" and chunk != DEFAULT_CHUNK:
-                r["method"] = "ring-chunk" + human(chunk).replace(" ", "")
-        rows_out = []
-        by_key = {}
-        for r in measured:
-            p, n = int(r["np"]), int(r["bytes"])
-            t = float(r["time_us"]) * 1e-6
-            by_key[(r["method"], n)] = t
-            base = "ring" if r["method"].startswith("ring") else r["method"]
-            preds = predict(base, p, n, alpha, beta, gamma, int(r["chunk_bytes"] or 0))
-            for model, tp in (preds or {}).items():
-                err = (tp - t) / t * 100
-                rows_out.append([r["method"], p, n, f"{t * 1e6:.1f}", model, f"{tp * 1e6:.1f}", f"{err:+.1f}",
-                                 r["busbw_gbps"], f"{n / tp / 1e9 * 2 * (p - 1) / p:.4f}"])
-        # auto's tuning file: the link calibrated on these collectives (the checks above and below keep the
-        # ping-pong's parameters: a model from first principles, checked against this run).
-        if args.tuning_out and args.link == "inter" and MODELLED["bin"] and args.ranks_per_host == 1:
-            cal = calibrate(measured, gamma, beta)
-            if cal:
-                a_cal, b_cal, c_cal, rms = cal
-                write_tuning(args.tuning_out, "inter", a_cal, b_cal, gamma)
-                report += [f"auto's link, calibrated on the {', '.join(CALIBRATED)} rows of this run (least squares in "
-                           f"log time, every size): alpha {a_cal * 1e6:.1f} us, beta {b_cal * 1e9:.3f} ns/B, plus "
-                           f"{c_cal * 1e6:.0f} us per call for every method; RMS error {100 * (math.exp(rms) - 1):.1f}%. "
-                           f"Written to {args.tuning_out}.", ""]
-        # Pairwise exchanges across hosts (rd, rhd) against the model, which predicted them as one-way streams
-        # (factor 1): their bandwidth-regime ratio is the exchange factor, which --tuning-out then records.
-        ratios = [float(r[3]) / float(r[5]) for r in rows_out
-                  if r[0] in ("rd", "rhd") and r[4] == r[0] and r[2] >= args.check_min_bytes]
-        if ratios and args.tuning_out and args.link == "inter":
-            factor = max(1.0, statistics.median(ratios))
-            with open(args.tuning_out, "a") as f:
-                f.write(f"inter_exchange_factor = {factor:.3f}\n")
-            report += [f"Pairwise exchanges across hosts: measured / modelled as one-way streams = "
-                       f"{statistics.median(ratios):.3f} (median of {len(ratios)} rd/rhd rows >= "
-                       f"{human(args.check_min_bytes)}): inter_exchange_factor = {factor:.3f} in {args.tuning_out}", ""]
-        write_csv(os.path.join(args.out, "model_vs_measured.csv"),
-                  ["method", "np", "bytes", "measured_us", "model", "predicted_us", "error_pct", "measured_busbw_gbps",
-                   "predicted_busbw_gbps"], rows_out)
-        report += ["## Predicted vs measured", "",
-                   table(["method", "np", "size", "measured us", "model", "predicted us", "error %"],
-                         [[r[0], r[1], human(r[2]), r[3], r[4], r[5], r[6]] for r in rows_out]), ""]
 
-        # The issue's checks. Errors are (predicted - measured) / measured.
-        rings = sorted({r["method"] for r in measured if r["method"].startswith("ring") or r["method"] == "mpi-ring"})
-        pairs = [(m, "ring-chunked" if m.startswith("ring") else "ring") for m in rings] + [("ps", "ps")]
-        pairs += [(m, m) for m in ("rd", "rhd", "hier") if any(r["method"] == m for r in measured)]
-        for method, model in pairs:
-            errs = [float(r[6]) for r in rows_out
-                    if r[2] >= args.check_min_bytes and r[0] == method and r[4] == model]
-            if errs:
-                worst = max(errs, key=abs)
-                checks.append((f"model {model} vs measured {method}, >= {human(args.check_min_bytes)}: worst error",
-                               f"{worst:+.1f}%", "PASS" if abs(worst) <= 20 else "FAIL", "within 20%"))
-        p_meas = int(measured[0]["np"]) if measured else 0
-        link_gbytes = args.link_gbps / 8
-        for method in rings:
-            rows_m = [r for r in measured if r["method"] == method]
-            top = max(rows_m, key=lambda r: int(r["bytes"]))
-            frac = float(top["busbw_gbps"]) / link_gbytes
-            checks.append((f"{method} busbw at {human(int(top['bytes']))} vs link {link_gbytes:.4f} GB/s",
-                           f"{float(top['busbw_gbps']):.4f} GB/s = {frac * 100:.1f}%", "PASS" if frac >= 0.85 else "FAIL",
-                           ">= 85%"))
-        ratio_rows = []
-        for method in rings:
-            for n in sorted({n for (m, n) in by_key if m == "ps" and n >= 4 << 20}):
-                if (method, n) not in by_key:
-                    continue
-                meas = by_key[("ps", n)] / by_key[(method, n)]
-                chunk = next(int(r["chunk_bytes"] or 0) for r in measured if r["method"] == method)
-                ring_t = ring(p_meas, n, alpha, beta, gamma) if method == "mpi-ring" else \
-                    ring_chunked(p_meas, n, alpha, beta, gamma, chunk or DEFAULT_CHUNK)
-                model = ps(p_meas, n, alpha, beta, gamma) / ring_t
-                dev = (meas - model) / model * 100
-                ratio_rows.append([f"ps / {method}", human(n), f"{meas:.3f}", f"{model:.3f}", f"{dev:+.1f}"])
-                checks.append((f"ps / {method} time ratio at {human(n)}",
-                               f"measured {meas:.3f}, model {model:.3f} ({dev:+.1f}%)",
-                               "PASS" if abs(dev) <= 15 else "FAIL", "within 15%"))
-        if ratio_rows:
-            report += ["## PS / ring time ratio (>= 4 MiB)", "",
-                       table(["ratio", "size", "measured", "model", "deviation %"], ratio_rows), ""]
-        if checks:
-            report += ["## Checks", "", table(["check", "value", "result", "target"], checks), ""]
+# ---- predicted vs measured --------------------------------------------------------------------------------------
 
-    # ---- training on the same network --------------------------------------------------------------------------
-    if args.train:
-        report += train_section(args.train, args.train_rows, args.out, alpha, beta, gamma)
+def read_measured(path, report):
+    """bench_allreduce's rows, relabelled for the comparison; a note on what is left out goes to `report`."""
+    with open(path) as f:
+        measured = list(csv.DictReader(f))
+    # The models describe float32 messages; ring-bf16 sends half the bytes, so it is left out of the comparison.
+    if any(r["method"].startswith("ring-bf16") for r in measured):
+        report += ["ring-bf16 rows are not modelled (bfloat16 on the wire: half the bytes of the float32 ring).", ""]
+        measured = [r for r in measured if not r["method"].startswith("ring-bf16")]
+    # A ring swept over several chunk sizes: rows of the default chunk stay "ring", others become
+    # "ring-chunk16MiB" etc., so each variant is compared and checked on its own.
+    for r in measured:
+        chunk = int(r["chunk_bytes"] or 0)
+        if r["method"] == "ring" and chunk != DEFAULT_CHUNK:
+            r["method"] = "ring-chunk" + human(chunk).replace(" ", "")
+    return measured
 
-    # ---- extrapolation ------------------------------------------------------------------------------------------
-    # Weak scaling, as gradsync's trainer runs: every worker computes `batch` samples per step, then all
-    # synchronize; speedup = p * t_compute / (t_compute + t_comm) (throughput over one worker without any sync).
-    # The 25M model's compute scales with its parameter count from MLP-128's (same FLOP rate per parameter).
-    a_ext = args.alpha_us * 1e-6 if args.alpha_us is not None else alpha
-    models = [("mlp128", MLP128_FLOATS), ("25M", BIG_MODEL_FLOATS)]
+
+def compare(measured, fit):
+    """A row per measured row and model that predicts it (model_vs_measured.csv's columns), and the measured seconds
+    by (method, bytes)."""
+    rows_out, by_key = [], {}
+    for r in measured:
+        p, n = int(r["np"]), int(r["bytes"])
+        t = float(r["time_us"]) * 1e-6
+        by_key[(r["method"], n)] = t
+        base = "ring" if r["method"].startswith("ring") else r["method"]
+        preds = predict(base, p, n, *fit.abg(), int(r["chunk_bytes"] or 0))
+        for model, tp in (preds or {}).items():
+            err = (tp - t) / t * 100
+            rows_out.append([r["method"], p, n, f"{t * 1e6:.1f}", model, f"{tp * 1e6:.1f}", f"{err:+.1f}",
+                             r["busbw_gbps"], f"{n / tp / 1e9 * 2 * (p - 1) / p:.4f}"])
+    return rows_out, by_key
+
+
+def tune_from_collectives(args, fit, measured, rows_out):
+    """With --tuning-out on the inter link: auto's link calibrated on these collectives, and the exchange factor of
+    the pairwise methods, into the tuning file; returns the report's lines on them. (The checks keep the ping-pong's
+    parameters: a model from first principles, checked against this run.)"""
+    report = []
+    if args.tuning_out and args.link == "inter" and MODELLED["bin"] and args.ranks_per_host == 1:
+        cal = calibrate(measured, fit.gamma, fit.beta)
+        if cal:
+            a_cal, b_cal, c_cal, rms = cal
+            write_tuning(args.tuning_out, "inter", a_cal, b_cal, fit.gamma)
+            report += [f"auto's link, calibrated on the {', '.join(CALIBRATED)} rows of this run (least squares in "
+                       f"log time, every size): alpha {a_cal * 1e6:.1f} us, beta {b_cal * 1e9:.3f} ns/B, plus "
+                       f"{c_cal * 1e6:.0f} us per call for every method; RMS error {100 * (math.exp(rms) - 1):.1f}%. "
+                       f"Written to {args.tuning_out}.", ""]
+    # Pairwise exchanges across hosts (rd, rhd) against the model, which predicted them as one-way streams
+    # (factor 1): their bandwidth-regime ratio is the exchange factor, which --tuning-out then records.
+    ratios = [float(r[3]) / float(r[5]) for r in rows_out
+              if r[0] in ("rd", "rhd") and r[4] == r[0] and r[2] >= args.check_min_bytes]
+    if ratios and args.tuning_out and args.link == "inter":
+        factor = max(1.0, statistics.median(ratios))
+        with open(args.tuning_out, "a") as f:
+            f.write(f"inter_exchange_factor = {factor:.3f}\n")
+        report += [f"Pairwise exchanges across hosts: measured / modelled as one-way streams = "
+                   f"{statistics.median(ratios):.3f} (median of {len(ratios)} rd/rhd rows >= "
+                   f"{human(args.check_min_bytes)}): inter_exchange_factor = {factor:.3f} in {args.tuning_out}", ""]
+    return report
+
+
+def error_checks(args, rings, measured, rows_out):
+    """Each method's worst error against its model from --check-min-bytes. Errors are (predicted - measured) /
+    measured."""
+    checks = []
+    pairs = [(m, "ring-chunked" if m.startswith("ring") else "ring") for m in rings] + [("ps", "ps")]
+    pairs += [(m, m) for m in ("rd", "rhd", "hier") if any(r["method"] == m for r in measured)]
+    for method, model in pairs:
+        errs = [float(r[6]) for r in rows_out
+                if r[2] >= args.check_min_bytes and r[0] == method and r[4] == model]
+        if errs:
+            worst = max(errs, key=abs)
+            checks.append((f"model {model} vs measured {method}, >= {human(args.check_min_bytes)}: worst error",
+                           f"{worst:+.1f}%", "PASS" if abs(worst) <= 20 else "FAIL", "within 20%"))
+    return checks
+
+
+def busbw_checks(args, rings, measured):
+    """Each ring's bus bandwidth at its largest size against the link's rate."""
+    checks = []
+    link_gbytes = args.link_gbps / 8
+    for method in rings:
+        rows_m = [r for r in measured if r["method"] == method]
+        top = max(rows_m, key=lambda r: int(r["bytes"]))
+        frac = float(top["busbw_gbps"]) / link_gbytes
+        checks.append((f"{method} busbw at {human(int(top['bytes']))} vs link {link_gbytes:.4f} GB/s",
+                       f"{float(top['busbw_gbps']):.4f} GB/s = {frac * 100:.1f}%", "PASS" if frac >= 0.85 else "FAIL",
+                       ">= 85%"))
+    return checks
+
+
+def ps_ratio_checks(fit, rings, measured, by_key):
+    """The parameter server's time over each ring's from 4 MiB, measured against modelled: (table rows, checks)."""
+    ratio_rows, checks = [], []
+    p_meas = int(measured[0]["np"]) if measured else 0
+    for method in rings:
+        for n in sorted({n for (m, n) in by_key if m == "ps" and n >= 4 << 20}):
+            if (method, n) not in by_key:
+                continue
+            meas = by_key[("ps", n)] / by_key[(method, n)]
+            chunk = next(int(r["chunk_bytes"] or 0) for r in measured if r["method"] == method)
+            ring_t = ring(p_meas, n, *fit.abg()) if method == "mpi-ring" else \
+                ring_chunked(p_meas, n, *fit.abg(), chunk or DEFAULT_CHUNK)
+            model = ps(p_meas, n, *fit.abg()) / ring_t
+            dev = (meas - model) / model * 100
+            ratio_rows.append([f"ps / {method}", human(n), f"{meas:.3f}", f"{model:.3f}", f"{dev:+.1f}"])
+            checks.append((f"ps / {method} time ratio at {human(n)}",
+                           f"measured {meas:.3f}, model {model:.3f} ({dev:+.1f}%)",
+                           "PASS" if abs(dev) <= 15 else "FAIL", "within 15%"))
+    return ratio_rows, checks
+
+
+def allreduce_section(args, fit):
+    """The --allreduce run against the model: model_vs_measured.csv, the tuning file's calibration, and the checks.
+    Returns (report lines, checks as (check, value, PASS or FAIL, target))."""
+    report = []
+    measured = read_measured(args.allreduce, report)
+    rows_out, by_key = compare(measured, fit)
+    report += tune_from_collectives(args, fit, measured, rows_out)
+    write_csv(os.path.join(args.out, "model_vs_measured.csv"),
+              ["method", "np", "bytes", "measured_us", "model", "predicted_us", "error_pct", "measured_busbw_gbps",
+               "predicted_busbw_gbps"], rows_out)
+    report += ["## Predicted vs measured", "",
+               table(["method", "np", "size", "measured us", "model", "predicted us", "error %"],
+                     [[r[0], r[1], human(r[2]), r[3], r[4], r[5], r[6]] for r in rows_out]), ""]
+    rings = sorted({r["method"] for r in measured if r["method"].startswith("ring") or r["method"] == "mpi-ring"})
+    ratio_rows, ratio_checks = ps_ratio_checks(fit, rings, measured, by_key)
+    checks = error_checks(args, rings, measured, rows_out) + busbw_checks(args, rings, measured) + ratio_checks
+    if ratio_rows:
+        report += ["## PS / ring time ratio (>= 4 MiB)", "",
+                   table(["ratio", "size", "measured", "model", "deviation %"], ratio_rows), ""]
+    if checks:
+        report += ["## Checks", "", table(["check", "value", "result", "target"], checks), ""]
+    return report, checks
+
+
+# ---- extrapolation ------------------------------------------------------------------------------------------------
+# Weak scaling, as gradsync's trainer runs: every worker computes `batch` samples per step, then all synchronize;
+# speedup = p * t_compute / (t_compute + t_comm) (throughput over one worker without any sync). The 25M model's
+# compute scales with its parameter count from MLP-128's (same FLOP rate per parameter).
+
+EXTRAPOLATION_MODELS = [("mlp128", MLP128_FLOATS), ("25M", BIG_MODEL_FLOATS)]
+
+
+def extrapolation_methods():
+    """(name, seconds(p, n, a, b, g)) of every method the extrapolation covers."""
     methods = [("ring", ring), ("rabenseifner", rabenseifner), ("ps", lambda p, n, a, b, g: ps(p + 1, n, a, b, g)),
                ("ps-sharded-colocated", ps_colocated)]
     if MODELLED["bin"]:
         # gradsync's own methods, as auto predicts them; hier and auto with hosts of EXTRAPOLATION_PER_HOST ranks.
-        for name, per_host in (("rd", 1), ("rhd", 1), ("hier", EXTRAPOLATION_PER_HOST), ("auto", EXTRAPOLATION_PER_HOST)):
+        for name, per_host in (("rd", 1), ("rhd", 1), ("hier", EXTRAPOLATION_PER_HOST),
+                               ("auto", EXTRAPOLATION_PER_HOST)):
             label = name if per_host == 1 else f"{name}-{per_host}perhost"
             methods.append((label, lambda p, n, a, b, g, name=name, per_host=per_host:
                             modelled(name, p, n, 0, (a, b, g), per_host if p > per_host else 1)
                             if not (name == "hier" and p <= per_host) else float("inf")))
+    return methods
+
+
+def crossover_row(model_name, gbps, n, t_comp, a_ext, b_ext, gamma, speedups):
+    """The crossovers table's row of one model and link (the report's text says what each column is)."""
+    first = lambda method, test: next((p for p in EXTRAPOLATION_P if test(speedups[(method, p)], p)), None)
+    # Central PS: speedup(p) = p tc / (tc + p K) with K = 2 alpha + 2 n beta + n gamma rises to tc / K and
+    # reaches 90% of that cap at p = 9 tc / K: beyond it, more workers buy almost nothing.
+    k_ps = 2 * (a_ext + n * b_ext) + n * gamma
+    ps_cap, ps_sat = t_comp / k_ps, 9 * t_comp / k_ps
+    # Ring: 2(p-1) alpha overtakes (p-1)/p n (2 beta + gamma) at p = n (2 beta + gamma) / (2 alpha).
+    p_lat = n * (2 * b_ext + gamma) / (2 * a_ext)
+    fmt_p = lambda p: ">1024" if p is None else str(p)
+    return [model_name, gbps, f"{t_comp * 1e3:.3f}", f"{ring(1024, n, a_ext, b_ext, gamma) * 1e3:.2f}",
+            fmt_p(first("ring", lambda s, p: s >= 1)), fmt_p(first("ring", lambda s, p: s / p < 0.5)),
+            f"{ps_cap:.2f}", f"{ps_sat:.1f}", f"{p_lat:.0f}",
+            fmt_p(first("ring", lambda s, p: speedups[("rabenseifner", p)] > 1.1 * s))]
+
+
+def extrapolate(args, fit, a_ext):
+    """Every model, link, method (with and without overlap) and p: (extrapolation.csv rows, summary rows,
+    crossover rows)."""
+    methods = extrapolation_methods()
     ext_rows, summary, crossovers = [], [], []
-    for model_name, floats in models:
+    for model_name, floats in EXTRAPOLATION_MODELS:
         n = floats * FLOAT_BYTES
         t_comp = args.compute_us_per_sample * 1e-6 * args.batch * floats / MLP128_FLOATS
         for gbps in EXTRAPOLATION_LINKS_GBPS:
-            b_ext = 8 / (gbps * 1e9) / efficiency
+            b_ext = 8 / (gbps * 1e9) / fit.efficiency
             speedups = {}
             for method, fn in methods:
                 for overlap in (False, True):
                     name = method + ("+overlap" if overlap else "")
                     for p in EXTRAPOLATION_P:
-                        t_comm = fn(p, n, a_ext, b_ext, gamma)
+                        t_comm = fn(p, n, a_ext, b_ext, fit.gamma)
                         step = overlapped_step(t_comp, t_comm, args.overlap_efficiency) if overlap else t_comp + t_comm
                         speedup = p * t_comp / step
                         speedups[(name, p)] = speedup
                         ext_rows.append([model_name, floats, gbps, f"{a_ext * 1e6:.2f}", f"{b_ext * 1e9:.5f}",
-                                         f"{gamma * 1e9:.4f}", name, p, f"{t_comm * 1e6:.1f}", f"{t_comp * 1e6:.1f}",
-                                         f"{step * 1e6:.1f}", f"{speedup:.2f}", f"{speedup / p:.3f}"])
-            first = lambda method, test: next((p for p in EXTRAPOLATION_P if test(speedups[(method, p)], p)), None)
-            # Central PS: speedup(p) = p tc / (tc + p K) with K = 2 alpha + 2 n beta + n gamma rises to tc / K and
-            # reaches 90% of that cap at p = 9 tc / K: beyond it, more workers buy almost nothing.
-            k_ps = 2 * (a_ext + n * b_ext) + n * gamma
-            ps_cap, ps_sat = t_comp / k_ps, 9 * t_comp / k_ps
-            # Ring: 2(p-1) alpha overtakes (p-1)/p n (2 beta + gamma) at p = n (2 beta + gamma) / (2 alpha).
-            p_lat = n * (2 * b_ext + gamma) / (2 * a_ext)
-            fmt_p = lambda p: ">1024" if p is None else str(p)
-            crossovers.append([
-                model_name, gbps, f"{t_comp * 1e3:.3f}", f"{ring(1024, n, a_ext, b_ext, gamma) * 1e3:.2f}",
-                fmt_p(first("ring", lambda s, p: s >= 1)), fmt_p(first("ring", lambda s, p: s / p < 0.5)),
-                f"{ps_cap:.2f}", f"{ps_sat:.1f}", f"{p_lat:.0f}",
-                fmt_p(first("ring", lambda s, p: speedups[("rabenseifner", p)] > 1.1 * s))])
+                                         f"{fit.gamma * 1e9:.4f}", name, p, f"{t_comm * 1e6:.1f}",
+                                         f"{t_comp * 1e6:.1f}", f"{step * 1e6:.1f}", f"{speedup:.2f}",
+                                         f"{speedup / p:.3f}"])
+            crossovers.append(crossover_row(model_name, gbps, n, t_comp, a_ext, b_ext, fit.gamma, speedups))
             for method, _ in methods:
                 for name in (method, method + "+overlap"):
                     summary.append([model_name, f"{gbps} Gbit/s", name]
                                    + [f"{speedups[(name, p)]:.1f}" for p in (2, 8, 32, 128, 512, 1024)])
+    return ext_rows, summary, crossovers
+
+
+def extrapolation_section(args, fit, a_ext):
+    """extrapolation.csv, and the report's extrapolation and crossovers sections, with alpha `a_ext` on every link."""
+    ext_rows, summary, crossovers = extrapolate(args, fit, a_ext)
     write_csv(os.path.join(args.out, "extrapolation.csv"),
               ["model", "floats", "link_gbps", "alpha_us", "beta_ns_per_byte", "gamma_ns_per_byte", "method", "p",
                "comm_us", "compute_us", "step_us", "speedup", "efficiency"], ext_rows)
-    report += [
+    return [
         "## Extrapolation: speedup over one worker (weak scaling)", "",
         f"Assumptions: per-worker batch {args.batch}; MLP-128 compute {args.compute_us_per_sample:g} us/sample on one "
         f"core, the 25M model's scaled by parameter count ({BIG_MODEL_FLOATS / MLP128_FLOATS:.1f}x); alpha = "
         f"{a_ext * 1e6:.1f} us on every link ({'given' if args.alpha_us is not None else 'the fitted MPI/TCP alpha'}); "
-        f"beta = 8 ns/B / link Gbit/s / {efficiency:.3f} (the fitted efficiency of the emulated link); gamma = "
-        f"{gamma * 1e9:.3f} ns/B (one core); '+overlap' rows run compute and communication side by side with "
+        f"beta = 8 ns/B / link Gbit/s / {fit.efficiency:.3f} (the fitted efficiency of the emulated link); gamma = "
+        f"{fit.gamma * 1e9:.3f} ns/B (one core); '+overlap' rows run compute and communication side by side with "
         f"overlap efficiency {args.overlap_efficiency:g}, the others one after the other. 'ps' is one dedicated server "
         f"plus p workers; 'ps-sharded-colocated' puts a server shard on every worker.", "",
         table(["model", "link", "method", "p=2", "p=8", "p=32", "p=128", "p=512", "p=1024"], summary), "",
@@ -548,8 +627,24 @@ def main():
         table(["model", "link Gbit/s", "compute ms/step", "ring comm ms at p=1024", "ring break-even p",
                "ring eff < 50% at p", "ps cap", "ps saturates at p", "ring latency-bound above p",
                "rabenseifner 1.1x at p"], crossovers), ""]
+
+
+def main():
+    args = parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    fit = Fit(args)
+    report = write_params(args, fit)
+    checks = []
+    if args.allreduce:
+        section, checks = allreduce_section(args, fit)
+        report += section
+    if args.train:
+        report += train_section(args.train, args.train_rows, args.out, *fit.abg())
+    a_ext = args.alpha_us * 1e-6 if args.alpha_us is not None else fit.alpha
+    report += extrapolation_section(args, fit, a_ext)
     if MODELLED["bin"]:
-        report += winners_section(args.out, (a_ext, 8 / (EXTRAPOLATION_LINKS_GBPS[0] * 1e9) / efficiency, gamma))
+        b_first_link = 8 / (EXTRAPOLATION_LINKS_GBPS[0] * 1e9) / fit.efficiency
+        report += winners_section(args.out, (a_ext, b_first_link, fit.gamma))
     text = "\n".join(report)
     with open(os.path.join(args.out, "report.txt"), "w") as f:
         f.write(text + "\n")
