@@ -144,7 +144,7 @@ def main():
         if not joined:
             parser.error(f"case '{parts[0]}': no (method, np, bytes) in both {parts[1]} and {parts[2]}")
         rows += joined
-        notes.append(f"- {parts[0]}: {len(joined)} points joined; {only_emulated} emulated and {only_simulated} "
+        notes.append(f"- {case.split(':')[0]}: {len(joined)} points joined; {only_emulated} emulated and {only_simulated} "
                      "simulated points without a partner left out")
     args.out.mkdir(parents=True, exist_ok=True)
     with open(args.out / "validation.csv", "w", newline="") as f:

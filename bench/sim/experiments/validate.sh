@@ -1,14 +1,22 @@
 # shellcheck shell=bash
-# validate         the emulated cluster's runs again on its simulated twin (flat-1g, flat-1g-2pn), same methods,
-#                  sizes and ranks: 2 hosts (plots/results/algorithms-2hosts), 4 hosts (plots/results/algorithms,
-#                  and plots/results/cluster for the parameter server), 2 x 2 ranks (hier), and the 2-host overlap
-#                  steps (plots/results/overlap-2hosts); validation.md: the error table beside the cost model's
+# validate [--overlap DIR]  the emulated cluster's runs again on its simulated twin (flat-1g, flat-1g-2pn), same
+#                  methods, sizes and ranks: 2 hosts (plots/results/algorithms-2hosts), 4 hosts
+#                  (plots/results/algorithms, and plots/results/cluster for the parameter server), 2 x 2 ranks
+#                  (hier), and the 2-host overlap steps of DIR (default plots/results/overlap-2hosts-avx2: computation
+#                  is timed on this CPU, so the emulated steps must come from the same kind);
+#                  validation.md: the error table beside the cost model's
 
 results="$GRADSYNC_ROOT/plots/results"
+overlap="$results/overlap-2hosts-avx2"
+if [ "${1:-}" = --overlap ]; then
+  need_value "$1" $#
+  overlap="$2"
+fi
 for f in algorithms-2hosts/fit.csv algorithms/fit.csv algorithms/hosts.csv algorithms/tuning.txt \
-  cluster/allreduce_default.csv overlap-2hosts/overlap_steps.csv; do
+  cluster/allreduce_default.csv; do
   [ -f "$results/$f" ] || die "validate: the emulated run plots/results/$f is missing"
 done
+[ -f "$overlap/overlap_steps.csv" ] || die "validate: no emulated overlap steps $overlap/overlap_steps.csv"
 [ -x "$SMPI_BUILD/bin/bench_sync" ] || die "validate needs bench_sync: run scripts/simulate.sh build --all first"
 sweep=(--iters 1 --reps 1 --warmup 1 --segment-bytes whole)
 # The emulated runs' MPI_Allreduce is Open MPI 4.1's: SMPI's copy of its selection logic stands in for it.
@@ -29,4 +37,4 @@ python3 "$SIM_DIR/validate.py" --out "$out" \
   "4 hosts [ring,rd,rhd,mpi]:$results/algorithms/fit.csv:$out/hosts4.csv:$results/algorithms/model_fit/model_vs_measured.csv" \
   "4 hosts [ps,ps-sharded2]:$results/cluster/allreduce_default.csv:$out/hosts4.csv:$results/cluster/model_vs_measured.csv" \
   "2 x 2:$results/algorithms/hosts.csv:$out/hosts2x2.csv:$results/algorithms/model_hosts/model_vs_measured.csv" \
-  --steps "2 hosts:$results/overlap-2hosts/overlap_steps.csv:$out/overlap.log"
+  --steps "2 hosts:$overlap/overlap_steps.csv:$out/overlap.log"
