@@ -62,6 +62,9 @@ specs=(
     "epochs.csv|time_to_accuracy.gp|method|np epoch elapsed_s test_accuracy"
     "staleness.csv|staleness.gp|method|np staleness_bound images_per_s staleness_mean staleness_max clock_gap_max"
     "compute.csv|compute_bound.gp|model|batch rep wall_s bound_s fixed_wall_s"
+    "scale.csv|sim_scale.gp|platform method|np bytes time_us model_us"
+    "regret.csv|sim_regret.gp|platform best|np bytes auto_over_best"
+    "sim_train.csv|sim_speedup.gp|platform run|np speedup"
 )
 for spec in "${specs[@]}"; do
     IFS='|' read -r csv scripts text nums <<<"$spec"

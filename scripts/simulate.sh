@@ -58,11 +58,13 @@ smpi_run() {
   # in simulated time than with a real MPI's cost of a test, about a microsecond.
   local cfg=(--cfg=smpi/test:1e-6 --cfg=smpi/grow-injected-times:no)
   [ -z "${SELECTOR:-}" ] || cfg+=(--cfg=smpi/coll-selector:"$SELECTOR")
+  local status=0
   # shellcheck disable=SC2086  # SMPI_CFG is a list of words
   /usr/bin/time -f "# simulation cost: %e s wall, %U s user, %S s system, %M KB peak memory" \
     smpirun -platform "$xml" -hostfile "$hosts" -np "$np" --cfg=smpi/host-speed:"${speed}Gf" \
     --cfg=smpi/display-timing:yes "${cfg[@]}" ${SMPI_CFG:-} "$SMPI_BUILD/bin/$program" "$@" 2>&1 |
-    grep -v -e 'xbt_cfg/INFO' -e 'smpi_colls/INFO' -e '^$' | tee "$log"
+    grep -v -e 'xbt_cfg/INFO' -e 'smpi_colls/INFO' -e 'smpi_coll/INFO' -e '^$' | tee "$log" || status=$?
+  [ "$status" = 0 ] || die "$program on $np simulated ranks of $platform failed (exit $status): see $log"
   # smpirun exits 0 when a rank calls MPI_Abort (SimGrid 3.32): its warning is the only sign.
   ! grep -q 'MPI_Abort was called' "$log" ||
     die "$program on $np simulated ranks of $platform was aborted (its error is above): see $log"

@@ -74,12 +74,12 @@ def main():
         w.writerow(["platform", "np", "bytes", "method", "time_us", "model_us"])
         for (p, n, m), t in sorted(times.items()):
             pred = model.get((p, n, m))
-            w.writerow([a.platform, p, n, m, f"{t:.3f}", "" if pred is None else f"{pred:.3f}"])
+            w.writerow([a.platform, p, n, m, f"{t:.3f}", "nan" if pred is None else f"{pred:.3f}"])
 
     lines = [f"# {a.platform}: simulated allreduce, {a.ranks_per_host} rank(s) per host", "",
              "| p | size | best gradsync | its time us | auto / best | best / Open MPI's | best / MPICH's |",
              "|---|---|---|---|---|---|---|"]
-    auto_ratios, vs_ompi, model_errors = [], [], []
+    auto_ratios, vs_ompi, model_errors, regret_rows = [], [], [], []
     for p in nps:
         for n in sizes:
             own = {m: times[(p, n, m)] for m in GRADSYNC if (p, n, m) in times}
@@ -93,6 +93,7 @@ def main():
             rm = own[best] / mpich if mpich else None
             if ra:
                 auto_ratios.append((ra, p, n))
+                regret_rows.append([a.platform, p, n, best, f"{ra:.4f}"])
             if ro:
                 vs_ompi.append((ro, p, n))
             lines.append(f"| {p} | {human(n)} | {best} | {own[best]:.1f} | {ra or float('nan'):.3f} "
@@ -101,6 +102,10 @@ def main():
                 for m, t in own.items():
                     if (p, n, m) in model:
                         model_errors.append((100 * (model[(p, n, m)] - t) / t, m, p, n))
+    with open(a.dir / "regret.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["platform", "np", "bytes", "best", "auto_over_best"])
+        w.writerows(regret_rows)
     lines += ["", "## Targets", ""]
     if auto_ratios:
         worst = max(auto_ratios)

@@ -4,8 +4,8 @@ table: speedup over serial and time to a test accuracy, per synchronization, mod
 
   bench/sim/train_report.py --dir DIR --platform NAME [--target 0.97]
 
-DIR holds LABEL-npP-epochs.csv files (train --epoch-csv; LABEL is SYNC-MODE, or serial at np 1). Writes DIR/train.csv
-and DIR/train.md. Speedup = serial time / time for the same epochs (constant total work). Time to target = simulated
+DIR holds LABEL-npP-epochs.csv files (train --epoch-csv; LABEL is SYNC-MODE, or serial at np 1). Writes
+DIR/sim_train.csv and DIR/train.md. Speedup = serial time / time for the same epochs (constant total work). Time to target = simulated
 time at the end of the first epoch whose test accuracy reaches it (empty when none does). Standard library only.
 """
 import argparse
@@ -44,13 +44,13 @@ def main():
         table.append({"label": label, "np": np_, "epochs": len(rows), "time_s": t, "speedup": serial_s / t,
                       "accuracy": float(rows[-1]["test_accuracy"]), "time_to_target_s": reached(rows),
                       "sync_s": sum(float(r["sync_s"]) for r in rows)})
-    with open(a.dir / "train.csv", "w", newline="") as f:
+    with open(a.dir / "sim_train.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["platform", "run", "np", "epochs", "time_s", "speedup", "test_accuracy", "time_to_target_s",
                     "sync_s"])
         for r in table:
             w.writerow([a.platform, r["label"], r["np"], r["epochs"], f"{r['time_s']:.4f}", f"{r['speedup']:.3f}",
-                        f"{r['accuracy']:.4f}", "" if r["time_to_target_s"] is None else f"{r['time_to_target_s']:.4f}",
+                        f"{r['accuracy']:.4f}", "nan" if r["time_to_target_s"] is None else f"{r['time_to_target_s']:.4f}",
                         f"{r['sync_s']:.4f}"])
     nps = sorted({r["np"] for r in table if r["label"] != "serial"})
     labels = list(dict.fromkeys(r["label"] for r in table if r["label"] != "serial"))
