@@ -5,7 +5,8 @@
 #   exact       every method's sums exact at 6 and 8 simulated ranks (simulate.sh allreduce-check)
 #   alpha-beta  the ring's simulated time within 10% of its closed form: fails when nothing is really simulated
 #   bad-input   an unknown platform, a platform with fewer hosts than ranks, a bad rank count, an unknown
-#               experiment and a missing tuning file: each one clear error, a non-zero exit, no hang
+#               experiment and a missing tuning file (auto's, and scale's --tuning): each one clear error, a
+#               non-zero exit, no hang
 # Exits 77 (ctest: skipped) where SimGrid cannot be installed.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -39,6 +40,8 @@ case "${1:-}" in
     expect_error "unknown experiment" "unknown experiment 'sweep'" bash "$SIM" sweep
     expect_error "missing tuning file" "tuning file $out/none.txt: cannot be read" \
       env GRADSYNC_TUNING="$out/none.txt" bash "$SIM" run --out "$out" flat-1g 4 bench_allreduce --methods auto \
-      --min-bytes 4 --max-bytes 4 --iters 1 --reps 1 --warmup 1 ;;
+      --min-bytes 4 --max-bytes 4 --iters 1 --reps 1 --warmup 1
+    expect_error "missing tuning file (scale)" "scale: --tuning $out/none.txt: no such file" \
+      bash "$SIM" scale --out "$out" --tuning "$out/none.txt" ;;
   *) echo "usage: tests/sim/sim_test.sh build|exact|alpha-beta|bad-input" >&2; exit 2 ;;
 esac

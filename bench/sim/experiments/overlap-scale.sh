@@ -9,15 +9,7 @@ nps="2 32"
 platform=flat-1g
 methods=ring,ring-buckets,ring-pipe
 blocks=2
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --nps) need_value "$1" $#; nps="$2"; shift 2 ;;
-    --platform) need_value "$1" $#; platform="$2"; shift 2 ;;
-    --methods) need_value "$1" $#; methods="$2"; shift 2 ;;
-    --blocks) need_value "$1" $#; need_uint "$1" "$2" 1; blocks="$2"; shift 2 ;;
-    *) die "overlap-scale: unknown option '$1' (--nps, --platform, --methods, --blocks)" ;;
-  esac
-done
+parse_flags overlap-scale "--nps nps" "--platform platform" "--methods methods" "--blocks blocks uint 1" -- "$@"
 [ -x "$SMPI_BUILD/bin/bench_sync" ] || die "overlap-scale needs bench_sync: run scripts/simulate.sh build --all first"
 block=3
 steps=$((blocks * block * $(tr ',' '\n' <<<"$methods" | wc -l)))

@@ -17,17 +17,8 @@ min_bytes=8
 max_bytes=16M
 step_factor=8
 tuning=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --platforms) need_value "$1" $#; platforms="$2"; shift 2 ;;
-    --nps) need_value "$1" $#; nps="$2"; shift 2 ;;
-    --min-bytes) need_value "$1" $#; min_bytes="$2"; shift 2 ;;
-    --max-bytes) need_value "$1" $#; max_bytes="$2"; shift 2 ;;
-    --step-factor) need_value "$1" $#; step_factor="$2"; shift 2 ;;
-    --tuning) need_value "$1" $#; tuning="$2"; shift 2 ;;
-    *) die "scale: unknown option '$1' (--platforms, --nps, --min-bytes, --max-bytes, --step-factor, --tuning)" ;;
-  esac
-done
+parse_flags scale "--platforms platforms" "--nps nps" "--min-bytes min_bytes" "--max-bytes max_bytes" \
+  "--step-factor step_factor" "--tuning tuning" -- "$@"
 [ -z "$tuning" ] || [ -f "$tuning" ] || die "scale: --tuning $tuning: no such file"
 [ -z "$tuning" ] || tuning="$(cd "$(dirname "$tuning")" && pwd)/$(basename "$tuning")"
 host_bin="${BUILD_DIR:-$GRADSYNC_ROOT/build}/bin"

@@ -13,16 +13,8 @@ platforms="flat-1g fattree-10g-1pn"
 syncs="ring mpi auto ps ps-sharded"
 modes="blocking buckets pipe"
 epochs=3
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --nps) need_value "$1" $#; nps="$2"; shift 2 ;;
-    --platforms) need_value "$1" $#; platforms="$2"; shift 2 ;;
-    --syncs) need_value "$1" $#; syncs="$2"; shift 2 ;;
-    --modes) need_value "$1" $#; modes="$2"; shift 2 ;;
-    --epochs) need_value "$1" $#; need_uint "$1" "$2" 1; epochs="$2"; shift 2 ;;
-    *) die "train-scale: unknown option '$1' (--nps, --platforms, --syncs, --modes, --epochs)" ;;
-  esac
-done
+parse_flags train-scale "--nps nps" "--platforms platforms" "--syncs syncs" "--modes modes" \
+  "--epochs epochs uint 1" -- "$@"
 [ -x "$SMPI_BUILD/bin/train" ] || die "train-scale needs train: run scripts/simulate.sh build --all first"
 for p in $platforms; do [ -f "$SIM_DIR/$p.xml" ] || die "train-scale: no platform '$p' ($(platforms))"; done
 data="$GRADSYNC_ROOT/data/mnist"
