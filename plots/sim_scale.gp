@@ -13,26 +13,30 @@ if (words(sizes) == 0) { print sprintf("%s: no rows in %s", ARG0, data); exit st
 if (!exists("emulated")) emulated = ''
 human(b) = b >= 1048576 ? sprintf("%g MiB", b / 1048576.0) : b >= 1024 ? sprintf("%g KiB", b / 1024.0) : sprintf("%g B", b)
 sel(b, m) = where(data, num("bytes") . '==' . b . ' && ' . eq("method", m))
-emu(f, b, m) = where(f, num("bytes") . '==' . b . ' && ' . eq("method", m))
+# The emulated runs call Open MPI's MPI_Allreduce 'mpi'; the simulated sweep names it by its selection.
+emu(f, b, m) = where(f, num("bytes") . '==' . b . ' && ' . eq("method", m eq 'mpi-ompi' ? 'mpi' : m))
+pmax = word(uniqn(data, col("np"), '1'), words(uniqn(data, col("np"), '1'))) + 0
 rows = int(ceil(words(sizes) / 4.0))
+height = 420 * rows + 160
+top = 1.0 - 130.0 / height
 cols = words(sizes) < 4 ? words(sizes) : 4
 
 set logscale xy 2
-set xrange [1.5:1400]
+set xrange [1.5:pmax * 1.5]
 set logscale y 10
 set format y '%g'
 set xtics (2, 8, 32, 128, 512) font ',8'
 set ytics font ',8'
 do for [fmt in "png svg"] {
-    if (fmt eq "png") { set terminal pngcairo size 1500,420 * rows + 120 enhanced font 'DejaVu Sans,10'; set output outdir . '/sim_scale.png' }
-    if (fmt eq "svg") { set terminal svg size 1500,420 * rows + 120 fixed enhanced font 'DejaVu Sans,10' background '#ffffff'; set output outdir . '/sim_scale.svg' }
+    if (fmt eq "png") { set terminal pngcairo size 1500,height enhanced font 'DejaVu Sans,10'; set output outdir . '/sim_scale.png' }
+    if (fmt eq "svg") { set terminal svg size 1500,height fixed enhanced font 'DejaVu Sans,10' background '#ffffff'; set output outdir . '/sim_scale.svg' }
     eval title(sprintf("Allreduce time against ranks on %s: simulated (solid), cost model (dashed), emulated (points)", platform))
-    set multiplot layout rows, cols margins 0.05, 0.99, 0.08, 0.86 spacing 0.05, 0.12
+    set multiplot layout rows, cols margins 0.06, 0.99, 0.1, top spacing 0.05, 0.12
     do for [s=1:words(sizes)] {
         b = word(sizes, s)
         set title human(b + 0) noenhanced
         set xlabel 'ranks p'
-        set ylabel (s % cols == 1 ? 'time, us' : '')
+        set ylabel (s % cols == 1 || cols == 1 ? 'time, us' : '')
         if (s == 1) { set key left top inside font ',8' samplen 2 spacing 1 } else { unset key }
         plot for [i=1:words(methods)] sel(b, word(methods, i)) using "np":"time_us" with linespoints lt i ps 0.6 \
                  title word(methods, i), \
