@@ -29,6 +29,21 @@ for p in $platforms; do [ -f "$SIM_DIR/$p.xml" ] || die "scale: no platform '$p'
 sweep=(--iters 1 --reps 1 --warmup 1 --segment-bytes whole --min-bytes "$min_bytes" --step-factor "$step_factor")
 export SMPI_CFG="${SMPI_CFG:-} --cfg=smpi/simulate-computation:no"
 "$host_bin/bench_membw" --bytes 64M >"$out/membw.txt"
+# calibrate LINK PLATFORM DIR TUNING: a ping-pong between ranks 0 and 1 and an 8-rank sweep of the one-level methods
+# on PLATFORM, fitted into TUNING's LINK keys.
+calibrate() {
+  local link="$1" platform="$2" dir="$3" file="$4" gbps
+  mkdir -p "$dir"
+  smpi_run "$platform" 2 "$dir/pingpong.log" pingpong --max-bytes 16M --csv "$dir/pingpong.csv"
+  SELECTOR=ompi smpi_run "$platform" 8 "$dir/fit.log" bench_allreduce --methods ring,rd,rhd,mpi "${sweep[@]}" \
+    --max-bytes "$max_bytes" --csv "$dir/fit.csv"
+  gbps="$(sed -n 's/^fattree-\([0-9]*\)g-.*/\1/p' <<<"$platform")"
+  python3 "$GRADSYNC_ROOT/bench/cluster/fit_cost_model.py" --pingpong "$dir/pingpong.csv" --membw "$out/membw.txt" \
+    --allreduce "$dir/fit.csv" --link-gbps "${gbps:-1}" --out "$dir/model_fit" --tuning-out "$file" --link "$link" \
+    --cost-model-bin "$host_bin/cost_model" >"$dir/model_fit.log" 2>&1 || true
+  grep -q "^${link}_alpha_us" "$file" 2>/dev/null || die "scale: no $link link from the fit on $platform: see $dir/model_fit.log"
+}
+
 for p in $platforms; do
   mkdir -p "$out/$p"
   per_host=1
@@ -37,17 +52,13 @@ for p in $platforms; do
   [ "$per_host" = 1 ] || methods=ring,rd,rhd,hier,auto,mpi
   t="$tuning"
   if [ -z "$t" ]; then
-    # What a user does on a new cluster: a ping-pong and one small sweep, fitted (bench/cluster/fit_cost_model.py).
+    # What a user does on a new cluster: a ping-pong and one small sweep per link, fitted
+    # (bench/cluster/fit_cost_model.py). Across hosts one rank per host (on 8-rank hosts, the 1-rank twin of the
+    # platform: the same links), and on 8-rank hosts also within one host.
     t="$out/$p/tuning.txt"
     rm -f "$t"
-    smpi_run "$p" 2 "$out/$p/pingpong.log" pingpong --max-bytes 16M --csv "$out/$p/pingpong.csv"
-    SELECTOR=ompi smpi_run "$p" 8 "$out/$p/fit.log" bench_allreduce --methods ring,rd,rhd,mpi "${sweep[@]}" \
-      --max-bytes "$max_bytes" --csv "$out/$p/fit.csv"
-    gbps="$(sed -n 's/^fattree-\([0-9]*\)g-.*/\1/p' <<<"$p")"
-    python3 "$GRADSYNC_ROOT/bench/cluster/fit_cost_model.py" --pingpong "$out/$p/pingpong.csv" \
-      --membw "$out/membw.txt" --allreduce "$out/$p/fit.csv" --link-gbps "${gbps:-1}" --out "$out/$p/model_fit" \
-      --tuning-out "$t" --link inter --cost-model-bin "$host_bin/cost_model" >"$out/$p/model_fit.log" 2>&1 || true
-    [ -s "$t" ] || die "scale: no tuning file from the fit on $p: see $out/$p/model_fit.log"
+    calibrate inter "${p/-8pn/-1pn}" "$out/$p" "$t"
+    [ "$per_host" = 1 ] || calibrate intra "$p" "$out/$p/intra" "$t"
   fi
   for np in $nps; do
     [ "$np" -le "$(wc -l <"$SIM_DIR/hosts-$p.txt")" ] || continue
