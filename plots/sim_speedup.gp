@@ -22,14 +22,14 @@ do for [fmt in "png svg"] {
     set ylabel 'speedup'
     set logscale y 2
     set key left top inside font ',8' samplen 2 spacing 1 maxrows 8
-    plot for [i=1:words(runs)] sel(word(runs, i)) using "np":"speedup" with linespoints lt i dt (i - 1) / 8 + 1 \
+    plot for [i=1:words(runs)] sel(word(runs, i)) using "np":"speedup" with linespoints lt i dt 1 + (i - 1) / 8 \
              ps 0.7 title word(runs, i), \
          x with lines lc rgb '#999999' dt 2 lw 1 title 'ideal'
     set title 'simulated time to the target accuracy (a gap: not reached)'
     set ylabel 'seconds'
     unset key
     plot for [i=1:words(runs)] sel(word(runs, i)) using "np":"time_to_target_s" with linespoints lt i \
-             dt (i - 1) / 8 + 1 ps 0.7 title word(runs, i)
+             dt 1 + (i - 1) / 8 ps 0.7 title word(runs, i)
     unset multiplot
     print sprintf("wrote %s/sim_speedup.%s", outdir, fmt)
 }
