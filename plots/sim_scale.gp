@@ -15,7 +15,8 @@ human(b) = b >= 1048576 ? sprintf("%g MiB", b / 1048576.0) : b >= 1024 ? sprintf
 sel(b, m) = where(data, num("bytes") . '==' . b . ' && ' . eq("method", m))
 # The emulated runs call Open MPI's MPI_Allreduce 'mpi'; the simulated sweep names it by its selection.
 emu(f, b, m) = where(f, num("bytes") . '==' . b . ' && ' . eq("method", m eq 'mpi-ompi' ? 'mpi' : m))
-pmax = word(uniqn(data, col("np"), '1'), words(uniqn(data, col("np"), '1'))) + 0
+ranks = uniqn(data, col("np"), '1')
+pmax = word(ranks, words(ranks)) + 0
 rows = int(ceil(words(sizes) / 4.0))
 height = 420 * rows + 160
 top = 1.0 - 130.0 / height

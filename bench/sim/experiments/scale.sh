@@ -62,10 +62,10 @@ for p in $platforms; do
   fi
   for np in $nps; do
     [ "$np" -le "$(wc -l <"$SIM_DIR/hosts-$p.txt")" ] || continue
-    at_np=("$methods") top="$max_bytes"
-    [ "$np" -le 256 ] || { at_np=("${methods/ring,/}"); top=4M; }
+    at_np="$methods" top="$max_bytes"
+    [ "$np" -le 256 ] || { at_np="${methods/ring,/}"; top=4M; }
     GRADSYNC_TUNING="$t" SELECTOR=ompi smpi_run "$p" "$np" "$out/$p/np$np.log" bench_allreduce \
-      --methods "${at_np[0]}" "${sweep[@]}" --max-bytes "$top" --csv "$out/$p/np$np.csv"
+      --methods "$at_np" "${sweep[@]}" --max-bytes "$top" --csv "$out/$p/np$np.csv"
     SELECTOR=mpich smpi_run "$p" "$np" "$out/$p/np$np-mpich.log" bench_allreduce --methods mpi "${sweep[@]}" \
       --max-bytes "$top" --csv "$out/$p/np$np-mpich.csv"
   done
