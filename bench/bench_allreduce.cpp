@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "bench/memory_bound.hpp"
 #include "collectives/allreduce.hpp"
 #include "collectives/methods.hpp"
+#include "collectives/scratch_bytes.hpp"
 
 namespace {
 
@@ -47,7 +49,7 @@ struct Row {
   int np = 0;
   std::size_t bytes = 0, count = 0, chunk = 0;
   double time_us = 0, algbw = 0, busbw = 0;
-  long wrong = 0;
+  long wrong = 0;  // -1: not checked (--shared-buffers)
 };
 
 std::string mpi_label() {
@@ -92,9 +94,9 @@ double time_block(Allreduce& allreduce, std::span<float> buffer, int iters, cons
 
 // All methods at one size. The machine is shared and noisy, so methods are interleaved within each
 // repetition and each row reports its median block: the ratios between rows then come from the same moments.
-std::vector<Row> measure_size(const std::vector<MethodSpec>& specs, std::size_t count, std::vector<float>& data,
+std::vector<Row> measure_size(const std::vector<MethodSpec>& specs, std::size_t count, std::span<float> data, bool check,
                               int warmup, int iters, int reps, const Comm& world) {
-  std::span<float> buffer(data.data(), count);
+  const std::span<float> buffer = data.first(count);
   const std::size_t bytes = count * sizeof(float);
   if (iters <= 0)
     iters = static_cast<int>(
@@ -109,7 +111,7 @@ std::vector<Row> measure_size(const std::vector<MethodSpec>& specs, std::size_t 
     else
       plans.push_back(make_allreduce(spec.method, world, spec.options));
     Row row{spec.label, world.size(), bytes, count, spec.uses_chunks ? plans.back()->options().chunk_bytes : 0};
-    if (!spec.is_bound()) row.wrong = count_wrong(*plans.back(), buffer, world);
+    if (!spec.is_bound()) row.wrong = check ? count_wrong(*plans.back(), buffer, world) : -1;
     for (int i = 0; i < warmup; ++i) plans.back()->run(buffer);
     rows.push_back(row);
   }
@@ -133,6 +135,7 @@ struct Flags {
   double step_factor = 2;
   int iters = 0, warmup = 3, servers = 0, reps = 5;
   bool no_check = false;
+  bool shared_buffers = false;
   bool list_methods = false;  // handled before MPI_Init; declared here for --help
 };
 
@@ -165,6 +168,10 @@ void add_options(CLI::App& app, Flags& f) {
       "32 KiB across hosts)");
   app.add_option("--servers", f.servers, "ps-sharded: server ranks (default: np/2)");
   app.add_flag("--no-agreement-check", f.no_check, "skip the per-call size agreement check (to measure its cost)");
+  app.add_flag("--shared-buffers", f.shared_buffers,
+               "simulation builds only: every rank's buffer and the collectives' scratch are one SMPI shared "
+               "allocation, so that 1024 simulated ranks fit in memory; the sums are then meaningless and not "
+               "checked (the wrong column says -1)");
   app.add_option("--csv", f.csv, "also write the rows to this CSV file");
 }
 
@@ -184,6 +191,10 @@ Sizes check_flags(const Flags& f) {
   if (!(f.step_factor > 1)) throw std::invalid_argument("--step-factor: must be > 1");
   if (f.iters < 0 || f.warmup < 0) throw std::invalid_argument("--iters/--warmup: must be >= 0");
   if (f.reps < 1) throw std::invalid_argument("--reps: must be >= 1");
+#ifndef GRADSYNC_SIMULATED
+  if (f.shared_buffers)
+    throw std::invalid_argument("--shared-buffers: only in a simulation build (scripts/simulate.sh build)");
+#endif
   s.chunk_list =
       f.chunks.empty() ? std::vector<std::size_t>{kAutoChunkBytes} : bench::parse_byte_list(f.chunks, "--chunk-bytes");
   if (!f.chunks.empty() && std::find(s.chunk_list.begin(), s.chunk_list.end(), 0) != s.chunk_list.end())
@@ -294,12 +305,16 @@ void print_row(const Row& r, std::FILE* out) {
 // Every rank: every size from --min-bytes to --max-bytes, rank 0 printing the rows. Returns the wrong elements
 // over all rows.
 long run_sizes(const Flags& f, const Sizes& s, const std::vector<MethodSpec>& specs, std::FILE* out, const Comm& world) {
-  std::vector<float> data(s.hi / sizeof(float));
+  // With --shared-buffers, SMPI's shared allocation (collectives/scratch_bytes.hpp says what that costs).
+  ScratchBytes bytes;
+  bytes.grow_to(s.hi / sizeof(float) * sizeof(float));
+  const std::span<float> data(reinterpret_cast<float*>(bytes.data()), s.hi / sizeof(float));
+  std::fill(data.begin(), data.end(), 0.0f);
   long total_wrong = 0;
   for (double size = static_cast<double>(s.lo); size <= static_cast<double>(s.hi) * 1.0000001; size *= f.step_factor) {
     const std::size_t count = static_cast<std::size_t>(size) / sizeof(float);
-    for (const Row& r : measure_size(specs, count, data, f.warmup, f.iters, f.reps, world)) {
-      total_wrong += r.wrong;
+    for (const Row& r : measure_size(specs, count, data, !f.shared_buffers, f.warmup, f.iters, f.reps, world)) {
+      total_wrong += std::max(r.wrong, 0L);
       if (world.rank() == 0) print_row(r, out);
     }
   }
@@ -310,12 +325,15 @@ long run_sizes(const Flags& f, const Sizes& s, const std::vector<MethodSpec>& sp
 int run(const Flags& f, const Comm& world) {
   const bool lead = world.rank() == 0;
   const Sizes s = check_flags(f);
+  if (f.shared_buffers) share_scratch_between_ranks();
   const std::vector<MethodSpec> specs = make_specs(f, s, world);
   std::FILE* out = open_csv(f.csv, world);
   if (lead) print_header(f, world);
   const long total_wrong = run_sizes(f, s, specs, out, world);
   if (out) std::fclose(out);
-  if (lead) fmt::print("# {} wrong element(s) in total{}\n", total_wrong, total_wrong ? ": BUG" : "");
+  if (lead && f.shared_buffers) fmt::print("# sums not checked: --shared-buffers\n");
+  if (lead && !f.shared_buffers)
+    fmt::print("# {} wrong element(s) in total{}\n", total_wrong, total_wrong ? ": BUG" : "");
   return total_wrong ? 1 : 0;
 }
 

@@ -39,8 +39,8 @@ void ScheduledAllreduce::size_buffers() {
   slot_outgoing_bytes_ = outgoing;
   const std::size_t slots = schedule_.window;
   requests_.resize(slots * slot_requests_, MPI_REQUEST_NULL);
-  if (scratch_.size() < slots * landing) scratch_.resize(slots * landing);
-  if (outgoing_.size() < slots * outgoing) outgoing_.resize(slots * outgoing);
+  scratch_.grow_to(slots * landing);
+  outgoing_.grow_to(slots * outgoing);
 }
 
 ElementRange ScheduledAllreduce::chunk_of(ElementRange range, std::size_t i) const {

@@ -10,6 +10,7 @@
 
 #include "collectives/allreduce.hpp"
 #include "collectives/ring_wire.hpp"
+#include "collectives/scratch_bytes.hpp"
 
 namespace gradsync {
 
@@ -86,7 +87,7 @@ class ScheduledAllreduce : public Allreduce {
   std::size_t slot_requests_ = 0;        // the receive's pieces, then the send's
   std::size_t slot_scratch_bytes_ = 0;   // where a message lands when it is not taken in place
   std::size_t slot_outgoing_bytes_ = 0;  // this rank's values in wire format, when the wire converts them
-  std::vector<std::byte> scratch_, outgoing_;
+  ScratchBytes scratch_, outgoing_;
   std::vector<MPI_Request> requests_;
   // The reduction in flight.
   std::byte* data_ = nullptr;

@@ -103,7 +103,7 @@ void PsAllreduce::post_gather() {
   const ElementRange key = partition(count_, options_.servers, static_cast<std::size_t>(me));
   const std::size_t range_bytes = key.size() * elem;
   const int n = comm_.to_int_count(key.size(), "MPI_Irecv");
-  if (inbox_.size() < range_bytes * static_cast<std::size_t>(p)) inbox_.resize(range_bytes * static_cast<std::size_t>(p));
+  inbox_.grow_to(range_bytes * static_cast<std::size_t>(p));
   for (int peer = 0; peer < p; ++peer) {
     peer_requests_[peer] = MPI_REQUEST_NULL;
     if (peer != me && contributes(peer))

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/scratch_bytes.hpp"
 
 namespace gradsync {
 
@@ -49,7 +50,7 @@ class PsAllreduce final : public Allreduce {
 
   std::string name_;
   int push_tag_, pull_tag_;
-  std::vector<std::byte> inbox_;              // server: one key range per contributing peer; grows, never per call
+  ScratchBytes inbox_;                        // server: one key range per contributing peer; grows, never per call
   std::vector<MPI_Request> peer_requests_;    // server: one per peer, sized once
   std::vector<MPI_Request> server_requests_;  // worker: one per server, sized once
   // The reduction in flight.

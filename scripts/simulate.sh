@@ -56,7 +56,9 @@ smpi_run() {
   # SMPI charges every MPI_Test that finds nothing done 100 us of simulated time, and the n-th such call in a row
   # n times that: progress by calls (train --pipeline, --buckets) tests between kernels and came out 4-5x slower
   # in simulated time than with a real MPI's cost of a test, about a microsecond.
-  local cfg=(--cfg=smpi/test:1e-6 --cfg=smpi/grow-injected-times:no)
+  # bench_allreduce --shared-buffers maps one shared file block under every rank's buffer; blocks of the default
+  # 1 MiB would need more mappings than Linux allows (vm.max_map_count) at 1024 ranks x 16 MiB.
+  local cfg=(--cfg=smpi/test:1e-6 --cfg=smpi/grow-injected-times:no --cfg=smpi/shared-malloc-blocksize:67108864)
   [ -z "${SELECTOR:-}" ] || cfg+=(--cfg=smpi/coll-selector:"$SELECTOR")
   local status=0
   # shellcheck disable=SC2086  # SMPI_CFG is a list of words
