@@ -96,8 +96,8 @@ def main():
                 regret_rows.append([a.platform, p, n, best, f"{ra:.4f}"])
             if ro:
                 vs_ompi.append((ro, p, n))
-            lines.append(f"| {p} | {human(n)} | {best} | {own[best]:.1f} | {ra or float('nan'):.3f} "
-                         f"| {ro or float('nan'):.3f} | {rm or float('nan'):.3f} |")
+            ratios = " | ".join("not run" if r is None else f"{r:.3f}" for r in (ra, ro, rm))
+            lines.append(f"| {p} | {human(n)} | {best} | {own[best]:.1f} | {ratios} |")
             if n >= 1 << 20:
                 for m, t in own.items():
                     if (p, n, m) in model:
@@ -106,7 +106,8 @@ def main():
         w = csv.writer(f)
         w.writerow(["platform", "np", "bytes", "best", "auto_over_best"])
         w.writerows(regret_rows)
-    lines += ["", "## Targets", ""]
+    lines += ["", "\"not run\": that selection was not simulated at that point (scale.sh leaves out a size whose "
+              "temporaries in SMPI's own MPI_Allreduce would not fit in memory).", "", "## Targets", ""]
     if auto_ratios:
         worst = max(auto_ratios)
         lines.append(f"- auto / best gradsync method: worst {worst[0]:.3f} (p = {worst[1]}, {human(worst[2])}); "

@@ -8,8 +8,12 @@
 #                  Computation is not simulated here (smpi/simulate-computation:no): SMPI's own MPI_Allreduce runs
 #                  inside the simulator, its reductions uncharged, so gradsync's code between calls is left
 #                  uncharged too and the methods compare as communication patterns. The ring is left out above
-#                  p = 256 (2(p-1) messages per rank per call: hours of simulation at 1024) and sizes stop at 4 MiB
-#                  above p = 256 (every rank's buffers are real memory: 1024 x 16 MiB would not fit).
+#                  p = 256 (2(p-1) messages per rank per call: hours of simulation at 1024). Above p = 256 the
+#                  buffers are shared between the simulated ranks (bench_allreduce --shared-buffers: 1024 x 16 MiB
+#                  would not fit in memory otherwise), so the sums are checked only up to p = 256. SMPI's own
+#                  MPI_Allreduce allocates its temporaries privately per rank (about the message for Open MPI's
+#                  selection, up to four times it for MPICH's), so a size whose temporaries would not fit in
+#                  this machine's available memory is left out of that selection's sweep.
 
 platforms="fattree-10g-1pn fattree-100g-1pn fattree-10g-8pn"
 nps="8 16 32 64 128 256 512 1024"
@@ -26,6 +30,22 @@ for b in cost_model bench_membw; do
   [ -x "$host_bin/$b" ] || die "scale: $host_bin/$b is missing (the cost model runs natively): scripts/setup.sh"
 done
 for p in $platforms; do [ -f "$SIM_DIR/$p.xml" ] || die "scale: no platform '$p' ($(platforms))"; done
+# byte_count SIZE: 16M -> 16777216 (the suffixes bench_allreduce accepts).
+byte_count() {
+  local n="${1%[KMG]}" scale=1
+  case "$1" in *K) scale=1024 ;; *M) scale=$((1 << 20)) ;; *G) scale=$((1 << 30)) ;; esac
+  [[ "$n" =~ ^[0-9]+$ ]] || die "scale: '$1' is not a size (e.g. 8, 64K, 16M)"
+  echo $((n * scale))
+}
+# fitting_bytes NP COPIES: the largest message, at most --max-bytes, of which NP ranks' COPIES temporaries each fit
+# in the memory available now (SMPI's own collectives allocate them privately).
+fitting_bytes() {
+  local available
+  available=$(($(awk '/^MemAvailable:/ {print $2}' /proc/meminfo) * 1024))
+  local fit=$((available / ($1 * $2)))
+  echo $((fit < top_bytes ? fit : top_bytes))
+}
+top_bytes="$(byte_count "$max_bytes")"
 sweep=(--iters 1 --reps 1 --warmup 1 --segment-bytes whole --min-bytes "$min_bytes" --step-factor "$step_factor")
 export SMPI_CFG="${SMPI_CFG:-} --cfg=smpi/simulate-computation:no"
 "$host_bin/bench_membw" --bytes 64M >"$out/membw.txt"
@@ -36,7 +56,7 @@ calibrate() {
   mkdir -p "$dir"
   smpi_run "$platform" 2 "$dir/pingpong.log" pingpong --max-bytes 16M --csv "$dir/pingpong.csv"
   SELECTOR=ompi smpi_run "$platform" 8 "$dir/fit.log" bench_allreduce --methods ring,rd,rhd,mpi "${sweep[@]}" \
-    --max-bytes "$max_bytes" --csv "$dir/fit.csv"
+    --max-bytes "$top_bytes" --csv "$dir/fit.csv"
   gbps="$(sed -n 's/^fattree-\([0-9]*\)g-.*/\1/p' <<<"$platform")"
   python3 "$GRADSYNC_ROOT/bench/cluster/fit_cost_model.py" --pingpong "$dir/pingpong.csv" --membw "$out/membw.txt" \
     --allreduce "$dir/fit.csv" --link-gbps "${gbps:-1}" --out "$dir/model_fit" --tuning-out "$file" --link "$link" \
@@ -62,12 +82,12 @@ for p in $platforms; do
   fi
   for np in $nps; do
     [ "$np" -le "$(wc -l <"$SIM_DIR/hosts-$p.txt")" ] || continue
-    at_np="$methods" top="$max_bytes"
-    [ "$np" -le 256 ] || { at_np="${methods/ring,/}"; top=4M; }
+    at_np="$methods" big=()
+    [ "$np" -le 256 ] || { at_np="${methods/ring,/}"; big=(--shared-buffers); }
     GRADSYNC_TUNING="$t" SELECTOR=ompi smpi_run "$p" "$np" "$out/$p/np$np.log" bench_allreduce \
-      --methods "$at_np" "${sweep[@]}" --max-bytes "$top" --csv "$out/$p/np$np.csv"
+      --methods "$at_np" "${sweep[@]}" "${big[@]}" --max-bytes "$(fitting_bytes "$np" 1)" --csv "$out/$p/np$np.csv"
     SELECTOR=mpich smpi_run "$p" "$np" "$out/$p/np$np-mpich.log" bench_allreduce --methods mpi "${sweep[@]}" \
-      --max-bytes "$top" --csv "$out/$p/np$np-mpich.csv"
+      "${big[@]}" --max-bytes "$(fitting_bytes "$np" 4)" --csv "$out/$p/np$np-mpich.csv"
   done
   python3 "$SIM_DIR/scale_report.py" --platform "$p" --dir "$out/$p" --tuning "$t" --ranks-per-host "$per_host" \
     --cost-model-bin "$host_bin/cost_model"
