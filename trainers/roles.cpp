@@ -22,7 +22,8 @@ Roles::Roles(const TrainConfig& config, const Dataset& train, const Mlp& model, 
   }
   if (!start.optimizer_state.empty())
     std::copy(start.optimizer_state.begin(), start.optimizer_state.end(), sgd_.state().begin());
-  sync_ = make_synchronizer(config, {ps_comm_, worker_comm_, sgd_, model.layer_offsets(), model.parameter_count()});
+  sync_ = make_synchronizer(
+      config, {ps_comm_, worker_comm_, sgd_, model.layer_offsets(), model.parameter_count(), model.sizes()});
   worker_ = std::make_unique<Worker>(config, train, model, me - layout_.servers, layout_.workers, me, world.size(),
                                      start.params, *sync_, start.steps_done);
 }

@@ -1,12 +1,14 @@
 #include "trainers/trainer.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "collectives/watchdog.hpp"
 #include "model/mlp.hpp"
 #include "trainers/checkpoint_schedule.hpp"
 #include "trainers/checkpointing.hpp"
 #include "trainers/clock.hpp"
+#include "trainers/compression/compression_checks.hpp"
 #include "trainers/epoch_work.hpp"
 #include "trainers/roles.hpp"
 #include "trainers/run_start.hpp"
@@ -160,6 +162,8 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
   config.batch = given.per_worker_batch(world.size());  // --global-batch, resolved for this world
   const std::vector<std::size_t> sizes =
       config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes));
+  if (const std::string problem = validate_against_model(config, sizes); !problem.empty())
+    throw std::invalid_argument(problem);  // train_main checks first; the same on every rank, before any message
   const Mlp model(sizes);
   const std::string fingerprint = run_fingerprint(config, sizes);
   CheckpointSchedule schedule(config, world);
