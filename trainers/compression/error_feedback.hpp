@@ -25,12 +25,15 @@ class ErrorFeedback {
 
   bool on() const { return on_; }
   // This worker's residual r (zeros when off or before the first step): training state, different on every
-  // worker. Writable so that a resumed run can put it back.
+  // worker. Writable so that a resumed run can put it back. Not checkpointed yet (--checkpoint with --compress is
+  // refused: compression_checks.cpp).
   //
-  // On an elastic resume to fewer workers the residuals of the workers that left are dropped, not folded into the
-  // survivors: a residual is what that worker's own gradients have not yet sent, and adding it to another worker's
-  // would send it W_old / W_new times too strongly after the survivors' averaging; dropping it loses at most one
-  // step's compression error per leaving worker, which error feedback tolerates as it tolerates any bounded error.
+  // On an elastic resume to fewer workers the residuals of the workers that left are to be dropped, not folded into
+  // the survivors. Folding would keep their sum (the update still owed), but a survivor's residual is averaged over
+  // the new, smaller number of workers, so a folded one would be applied W_old / W_new times too strongly unless
+  // rescaled, and it would crowd the survivor's own top-k or sign pattern for several steps. Dropping shifts the
+  // model that error feedback tracks once, by lr / W_old times the dropped residuals: the size of the compression
+  // error those workers carried, which error feedback absorbs like any other bounded perturbation.
   std::span<float> residual() { return residual_; }
   // The last step's contribution c of this worker (tests check the bookkeeping against it).
   std::span<const float> contribution() const { return mine_; }
