@@ -101,7 +101,7 @@ TEST_CASE("top-k with F = 1 and PowerSGD at full rank train like dense SGD, to r
 // neighbourhood of the step size.
 TEST_CASE("sign with error feedback reaches the optimum of a problem where the scaled sign alone stalls") {
   const Comm world = Comm::world();
-  REQUIRE(world.size() % 2 == 0);
+  SKIP_UNLESS(world.size() % 2 == 0, "the two groups of workers need an even number of ranks");
   const std::vector<Tensor> tensors = {{0, 2, 1, "x"}};
   const float target[2][2] = {{0.0f, 0.0f}, {4.0f, 2.0f}};
   auto run = [&](bool feedback) {
