@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -206,12 +207,11 @@ TEST_CASE("--compress is refused before any step when the name, its parameter or
     TrainConfig config;
     std::string message;
   };
-  TrainConfig ps = ring, serial = ring, buckets = ring, pipeline = ring, checkpoint = ring, feedback_alone{};
+  TrainConfig ps = ring, serial = ring, buckets = ring, pipeline = ring, feedback_alone{};
   ps.sync = sync_method("ps");
   serial.sync = sync_method("serial");
   buckets.buckets = true;
   pipeline.pipeline = true;
-  checkpoint.checkpoint_dir = "/tmp/x";
   feedback_alone.sync = sync_method("ring");
   feedback_alone.compression.error_feedback_given = true;
   for (const Invalid& i :
@@ -219,7 +219,6 @@ TEST_CASE("--compress is refused before any step when the name, its parameter or
         Invalid{serial, "--compress sign: needs an allreduce --sync (ring, "},
         Invalid{buckets, "--compress sign: not with --buckets yet"},
         Invalid{pipeline, "--compress sign: not with --pipeline 1 yet"},
-        Invalid{checkpoint, "--compress sign: not with --checkpoint yet"},
         Invalid{feedback_alone, "--error-feedback: only with --compress"}})
     test::check_mentions(validate(i.config, i.config.sync == sync_method("serial") ? 1 : 4), {i.message});
 
@@ -233,4 +232,53 @@ TEST_CASE("--compress is refused before any step when the name, its parameter or
   CHECK(validate_against_model(wide, {784, 16, 10}).empty());
   wide.compression = compression("powersgd:11");
   CHECK_THROWS_AS(train(wide, test::blobs(), Comm::world()), std::invalid_argument);  // before any message
+}
+
+// The residuals, PowerSGD's warm-start Q and its count of renewed columns are training state: a run stopped at a
+// checkpoint and resumed continues bit for bit as if it had not stopped (with momentum, whose state precedes theirs).
+TEST_CASE("with compression, a resumed run continues bit for bit from the checkpoint") {
+  const Comm world = Comm::world();
+  const TrainTest data = six_blobs();
+  for (const char* text : {"powersgd:2", "topk:0.1", "sign"}) {
+    CAPTURE(text);
+    const auto dir = test::temp_dir("compress-resume", world.rank());
+    TrainConfig c = narrow_mlp("rhd");
+    c.compression = compression(text);
+    c.sgd.momentum = 0.9f;
+    c.quiet = true;
+    c.epochs = 2;
+    const std::vector<float> straight = train(c, data, world).params;
+    c.checkpoint_dir = dir.string();
+    c.epochs = 1;
+    train(c, data, world);
+    c.epochs = 2;
+    c.resume = true;
+    const std::vector<float> resumed = train(c, data, world).params;
+    if (world.rank() == 0) CHECK(resumed == straight);
+    std::filesystem::remove_all(dir);
+  }
+}
+
+// Resumed on fewer workers, the workers that remain keep their residuals and those of the workers that left are
+// dropped: train() checks the resumed state against the checkpoint's, cut to the new size (std::logic_error if it
+// differs), and a residual of the wrong worker, or one folded in, would fail that check.
+TEST_CASE("with compression, a run resumes on fewer workers, keeping the residuals of those that remain") {
+  const Comm world = Comm::world();
+  SKIP_UNLESS(world.size() >= 3, "resuming on fewer workers needs 3 ranks");
+  const TrainTest data = six_blobs();
+  const auto dir = test::temp_dir("compress-elastic", world.rank());
+  TrainConfig c = narrow_mlp("ring");
+  c.compression = compression("powersgd:2");
+  c.checkpoint_dir = dir.string();
+  c.quiet = true;
+  train(c, data, world);
+  c.resume = true;
+  c.epochs = 2;
+  const Comm fewer = world.split(world.rank() < 2 ? 0 : MPI_UNDEFINED, world.rank());
+  if (fewer.valid()) {
+    const TrainResult r = train(c, data, fewer);
+    if (fewer.rank() == 0) CHECK(r.workers == 2);
+  }
+  world.barrier();
+  std::filesystem::remove_all(dir);
 }

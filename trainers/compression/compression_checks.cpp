@@ -26,8 +26,6 @@ std::string validate_compression(const TrainConfig& c) {
   if (c.buckets || c.pipeline)
     return fmt::format("{}: not with {} yet (buckets are not compressed as they become ready); drop it", flag,
                        c.buckets ? "--buckets" : "--pipeline 1");
-  if (!c.checkpoint_dir.empty())
-    return fmt::format("{}: not with --checkpoint yet (the residuals and PowerSGD's Q are not saved)", flag);
   return {};
 }
 

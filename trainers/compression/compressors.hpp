@@ -24,6 +24,8 @@ struct CompressorInfo {
   std::string (*check_model)(double param, std::span<const Tensor> tensors) = nullptr;
   // Plans the compressor on setup.workers: collective over them when it plans an allreduce (make_allreduce).
   std::unique_ptr<Compressor> (*make)(const CompressorSetup& setup) = nullptr;
+  // The size of Compressor::state() for `param` and `tensors`; null: it keeps none.
+  std::size_t (*state_size)(double param, std::span<const Tensor> tensors) = nullptr;
 };
 
 // Every compressor, in listing order.

@@ -25,10 +25,10 @@ class ErrorFeedback {
 
   bool on() const { return on_; }
   // This worker's residual r (zeros when off or before the first step): training state, different on every
-  // worker. Writable so that a resumed run can put it back. Not checkpointed yet (--checkpoint with --compress is
-  // refused: compression_checks.cpp).
+  // worker. Writable so that a resumed run can put it back: checkpoints hold every worker's, in worker order
+  // (compressed_sync.cpp).
   //
-  // On an elastic resume to fewer workers the residuals of the workers that left are to be dropped, not folded into
+  // On an elastic resume to fewer workers the residuals of the workers that left are dropped, not folded into
   // the survivors. Folding would keep their sum (the update still owed), but a survivor's residual is averaged over
   // the new, smaller number of workers, so a folded one would be applied W_old / W_new times too strongly unless
   // rescaled, and it would crowd the survivor's own top-k or sign pattern for several steps. Dropping shifts the

@@ -29,7 +29,7 @@ void product(Op ta, Op tb, std::size_t rows, std::size_t cols, std::size_t inner
 class PowerSgd final : public Compressor {
  public:
   PowerSgd(const CompressorSetup& s, std::size_t rank)
-      : rank_(rank), allreduce_(s.method->make(s.workers, s.options)), rng_(s.seed, 0x504F574552ULL) {
+      : rank_(rank), allreduce_(s.method->make(s.workers, s.options)), seed_(s.seed) {
     std::size_t p_size = 0, q_size = 0;
     for (const Tensor& t : s.tensors) {
       if (t.matrix()) {
@@ -42,9 +42,11 @@ class PowerSgd final : public Compressor {
     vector_start_ = p_size;
     for (const Tensor& t : vectors_) p_size += t.size();
     p_.resize(p_size);
-    q_.resize(q_size);
+    q_.resize(q_size + kCounterFloats);
+    q_sum_ = std::span<float>(q_).first(q_size);
     // A Q of full column rank, the same on every worker: uniform in [-1, 1) from the run's seed.
-    for (float& x : q_) x = 2.0f * rng_.uniform() - 1.0f;
+    Rng rng(seed_, kStream);
+    for (float& x : q_sum_) x = 2.0f * rng.uniform() - 1.0f;
   }
 
   void exchange(std::span<const float> in, std::span<float> mine, std::span<float> sum) override {
@@ -63,7 +65,7 @@ class PowerSgd final : public Compressor {
       product(Op::T, Op::N, x.t.cols, rank_, x.t.rows, &in[x.t.offset], x.t.cols, &p_[x.p], rank_, &q_[x.q]);
       product(Op::N, Op::T, x.t.rows, x.t.cols, rank_, &p_[x.p], rank_, &q_[x.q], rank_, &mine[x.t.offset]);
     }
-    allreduce_->run(std::span<float>(q_));
+    allreduce_->run(q_sum_);
     for (const Matrix& x : matrices_) {
       product(Op::N, Op::T, x.t.rows, x.t.cols, rank_, &p_[x.p], rank_, &q_[x.q], rank_, &sum[x.t.offset]);
       renew_lost_columns(x);
@@ -75,8 +77,14 @@ class PowerSgd final : public Compressor {
     }
   }
 
-  // The summed Q of the last step: the next step's starting point.
+  // The summed Q of the last step (the next step's starting point), then the count of renewed columns.
   std::span<float> state() override { return q_; }
+  static std::size_t state_size(double r, std::span<const Tensor> tensors) {
+    std::size_t size = kCounterFloats;
+    for (const Tensor& t : tensors)
+      if (t.matrix()) size += t.cols * static_cast<std::size_t>(r);
+    return size;
+  }
 
  private:
   struct Matrix {
@@ -88,21 +96,38 @@ class PowerSgd final : public Compressor {
   // unit's zero row) makes that column of Q zero, and the warm start would keep it zero at every later step: the
   // direction would be lost for good. Such a column of Q starts afresh from random values. P is the same on every
   // worker, so every worker renews the same columns with the same draws.
+  // The n-th renewal draws from stream n of the seed: the count, kept with Q, is all a resumed run needs.
   void renew_lost_columns(const Matrix& x) {
     for (std::size_t j = 0; j < rank_; ++j) {
       bool zero = true;
       for (std::size_t i = 0; i < x.t.rows && zero; ++i) zero = p_[x.p + i * rank_ + j] == 0.0f;
       if (!zero) continue;
-      for (std::size_t i = 0; i < x.t.cols; ++i) q_[x.q + i * rank_ + j] = 2.0f * rng_.uniform() - 1.0f;
+      Rng rng(seed_, kStream + 1 + renewals());
+      for (std::size_t i = 0; i < x.t.cols; ++i) q_[x.q + i * rank_ + j] = 2.0f * rng.uniform() - 1.0f;
+      set_renewals(renewals() + 1);
     }
+  }
+
+  // The renewal count in q_'s last two floats, 24 bits each: exact in float32, finite, and up to 2^48.
+  static constexpr std::size_t kCounterFloats = 2;
+  static constexpr std::uint64_t kStream = 0x504F574552ULL;
+  std::uint64_t renewals() const {
+    const std::size_t at = q_.size() - kCounterFloats;
+    return (static_cast<std::uint64_t>(q_[at]) << 24) + static_cast<std::uint64_t>(q_[at + 1]);
+  }
+  void set_renewals(std::uint64_t n) {
+    const std::size_t at = q_.size() - kCounterFloats;
+    q_[at] = static_cast<float>(n >> 24);
+    q_[at + 1] = static_cast<float>(n & 0xFFFFFF);
   }
   std::size_t rank_;
   std::unique_ptr<Allreduce> allreduce_;
   std::vector<Matrix> matrices_;
   std::vector<Tensor> vectors_;
   std::size_t vector_start_ = 0;  // the vectors follow the P's in p_, so one allreduce carries both
-  std::vector<float> p_, q_;
-  Rng rng_;  // Q's starting values; advanced alike on every worker
+  std::vector<float> p_, q_;      // q_: the Q's, then the renewal count
+  std::span<float> q_sum_;        // the Q's alone: what is summed
+  std::uint64_t seed_;
 };
 
 std::string check_rank(double r) {
@@ -130,6 +155,7 @@ extern const CompressorInfo powersgd_compressor = {
     .make = [](const CompressorSetup& s) -> std::unique_ptr<Compressor> {
       return std::make_unique<PowerSgd>(s, static_cast<std::size_t>(s.param));
     },
+    .state_size = PowerSgd::state_size,
 };
 
 }  // namespace gradsync
