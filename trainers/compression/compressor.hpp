@@ -37,8 +37,8 @@ class Compressor {
   // and `sum`, the sum of every worker's contribution: the same bits on every worker. All three hold the whole
   // model (the planned parameter count), are the caller's, and do not overlap.
   virtual void exchange(std::span<const float> in, std::span<float> mine, std::span<float> sum) = 0;
-  // Training state of the compressor besides the residual, the same on every worker (PowerSGD's warm-started Q),
-  // for checkpoints; empty if it keeps none.
+  // Training state of the compressor besides the residual, the same on every worker (PowerSGD's warm-started Q and
+  // its count of redrawn columns), for checkpoints to save and put back; empty if it keeps none.
   virtual std::span<float> state() { return {}; }
 };
 
