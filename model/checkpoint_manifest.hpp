@@ -2,9 +2,10 @@
 // The manifest of a checkpoint set: a small text file, written after the pieces it names, that commits them.
 // A set is the whole training state at one step, cut into pieces (one per parameter-server shard, or one for a
 // replicated model); each piece is a checkpoint file (checkpoint.hpp) holding one key range of the parameters and
-// of the optimizer state. Every host that holds pieces of a set writes its own manifest naming ALL the set's
-// pieces (with their checksums), marking the ones it holds, so a reader can tell a complete set from a torn one
-// using the files of any hosts that are left.
+// of the optimizer state (a replicated piece holds all of it, followed by any state of the workers' synchronizer,
+// e.g. compression residuals: its optimizer count is then the sum). Every host that holds pieces of a set writes its own
+// manifest naming ALL the set's pieces (with their checksums), marking the ones it holds, so a reader can tell a complete
+// set from a torn one using the files of any hosts that are left.
 //
 // Text layout, version 1 (one field per line, '\n' line ends, numbers in decimal, CRCs as 8 hex digits):
 //   gradsync-manifest 1

@@ -46,17 +46,6 @@ void check_only_agreement(const traffic::Recording& rec, bool checked) {
   CHECK(agreement_checks(rec) == rec.collectives.size());
 }
 
-// The elements rank `r` of a ring of `p` sends on `count`, in whole segments: the reduce-scatter sends segments
-// r, r-1, ..., the all-gather r+1, r, ... (P-1 each).
-std::size_t ring_elements_sent(std::size_t count, int p, int r) {
-  std::size_t sent = 0;
-  for (int step = 0; step < p - 1; ++step) {
-    sent += partition(count, p, static_cast<std::size_t>((r - step + 2 * p) % p)).size();
-    sent += partition(count, p, static_cast<std::size_t>((r + 1 - step + 2 * p) % p)).size();
-  }
-  return sent;
-}
-
 // One call of `method` on `count` floats, recorded: the method is built on `comm` (a collective call of every rank
 // of it) before the recording starts, so `rec` holds the call alone.
 struct Observed {
@@ -93,7 +82,7 @@ TEST_CASE("the ring talks only to its two neighbours and sends 2(P-1) segments, 
           CAPTURE(count);
           CAPTURE(chunk_bytes);
           CAPTURE(check);
-          const std::size_t expected = ring_elements_sent(count, p, r);
+          const std::size_t expected = traffic::ring_elements_sent(count, p, r);
           CHECK(o.rec.bytes_sent() == expected * sizeof(float));
           // Within one element per segment of 2(P-1)/P of the buffer.
           const double ideal = 2.0 * (p - 1) * static_cast<double>(count) / p;
@@ -336,9 +325,9 @@ TEST_CASE("hier crosses hosts only with its slice: a ring inside each host, one 
   const Observed o("hier", world, options, count);
   // Inside the host: the ring's reduce-scatter and all-gather on L ranks, each 1/L of the buffer per step.
   const std::size_t slice = partition(count, per_host, static_cast<std::size_t>((l + 1) % per_host)).size();
-  const std::size_t inside = ring_elements_sent(count, per_host, l);
+  const std::size_t inside = traffic::ring_elements_sent(count, per_host, l);
   // Across hosts: a ring over this rank's slice with the same local rank on every host.
-  const std::size_t across = ring_elements_sent(slice, hosts, host);
+  const std::size_t across = traffic::ring_elements_sent(slice, hosts, host);
   const int local_right = host * per_host + (l + 1) % per_host;
   const int cross_right = ((host + 1) % hosts) * per_host + l;
   CHECK(o.rec.bytes_sent_to(local_right) == inside * sizeof(float));

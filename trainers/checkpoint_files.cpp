@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "trainers/checkpointing.hpp"
+
 namespace gradsync {
 namespace fs = std::filesystem;
 namespace {
@@ -50,7 +52,7 @@ Checkpoint read_piece(const fs::path& path, const Manifest& m, std::size_t k) {
                              stored_file_crc(bytes), bytes.size(), p.crc, p.bytes));
   if (c.config != m.run) throw refuse("written by a different run than its manifest");
   if (c.step != m.step) throw refuse(fmt::format("piece of step {}, manifest of step {}", c.step, m.step));
-  if (c.params.size() != p.end - p.begin || c.optimizer_state.size() != (m.optimizer_count ? p.end - p.begin : 0))
+  if (c.params.size() != p.end - p.begin || c.optimizer_state.size() != piece_optimizer_count(m, p))
     throw refuse("piece sizes differ from its manifest's key range");
   return c;
 }

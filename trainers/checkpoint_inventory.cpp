@@ -173,8 +173,10 @@ std::string incompatibility(const SetChoice& c, const TrainConfig& config, std::
   if (m.param_count != parameter_count)
     return fmt::format("{}: checkpoint holds {} parameters, this run's model has {}", c.manifest_at, m.param_count,
                        parameter_count);
+  // With compression the synchronizer's state follows and its size depends on the checkpoint's worker count: the
+  // synchronizer checks it when it loads it (Synchronizer::load_state).
   const std::size_t state = config.sgd.momentum != 0.0f ? parameter_count : 0;
-  if (m.optimizer_count != state)
+  if (config.compression.enabled() ? m.optimizer_count < state : m.optimizer_count != state)
     return fmt::format("{}: optimizer state holds {} values, this run needs {}", c.manifest_at, m.optimizer_count, state);
   const std::uint64_t global = m.batch * static_cast<std::uint64_t>(m.workers);
   if (config.global_batch > 0 && config.global_batch != global)

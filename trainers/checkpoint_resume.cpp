@@ -100,7 +100,8 @@ std::string receive_piece(const Comm& world, PieceTags tags, int source, const M
   world.recv(std::span(&status, 1), source, tags.status);
   if (!status) return fmt::format("piece {} could not be read again on rank {}", k, source);
   world.recv(std::span(point.params).subspan(p.begin, n), source, tags.params);
-  if (m.optimizer_count) world.recv(std::span(point.optimizer_state).subspan(p.begin, n), source, tags.optimizer);
+  if (m.optimizer_count)
+    world.recv(std::span(point.optimizer_state).subspan(p.begin, piece_optimizer_count(m, p)), source, tags.optimizer);
   return {};
 }
 

@@ -17,7 +17,9 @@ namespace gradsync {
 // rank 0 and present, bit-identical, on every worker (replicated: ring, mpi, serial).
 struct StateLayout {
   std::size_t parameter_count = 0;
-  std::size_t optimizer_count = 0;  // 0 (plain SGD) or parameter_count
+  // Sharded: 0 (plain SGD) or parameter_count. Replicated: the optimizer's (0 or parameter_count), then the
+  // synchronizer's own state (Synchronizer::state_size), all in the one piece.
+  std::size_t optimizer_count = 0;
   bool sharded = false;
   int servers = 0;  // sharded: shards, owned by ranks 0..servers-1
   int ranks = 1, workers = 1;

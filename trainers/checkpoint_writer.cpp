@@ -95,11 +95,11 @@ std::vector<CheckpointWriter::Held> CheckpointWriter::collect_pieces(std::span<c
     Held* mine = nullptr;
     if (std::find(holders.begin(), holders.end(), me) != holders.end()) {
       Held& h = held.emplace_back(Held{k, range, std::vector<float>(range.size()), {}, {}});
-      h.optimizer.resize(with_optimizer ? range.size() : 0);
+      h.optimizer.resize(!with_optimizer ? 0 : layout_.sharded ? range.size() : layout_.optimizer_count);
       if (me == owner || !layout_.sharded) {
         std::copy_n(params.begin() + static_cast<std::ptrdiff_t>(range.begin), range.size(), h.params.begin());
-        if (with_optimizer)
-          std::copy_n(optimizer.begin() + static_cast<std::ptrdiff_t>(range.begin), range.size(), h.optimizer.begin());
+        std::copy_n(optimizer.begin() + static_cast<std::ptrdiff_t>(range.begin), h.optimizer.size(),
+                    h.optimizer.begin());
       }
       mine = &h;
     }

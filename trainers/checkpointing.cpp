@@ -41,6 +41,11 @@ std::int64_t step_of_set_dir(const std::string& name) {
 
 // A float is NaN or Inf exactly when its exponent bits are all ones. An integer max over the masked bits
 // vectorizes; a float sum (acc += v - v) would be one serial dependency chain.
+std::size_t piece_optimizer_count(const Manifest& m, const ManifestPiece& p) {
+  if (m.servers == 0) return m.optimizer_count;
+  return m.optimizer_count ? p.end - p.begin : 0;
+}
+
 bool all_finite(std::span<const float> values) {
   constexpr std::uint32_t kExponent = 0x7f800000u;
   std::uint32_t top = 0;

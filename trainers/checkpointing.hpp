@@ -45,6 +45,10 @@ struct ResumePoint {
   std::string skipped;              // rank 0: files of sets as new as this one that were unusable, and why
 };
 
+// The optimizer values piece `p` of the set `m` holds: its key range's of sharded state (or none without momentum);
+// all of it in a replicated piece, where the workers' synchronizer state follows the optimizer's (checkpoint_set.hpp).
+std::size_t piece_optimizer_count(const Manifest& m, const ManifestPiece& p);
+
 // True if every value is finite. Vectorizes: x - x is 0 for finite x and NaN for NaN or Inf.
 bool all_finite(std::span<const float> values);
 

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "collectives/methods.hpp"
+#include "trainers/compression/compressors.hpp"
 #include "trainers/sync_method.hpp"
 
 namespace gradsync {
@@ -46,6 +47,9 @@ struct RawFlags {
   long batch = 0, chunk = 0, bucket_kib = 0, global_batch = 0;
   int pipeline = 0;
   std::uint64_t seed = 0;
+  std::string compress;
+  int error_feedback = 1;
+  bool list_compressors = false;
 };
 
 constexpr std::string_view kProgressNames[] = {"calls", "thread"};  // indexed by Progress
@@ -102,6 +106,29 @@ void add_overlap_and_ps_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
   app.add_option("--ps-mode", raw.ps_mode, "parameter server: bsp | asp | ssp")->capture_default_str();
   app.add_option("--staleness", c.staleness, "ssp: how many steps a worker may run ahead")->capture_default_str();
   app.add_option("--servers", c.servers, "parameter server shards (key ranges)")->capture_default_str();
+}
+
+void add_compression_options(CLI::App& app, RawFlags& raw) {
+  app.add_option(
+      "--compress", raw.compress,
+      fmt::format("compress the gradients: {} (--list-compressors says what each does)", compressor_names(" | ")));
+  app.add_option("--error-feedback", raw.error_feedback, "with --compress: 1 keeps each worker's residual, 0 drops it")
+      ->capture_default_str();
+  app.add_flag("--list-compressors", raw.list_compressors, "print the compressors, one a line, and exit");
+}
+
+// --compress and --error-feedback: text to a typed choice.
+void take_compression(const CLI::App& app, const RawFlags& raw, TrainConfig& c) {
+  if (raw.error_feedback != 0 && raw.error_feedback != 1)
+    throw CLI::ValidationError("--error-feedback", fmt::format("is 0 or 1, got {}", raw.error_feedback));
+  if (app.count("--compress") > 0) {
+    std::string problem;
+    const std::optional<CompressionChoice> choice = parse_compression(raw.compress, problem);
+    if (!choice) throw CLI::ValidationError("--compress", problem);
+    c.compression = *choice;
+  }
+  c.compression.error_feedback = raw.error_feedback == 1;
+  c.compression.error_feedback_given = app.count("--error-feedback") > 0;
 }
 
 void add_run_options(CLI::App& app, TrainConfig& c) {
@@ -228,10 +255,13 @@ CliOutcome parse_train_cli(int argc, char** argv) {
   add_model_options(app, c, raw);
   add_overlap_and_ps_options(app, c, raw);
   add_run_options(app, c);
+  add_compression_options(app, raw);
   add_fault_options(app, c, raw);
   try {
     app.parse(argc, argv);
+    if (raw.list_compressors) return {std::nullopt, 0, compressor_listing()};
     take_choices(raw, c);
+    take_compression(app, raw, c);
     take_numbers(app, raw, c);
     take_faults(raw, c.faults);
   } catch (const CLI::CallForHelp&) {

@@ -20,9 +20,14 @@ Roles::Roles(const TrainConfig& config, const Dataset& train, const Mlp& model, 
         std::make_unique<ParameterServer>(ps_comm_, server_comm_, layout_, config, start.params, start.optimizer_state);
     return;
   }
-  if (!start.optimizer_state.empty())
-    std::copy(start.optimizer_state.begin(), start.optimizer_state.end(), sgd_.state().begin());
-  sync_ = make_synchronizer(config, {ps_comm_, worker_comm_, sgd_, model.layer_offsets(), model.parameter_count()});
+  const std::span<const float> saved = start.optimizer_state;
+  const std::size_t velocity = std::min(saved.size(), sgd_.state().size());  // empty in a fresh run
+  std::copy_n(saved.begin(), velocity, sgd_.state().begin());
+  sync_ = make_synchronizer(
+      config, {ps_comm_, worker_comm_, sgd_, model.layer_offsets(), model.parameter_count(), model.sizes()});
+  if (config.resume && (sync_->state_size() > 0 || saved.size() > velocity))
+    sync_->load_state(saved.subspan(velocity), static_cast<int>(start.manifest.workers), me - layout_.servers);
+  if (sync_->state_size() > 0) checkpoint_state_.resize(sgd_.state().size() + sync_->state_size());
   worker_ = std::make_unique<Worker>(config, train, model, me - layout_.servers, layout_.workers, me, world.size(),
                                      start.params, *sync_, start.steps_done);
 }
@@ -39,14 +44,22 @@ void Roles::finish() {
 
 std::span<const float> Roles::local_params() const { return server_ ? server_->local_model() : worker_->params(); }
 
-std::span<const float> Roles::local_optimizer_state() const {
-  return server_ ? server_->local_optimizer_state() : std::span<const float>(sgd_.state());
+std::span<const float> Roles::local_optimizer_state() {
+  return server_ ? server_->local_optimizer_state() : worker_state();
+}
+
+std::span<const float> Roles::worker_state() {
+  if (checkpoint_state_.empty()) return sgd_.state();
+  const std::span<float> all(checkpoint_state_);
+  std::copy(sgd_.state().begin(), sgd_.state().end(), all.begin());
+  sync_->save_state(all.subspan(sgd_.state().size()));
+  return all;
 }
 
 std::span<const float> Roles::model_on_root() { return server_ ? server_->gather_model() : worker_->params(); }
 
 std::span<const float> Roles::optimizer_state_on_root() {
-  return server_ ? server_->gather_optimizer_state() : std::span<const float>(sgd_.state());
+  return server_ ? server_->gather_optimizer_state() : worker_state();
 }
 
 }  // namespace gradsync

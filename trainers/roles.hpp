@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "collectives/comm.hpp"
 #include "model/dataset.hpp"
@@ -35,8 +36,10 @@ class Roles {
   // Every rank after the last epoch's steps: the workers' synchronizers leave the final model.
   void finish();
   // This rank's full-size state, of which a server's key range alone is current: what its checkpoint piece holds.
+  // The optimizer state is followed, on workers, by their synchronizer's own (Synchronizer::save_state): every rank
+  // calls local_optimizer_state() together, as it may be collective over the workers.
   std::span<const float> local_params() const;
-  std::span<const float> local_optimizer_state() const;
+  std::span<const float> local_optimizer_state();
   // Every rank calls these together: the whole current model (optimizer state) on rank 0, gathered from the servers
   // or the worker's replica. Valid until the next run().
   std::span<const float> model_on_root();
@@ -50,6 +53,9 @@ class Roles {
   std::unique_ptr<Synchronizer> sync_;
   std::unique_ptr<Worker> worker_;
   std::unique_ptr<ParameterServer> server_;
+  // A worker's optimizer state, then its synchronizer's, when the synchronizer keeps any (else empty). Collective.
+  std::span<const float> worker_state();
+  std::vector<float> checkpoint_state_;
 };
 
 }  // namespace gradsync

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <stdexcept>
+#include <vector>
 
 #include "trainers/checkpoint_set.hpp"
 
@@ -26,6 +27,17 @@ void print_resume(const ResumePoint& p, const TrainConfig& c, int ranks, int wor
   std::fflush(stdout);
 }
 
+// The CRC the resumed optimizer state must have: the checkpoint's. When its size differs (a synchronizer whose state
+// holds one residual per worker, resumed on another number of workers), the checkpoint's state cut to the new size or
+// extended with zeros: the workers that remain keep their residuals, those that left take theirs along, new ones
+// start from zero (trainers/compression/error_feedback.hpp).
+std::uint32_t expected_optimizer_crc(const ResumePoint& start, std::span<const float> now) {
+  if (now.size() == start.optimizer_state.size()) return start.manifest.optimizer_crc;
+  std::vector<float> expected(start.optimizer_state);
+  expected.resize(now.size(), 0.0f);
+  return crc32_floats(expected);
+}
+
 }  // namespace
 
 ResumePoint starting_point(const TrainConfig& config, const Comm& world, const CheckpointSchedule& schedule,
@@ -46,7 +58,7 @@ void check_resumed_state(const ResumePoint& start, Roles& roles, const TrainConf
   if (me == 0) {
     print_resume(start, config, world.size(), roles.workers(), pieces);
     const std::uint32_t params_crc = crc32_floats(params_now), optimizer_crc = crc32_floats(optimizer_now);
-    equal = params_crc == start.manifest.params_crc && optimizer_crc == start.manifest.optimizer_crc;
+    equal = params_crc == start.manifest.params_crc && optimizer_crc == expected_optimizer_crc(start, optimizer_now);
     fmt::print("resumed state: step {}, params crc {:08x}, optimizer crc {:08x}: {} the checkpoint's\n", start.steps_done,
                params_crc, optimizer_crc, equal ? "equal to" : "DIFFERENT from");
     std::fflush(stdout);

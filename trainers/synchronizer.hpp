@@ -2,6 +2,7 @@
 // What a worker does with its gradient each step. Every worker calls step() once per step, in lockstep for
 // the synchronous methods; afterwards `params` holds the parameters for the next step. The families that implement
 // it, and the factory, are in trainers/sync_registry.hpp.
+#include <cstddef>
 #include <span>
 
 #include "model/mlp.hpp"
@@ -29,6 +30,17 @@ class Synchronizer {
   // Seconds of communication that were in flight while the worker was not waiting for it (hidden behind compute)
   // since the last call.
   virtual double take_hidden_seconds() { return 0; }
+
+  // Training state of the synchronizer's own, beyond the model and the optimizer's (a compressor's residuals and
+  // warm start: trainers/compression/compressed_sync.hpp), which checkpoints carry after the optimizer state. How
+  // many floats save_state() writes on this run's workers (the same on every worker); 0: none.
+  virtual std::size_t state_size() const { return 0; }
+  // Collective over the workers, with nothing in flight: writes the state into `out` (state_size() floats, the
+  // caller's), the same bits on every worker.
+  virtual void save_state(std::span<float> /*out*/) {}
+  // Local, before the first step: puts back `saved`, what save_state() wrote in a run of `saved_workers` workers,
+  // on the worker at `index` of this run's. Throws CheckpointError if `saved` cannot be such a state.
+  virtual void load_state(std::span<const float> /*saved*/, int /*saved_workers*/, int /*index*/) {}
 };
 
 }  // namespace gradsync

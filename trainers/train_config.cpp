@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "collectives/methods.hpp"
+#include "trainers/compression/compression_checks.hpp"
 #include "trainers/sync_registry.hpp"
 
 namespace gradsync {
@@ -33,6 +34,7 @@ std::string TrainConfig::sync_name() const {
     if (servers > 1) name += fmt::format("-k{}", servers);
   }
   if (average_every > 0) name += fmt::format("-avg{}", average_every);
+  if (compression.enabled()) name += fmt::format("-{}", compression.name());
   if (buckets) name += "-buckets";
   if (pipeline) name += "-pipe";
   if ((buckets || pipeline) && progress == Progress::thread) name += "-thread";
@@ -122,8 +124,9 @@ std::string validate_global_batch(const TrainConfig& c, int ranks) {
 }  // namespace
 
 std::string validate(const TrainConfig& c, int ranks) {
-  for (const std::string& problem : {validate_model(c), validate_sync(c, ranks), validate_checkpoints(c),
-                                     validate_global_batch(c, ranks), validate(c.faults, ranks, c.server_ranks())})
+  for (const std::string& problem :
+       {validate_model(c), validate_sync(c, ranks), validate_compression(c), validate_checkpoints(c),
+        validate_global_batch(c, ranks), validate(c.faults, ranks, c.server_ranks())})
     if (!problem.empty()) return problem;
   return {};
 }

@@ -8,6 +8,7 @@
 
 #include "collectives/allreduce.hpp"
 #include "model/sgd.hpp"
+#include "trainers/compression/compressors.hpp"
 #include "trainers/fault_injection.hpp"
 #include "trainers/progress.hpp"
 #include "trainers/sync_method.hpp"
@@ -38,6 +39,7 @@ struct TrainConfig {
   std::size_t bucket_bytes = kDefaultBucketBytes;
   bool pipeline = false;                // pipelined SGD: step t's gradient is synchronized during step t+1
   Progress progress = Progress::calls;  // who moves nonblocking communication on
+  CompressionChoice compression;        // --compress, --error-feedback (trainers/compression/compressors.hpp)
   // Parameter server.
   PsMode ps_mode = PsMode::bsp;
   int staleness = 0;      // ssp bound

@@ -15,6 +15,7 @@
 #include "model/kernels/installed_plan.hpp"
 #include "trainers/agreed_kernel_plan.hpp"
 #include "trainers/cli.hpp"
+#include "trainers/compression/compression_checks.hpp"
 #include "trainers/data_source.hpp"
 #include "trainers/report.hpp"
 #include "trainers/trainer.hpp"
@@ -44,6 +45,11 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
   if (!loaded) return kUsageError;
   const TrainTest& data = *loaded;
   if (const std::string problem = validate_against_data(config, world.size(), data.train.rows); !problem.empty()) {
+    if (lead) fmt::print(stderr, "train: error: {}\n", problem);
+    return kUsageError;
+  }
+  const auto sizes = config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes));
+  if (const std::string problem = validate_against_model(config, sizes); !problem.empty()) {
     if (lead) fmt::print(stderr, "train: error: {}\n", problem);
     return kUsageError;
   }

@@ -1,12 +1,15 @@
 #include "trainers/trainer.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "collectives/watchdog.hpp"
 #include "model/mlp.hpp"
 #include "trainers/checkpoint_schedule.hpp"
 #include "trainers/checkpointing.hpp"
 #include "trainers/clock.hpp"
+#include "trainers/compression/compressed_sync.hpp"
+#include "trainers/compression/compression_checks.hpp"
 #include "trainers/epoch_work.hpp"
 #include "trainers/roles.hpp"
 #include "trainers/run_start.hpp"
@@ -21,13 +24,14 @@ long steps_per_epoch(const TrainConfig& config, std::size_t rows, int workers) {
 
 namespace {
 
-// How the run's state is cut into checkpoint pieces: one per server, or one replicated on the workers.
-StateLayout state_layout(const TrainConfig& config, int ranks, std::size_t parameter_count) {
-  const int servers = config.server_ranks();
-  return {parameter_count, config.sgd.momentum != 0.0f ? parameter_count : 0,
-          servers > 0,     servers,
-          ranks,           config.worker_count(ranks),
-          config.batch};
+// How the run's state is cut into checkpoint pieces: one per server, or one replicated on the workers. A
+// synchronizer's own state (compression) follows the optimizer's in the replicated piece.
+StateLayout state_layout(const TrainConfig& config, int ranks, const std::vector<std::size_t>& sizes,
+                         std::size_t parameter_count) {
+  const int servers = config.server_ranks(), workers = config.worker_count(ranks);
+  const std::size_t optimizer =
+      (config.sgd.momentum != 0.0f ? parameter_count : 0) + compressed_state_size(config, sizes, workers);
+  return {parameter_count, optimizer, servers > 0, servers, ranks, workers, config.batch};
 }
 
 TrainResult empty_result(const TrainConfig& config, const Comm& world) {
@@ -160,11 +164,13 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
   config.batch = given.per_worker_batch(world.size());  // --global-batch, resolved for this world
   const std::vector<std::size_t> sizes =
       config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes));
+  if (const std::string problem = validate_against_model(config, sizes); !problem.empty())
+    throw std::invalid_argument(problem);  // train_main checks first; the same on every rank, before any message
   const Mlp model(sizes);
   const std::string fingerprint = run_fingerprint(config, sizes);
   CheckpointSchedule schedule(config, world);
   const ResumePoint start = starting_point(config, world, schedule, fingerprint, model);
-  const StateLayout state = state_layout(config, world.size(), model.parameter_count());
+  const StateLayout state = state_layout(config, world.size(), sizes, model.parameter_count());
   if (schedule.enabled()) schedule.open(fingerprint, state, config.resume ? start.steps_done : -1);
   Roles roles(config, data.train, model, world, start);
   if (config.resume) check_resumed_state(start, roles, config, world, state.pieces());

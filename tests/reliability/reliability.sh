@@ -121,9 +121,12 @@ case "$case_name" in
     ;;
   resume_equality)
     # Two epochs straight equal one epoch, a resume, and one more epoch, bit for bit; and a resume from a set in the
-    # middle of an epoch (the newest one removed) equals them too.
-    for sync in ring mpi ps; do
-      args=(--sync "$sync" "${short[@]}" --model mlp --momentum 0.9 --checkpoint-steps 100)
+    # middle of an epoch (the newest one removed) equals them too. ring-powersgd compresses the gradients: its
+    # checkpoints also hold every worker's residual and PowerSGD's warm-start Q.
+    for sync in ring mpi ps ring-powersgd; do
+      flags=(--sync "$sync")
+      [ "$sync" = ring-powersgd ] && flags=(--sync ring --compress powersgd:4)
+      args=("${flags[@]}" "${short[@]}" --model mlp --momentum 0.9 --checkpoint-steps 100)
       "${mpirun_[@]}" -n 3 "$bin/train" "${args[@]}" --epochs 2 --checkpoint "$work/$sync-straight" >/dev/null
       "${mpirun_[@]}" -n 3 "$bin/train" "${args[@]}" --epochs 1 --checkpoint "$work/$sync-resumed" >/dev/null
       "${mpirun_[@]}" -n 3 "$bin/train" "${args[@]}" --epochs 2 --checkpoint "$work/$sync-resumed" --resume >/dev/null

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "collectives/allreduce.hpp"
+
 namespace gradsync::traffic {
 
 // One point-to-point message as the sender or receiver posted it. `peer` is the other side's rank in
@@ -51,5 +53,16 @@ class Recording {
   // How many collectives named `call` were recorded.
   std::size_t collective_count(const std::string& call) const;
 };
+
+// The elements rank `r` of a ring of `p` sends on `count`, in whole segments: the reduce-scatter sends segments
+// r, r-1, ..., the all-gather r+1, r, ... (P-1 each). The closed form the ring's traffic is checked against.
+inline std::size_t ring_elements_sent(std::size_t count, int p, int r) {
+  std::size_t sent = 0;
+  for (int step = 0; step < p - 1; ++step) {
+    sent += partition(count, p, static_cast<std::size_t>((r - step + 2 * p) % p)).size();
+    sent += partition(count, p, static_cast<std::size_t>((r + 1 - step + 2 * p) % p)).size();
+  }
+  return sent;
+}
 
 }  // namespace gradsync::traffic

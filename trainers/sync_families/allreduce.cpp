@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "collectives/methods.hpp"
+#include "trainers/compression/compressed_sync.hpp"
 #include "trainers/overlapped_sync.hpp"
 #include "trainers/sync_registry.hpp"
 #include "trainers/train_config.hpp"
@@ -56,6 +57,7 @@ class ModelAveraging final : public Synchronizer {
 };
 
 std::unique_ptr<Synchronizer> make_allreduce_family(const TrainConfig& config, const SyncSetup& s) {
+  if (config.compression.enabled()) return make_compressed_sync(config, s);
   if (config.pipeline) return make_pipelined_allreduce(config, s.workers, s.sgd);
   if (config.buckets && (s.layer_offsets.empty() || s.parameter_count == 0))
     throw std::invalid_argument("make_synchronizer: buckets need the model's layer offsets and size");

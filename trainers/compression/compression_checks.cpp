@@ -1,0 +1,39 @@
+#include "trainers/compression/compression_checks.hpp"
+
+#include <fmt/format.h>
+
+#include "trainers/sync_registry.hpp"
+#include "trainers/train_config.hpp"
+
+namespace gradsync {
+
+std::string validate_compression(const TrainConfig& c) {
+  const CompressionChoice& choice = c.compression;
+  if (!choice.enabled())
+    return choice.error_feedback_given ? "--error-feedback: only with --compress (it is the compressor's residual)"
+                                       : std::string{};
+  const std::string flag = fmt::format("--compress {}", choice.name());
+  if (std::string problem = choice.compressor->check_param(choice.param); !problem.empty())
+    return fmt::format("--compress: {}", problem);
+  if (c.sync.family == SyncFamily::ps)
+    return fmt::format(
+        "{}: the parameter server (--sync ps) does not carry compressed gradients: its servers sum and apply dense "
+        "key ranges; use an allreduce method ({})",
+        flag, allreduce_method_names(trains));
+  if (!c.sync.allreduce)
+    return fmt::format("{}: needs an allreduce --sync ({}), not {}", flag, allreduce_method_names(trains), c.sync.name());
+  if (c.average_every > 0) return fmt::format("{}: not with --average-every (that averages models, not gradients)", flag);
+  if (c.buckets) return fmt::format("{}: not with --buckets yet (a bucket is not compressed as it becomes ready)", flag);
+  if (c.pipeline)
+    return fmt::format("{}: not with --pipeline 1 yet (the compressed exchange does not overlap the next step)", flag);
+  return {};
+}
+
+std::string validate_against_model(const TrainConfig& c, const std::vector<std::size_t>& layer_sizes) {
+  const CompressionChoice& choice = c.compression;
+  if (!choice.enabled()) return {};
+  const std::string problem = choice.compressor->check_model(choice.param, model_tensors(layer_sizes));
+  return problem.empty() ? problem : "--compress " + problem;
+}
+
+}  // namespace gradsync

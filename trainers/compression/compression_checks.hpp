@@ -1,0 +1,18 @@
+#pragma once
+// The checks of --compress and --error-feedback, as hooks of the configuration's own (trainers/train_config.hpp).
+#include <string>
+#include <vector>
+
+namespace gradsync {
+
+struct TrainConfig;
+
+// What the command line alone decides: the compressor's parameter, and which --sync and overlap options carry it.
+// Empty, or a one-line message naming the flag; the same on every rank. validate() (train_config.hpp) calls it.
+std::string validate_compression(const TrainConfig& config);
+
+// What needs the model's shape (Mlp::sizes(), known once the data is loaded): PowerSGD's rank against each weight
+// matrix. Empty, or a one-line message naming the layer and its shape.
+std::string validate_against_model(const TrainConfig& config, const std::vector<std::size_t>& layer_sizes);
+
+}  // namespace gradsync

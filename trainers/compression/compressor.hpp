@@ -1,0 +1,55 @@
+#pragma once
+// A gradient compressor: how the workers' gradients are summed when each worker sends less than its whole gradient.
+// The list of compressors is trainers/compression/compressors.hpp; error feedback, which every compressor gets, is
+// trainers/compression/error_feedback.hpp. A compressor is planned once (buffers, communicator, tags) and run every
+// step without allocating.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collectives/allreduce.hpp"
+#include "collectives/allreduce_method.hpp"
+#include "collectives/comm.hpp"
+
+namespace gradsync {
+
+// One tensor of the flat parameter buffer: `rows` x `cols` floats, row-major, from `offset`. A matrix has two
+// dimensions above one; anything else (a bias) is a vector.
+struct Tensor {
+  std::size_t offset = 0, rows = 0, cols = 0;
+  std::string name;  // for error texts: "layer 2 weights (10 x 128)"
+  std::size_t size() const { return rows * cols; }
+  bool matrix() const { return rows > 1 && cols > 1; }
+};
+
+// The tensors of an Mlp with layer sizes `sizes` (model/mlp.hpp: layer l's W, sizes[l+1] x sizes[l], then its bias,
+// sizes[l+1]), in buffer order; they tile the buffer.
+std::vector<Tensor> model_tensors(const std::vector<std::size_t>& sizes);
+
+class Compressor {
+ public:
+  virtual ~Compressor() = default;
+  // Collective over the workers' communicator: every worker calls it once per step. `in` is this worker's gradient
+  // (with its error-feedback residual added). Writes `mine`, this worker's own contribution as the others decode it,
+  // and `sum`, the sum of every worker's contribution: the same bits on every worker. All three hold the whole
+  // model (the planned parameter count), are the caller's, and do not overlap.
+  virtual void exchange(std::span<const float> in, std::span<float> mine, std::span<float> sum) = 0;
+  // Training state of the compressor besides the residual, the same on every worker (PowerSGD's warm-started Q and
+  // its count of redrawn columns), for checkpoints to save and put back; empty if it keeps none.
+  virtual std::span<float> state() { return {}; }
+};
+
+// What a compressor is built from. `workers` and `method` must outlive the compressor; the rest is read while planning.
+struct CompressorSetup {
+  const Comm& workers;              // the ranks that sum gradients
+  const AllreduceMethod* method;    // --sync's allreduce: a compressor that allreduces uses it
+  AllreduceOptions options;         // and plans it with these
+  std::span<const Tensor> tensors;  // model_tensors(): the whole buffer (read while planning only)
+  double param = 0;                 // R or F, as compressors.hpp checked it
+  std::uint64_t seed = 1;           // starting state that must be equal on every worker
+};
+
+}  // namespace gradsync

@@ -1,0 +1,23 @@
+#include "trainers/compression/error_feedback.hpp"
+
+#include <algorithm>
+
+namespace gradsync {
+
+ErrorFeedback::ErrorFeedback(std::unique_ptr<Compressor> compressor, std::size_t count, bool on)
+    : compressor_(std::move(compressor)), on_(on), residual_(count), mine_(count) {}
+
+void ErrorFeedback::step(std::span<float> grads) {
+  const std::size_t n = residual_.size();
+  if (on_)
+    for (std::size_t i = 0; i < n; ++i) residual_[i] += grads[i];
+  else
+    std::copy_n(grads.begin(), n, residual_.begin());
+  compressor_->exchange(residual_, mine_, grads);
+  if (on_)
+    for (std::size_t i = 0; i < n; ++i) residual_[i] -= mine_[i];
+  else
+    std::fill(residual_.begin(), residual_.end(), 0.0f);
+}
+
+}  // namespace gradsync

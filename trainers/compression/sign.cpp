@@ -1,0 +1,76 @@
+// sign - 1-bit scaled sign: per tensor, one scale (the mean |x|, from a double sum) and one bit per entry (set for
+// x >= 0), so a worker's contribution is scale * (+1 or -1) entrywise. The parts are all-gathered
+// (collectives/part_all_gather.hpp) and every worker adds them up in rank order, the same bits everywhere.
+#include <bit>
+#include <cmath>
+
+#include "collectives/part_all_gather.hpp"
+#include "trainers/compression/compressors.hpp"
+
+namespace gradsync {
+namespace {
+
+constexpr std::size_t kBits = 32;
+
+class Sign final : public Compressor {
+ public:
+  Sign(const Comm& workers, std::span<const Tensor> tensors)
+      : tensors_(tensors.begin(), tensors.end()), part_(tensors.size() + words(tensors)), gather_(workers, part_.size()) {
+  }
+
+  // A part is one scale per tensor (float bits), then the bits of the whole buffer, 32 to a word.
+  void exchange(std::span<const float> in, std::span<float> mine, std::span<float> sum) override {
+    const std::size_t t = tensors_.size();
+    std::fill(part_.begin() + static_cast<std::ptrdiff_t>(t), part_.end(), 0);
+    for (std::size_t j = 0; j < t; ++j) {
+      const Tensor& x = tensors_[j];
+      double total = 0;
+      for (std::size_t i = x.offset; i < x.offset + x.size(); ++i) total += std::abs(in[i]);
+      part_[j] = std::bit_cast<std::int32_t>(static_cast<float>(total / static_cast<double>(x.size())));
+      for (std::size_t i = x.offset; i < x.offset + x.size(); ++i)
+        if (in[i] >= 0) part_[t + i / kBits] |= static_cast<std::int32_t>(std::uint32_t{1} << (i % kBits));
+    }
+    std::fill(mine.begin(), mine.end(), 0.0f);
+    add_part(part_, mine);
+    gather_.run(part_);
+    std::fill(sum.begin(), sum.end(), 0.0f);
+    for (int r = 0; r < gather_.comm().size(); ++r) add_part(gather_.part(r), sum);
+  }
+
+ private:
+  static std::size_t words(std::span<const Tensor> tensors) {
+    const std::size_t n = tensors.empty() ? 0 : tensors.back().offset + tensors.back().size();
+    return (n + kBits - 1) / kBits;
+  }
+
+  void add_part(std::span<const std::int32_t> part, std::span<float> out) const {
+    const std::size_t t = tensors_.size();
+    for (std::size_t j = 0; j < t; ++j) {
+      const Tensor& x = tensors_[j];
+      const float scale = std::bit_cast<float>(part[j]);
+      for (std::size_t i = x.offset; i < x.offset + x.size(); ++i) {
+        const bool up = (static_cast<std::uint32_t>(part[t + i / kBits]) >> (i % kBits)) & 1u;
+        out[i] += up ? scale : -scale;
+      }
+    }
+  }
+
+  std::vector<Tensor> tensors_;
+  std::vector<std::int32_t> part_;
+  PartAllGather gather_;
+};
+
+}  // namespace
+
+extern const CompressorInfo sign_compressor = {
+    .name = "sign",
+    .param = "",
+    .summary = "1-bit sign per entry, one scale (mean |x|) per tensor, bits packed, all-gathered, summed locally",
+    .check_param = [](double) { return std::string{}; },
+    .check_model = [](double, std::span<const Tensor>) { return std::string{}; },
+    .make = [](const CompressorSetup& s) -> std::unique_ptr<Compressor> {
+      return std::make_unique<Sign>(s.workers, s.tensors);
+    },
+};
+
+}  // namespace gradsync
