@@ -6,6 +6,7 @@
 #include <exception>
 #include <thread>
 
+#include "collectives/auto_explain.hpp"
 #include "collectives/comm.hpp"
 #include "collectives/mpi_session.hpp"
 #include "collectives/watchdog.hpp"
@@ -70,6 +71,7 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
   }
   if (lead) {
     fmt::print("{}\n", format_summary(result));
+    if (config.observe.explain) fmt::print("auto's choices on rank 0:\n{}", format_auto_choices(auto_choices()));
     if (!config.csv.empty()) append_csv(config.csv, config, result);
   }
   return 0;
