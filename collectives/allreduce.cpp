@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <memory>
 #include <stdexcept>
 
 #include "collectives/agreement.hpp"
+#include "collectives/roll_call.hpp"
 #include "collectives/watchdog.hpp"
 #include "trace/recorder.hpp"
 
@@ -18,7 +20,7 @@ std::atomic<std::uint32_t> g_next_object{0};
 }  // namespace
 
 Allreduce::Allreduce(Comm comm, AllreduceOptions options)
-    : comm_(std::move(comm)), options_(options), object_id_(g_next_object++) {}
+    : comm_(std::move(comm)), options_(options), object_id_(g_next_object++), roll_call_tag_(comm_.reserve_tags(1)) {}
 
 // The operation's span starts when this rank enters the collective, before the agreement check, so that entry times
 // compare across ranks (the slow-rank report). Its method, size and prediction are filled in when it ends.
@@ -81,7 +83,17 @@ AllreduceOptions with_transport_defaults(AllreduceOptions o, bool shared_memory,
 void Allreduce::run(void* data, std::size_t count, Dtype type) {
   if (in_flight()) throw std::logic_error(fmt::format("{}: run() while a started operation is in flight", name()));
   trace_begin(count, type);
-  if (options_.check_agreement) check_agreement(comm_, name(), fingerprint(count, type));
+  seq_ = calls_;
+  if (options_.check_agreement && comm_.size() > 1) {  // nonblocking, so that a hang here takes a roll call too
+    agreement_.start(comm_, fingerprint(count, type));
+    stage_ = {{agreement_.request(), 1}, "MPI_Iallreduce (agreement check before a collective)"};
+    {
+      const CollectiveScope collective(name().data(), object_id_, seq_);
+      const WaitScope wait(stage_.what);
+      wait_for_stage();
+    }
+    agreement_.verify(comm_, name());
+  }
   ++calls_;
   require_supported(type);  // before the shortcuts below: a wrong type fails the same way on any communicator
   if (span_.start_s != 0) stage_started_s_ = trace_clock_s();  // the first stage starts after the check
@@ -108,6 +120,7 @@ void Allreduce::start(void* data, std::size_t count, Dtype type) {
   data_ = static_cast<std::byte*>(data);
   count_ = count;
   type_ = type;
+  seq_ = calls_;
   trace_begin(count, type);
   if (options_.check_agreement && comm_.size() > 1) {
     agreement_.start(comm_, fingerprint(count, type));
@@ -160,13 +173,30 @@ void Allreduce::wait() {
 }
 
 void Allreduce::drive_to_completion() {
+  const CollectiveScope collective(traced_method(), object_id_, seq_);
   while (in_flight()) {
     {
       const WaitScope wait(stage_.what, -1, stage_.peer);
-      check_mpi(MPI_Waitall(static_cast<int>(stage_.requests.size()), stage_.requests.data(), MPI_STATUSES_IGNORE),
-                "MPI_Waitall", comm_.rank());
+      wait_for_stage();
     }
     step_forward();
+  }
+}
+
+void Allreduce::wait_for_stage() {
+  const int n = static_cast<int>(stage_.requests.size());
+  if (!watchdog_armed()) {
+    check_mpi(MPI_Waitall(n, stage_.requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall", comm_.rank());
+    return;
+  }
+  std::unique_ptr<RollCall> roll_call;  // allocated only when a wait has grown suspiciously long
+  for (;;) {
+    int done = 0;
+    check_mpi(MPI_Testall(n, stage_.requests.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall", comm_.rank());
+    if (done) return;
+    if (!roll_call && watchdog_wants_roll_call())
+      roll_call = std::make_unique<RollCall>(comm_, roll_call_tag_, object_id_, seq_);
+    if (roll_call) set_roll_call_result(roll_call->poll());
   }
 }
 

@@ -147,6 +147,9 @@ class Allreduce {
   // The current stage completed: go on to the next phase or stage.
   void step_forward();
   void drive_to_completion();
+  // The current stage's requests completed: MPI_Waitall, or with a watchdog a polling loop that takes a roll call
+  // (roll_call.hpp) when the watchdog asks, so that its hang report names the ranks that never entered.
+  void wait_for_stage();
   // Tracing (trace/recorder.hpp), when a recorder is installed: the operation's span and its stages'.
   void trace_begin(std::size_t count, Dtype type);
   void trace_stage_done();
@@ -154,6 +157,8 @@ class Allreduce {
 
   std::uint64_t calls_ = 0;
   std::uint32_t object_id_ = 0;
+  std::uint64_t seq_ = 0;  // the call number of the operation in progress
+  int roll_call_tag_ = 0;
   Span span_;  // the operation being traced (start_s == 0: none)
   double stage_started_s_ = 0;
   std::uint64_t plan_fingerprint_ = 0;  // computed on first use: name() is virtual

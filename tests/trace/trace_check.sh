@@ -8,6 +8,8 @@
 #   window    --trace-steps 5:9 keeps exactly those steps
 #   explain   --sync auto --buckets --explain: the table lists exactly the sizes rank 0 reduced
 #   straggler --straggler 2:5 names rank 2; the same run without it names nobody
+#   hang      rank 3 never reaches the first allreduce: the watchdog's report names the collective, its call number
+#             and rank 3 as the one that never entered it
 # Launcher and flags: scripts/mpi.sh ($GRADSYNC_MPIEXEC from ctest), as the other shell tests.
 set -euo pipefail
 bin=$1
@@ -45,5 +47,14 @@ case "$case_name" in
     grep -q '^rank 2 was last into' "$out/late.txt" || { echo "the straggler, rank 2, was not named" >&2; exit 1; }
     train --sync ring --slow-ranks | tee "$out/none.txt"
     grep -q '^no rank was consistently late' "$out/none.txt" || { echo "a run without a straggler named a rank" >&2; exit 1; } ;;
+  hang)
+    set +e
+    train --sync ring --straggler 3:600000 --timeout 3 >"$out/hang.txt" 2>&1
+    code=$?
+    set -e
+    cat "$out/hang.txt"
+    [ "$code" -ne 0 ] || { echo "a hung job exited 0" >&2; exit 1; }
+    grep -q 'the wait is in collective ring (object [0-9]*), call #0; roll call .*never entered it: 3$' "$out/hang.txt" ||
+      { echo "the hang report does not name rank 3 as missing from call #0" >&2; exit 1; } ;;
   *) echo "trace_check.sh: unknown case '$case_name'" >&2; exit 2 ;;
 esac
