@@ -84,7 +84,9 @@ void Allreduce::run(void* data, std::size_t count, Dtype type) {
   if (in_flight()) throw std::logic_error(fmt::format("{}: run() while a started operation is in flight", name()));
   trace_begin(count, type);
   seq_ = calls_;
-  if (options_.check_agreement && comm_.size() > 1) {  // nonblocking, so that a hang here takes a roll call too
+  if (options_.check_agreement && comm_.size() > 1 && !watchdog_armed()) {
+    check_agreement(comm_, name(), fingerprint(count, type));
+  } else if (options_.check_agreement && comm_.size() > 1) {  // polled, so that a hang here takes a roll call too
     agreement_.start(comm_, fingerprint(count, type));
     stage_ = {{agreement_.request(), 1}, "MPI_Iallreduce (agreement check before a collective)"};
     {

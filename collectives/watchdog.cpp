@@ -109,6 +109,7 @@ CollectiveScope::CollectiveScope(const char* name, std::uint32_t object, std::ui
 CollectiveScope::~CollectiveScope() {
   g_collective.store(nullptr, std::memory_order_relaxed);
   g_roll_call_due.store(false, std::memory_order_relaxed);
+  if (!g_roll_call_asked.load(std::memory_order_relaxed)) return;  // the common case: no lock
   const std::lock_guard lock(g_roll_call_mutex);
   g_roll_call_result.clear();
 }

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "collectives/trace_gather.hpp"
 #include "collectives/watchdog.hpp"
@@ -24,6 +26,18 @@ std::string clock_lines(const GatheredTrace& t) {
 }
 
 }  // namespace
+
+std::string check_trace_file(const ObserveOptions& options, const Comm& world) {
+  if (options.trace_file.empty()) return {};
+  std::string problem;
+  if (world.rank() == 0) {
+    std::FILE* f = std::fopen(options.trace_file.c_str(), "w");
+    if (!f) problem = fmt::format("--trace {}: cannot open for writing: {}", options.trace_file, std::strerror(errno));
+    if (f) std::fclose(f);
+  }
+  world.broadcast_string(problem, 0);
+  return problem;
+}
 
 RunTrace::RunTrace(const ObserveOptions& options, const Comm& world, bool communication_thread)
     : options_(options), world_(world) {

@@ -2,12 +2,17 @@
 // Tracing for one training run: the recorder installed for the run's length, the ranks' clocks aligned before and
 // after, and at the end the records gathered on rank 0, written as a Chrome trace and read for the slow-rank report.
 #include <memory>
+#include <string>
 
 #include "collectives/comm.hpp"
 #include "trace/gathered_trace.hpp"
 #include "trainers/observe_options.hpp"
 
 namespace gradsync {
+
+// Collective over `world`: an empty string on every rank if rank 0 can create options.trace_file (or none is asked
+// for), else the same one-line message on every rank. Run before training, so a bad path fails before any step.
+std::string check_trace_file(const ObserveOptions& options, const Comm& world);
 
 class RunTrace {
  public:

@@ -18,6 +18,7 @@
 #include "trainers/cli.hpp"
 #include "trainers/data_source.hpp"
 #include "trainers/report.hpp"
+#include "trainers/run_trace.hpp"
 #include "trainers/trainer.hpp"
 
 namespace {
@@ -40,6 +41,10 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
                "train: note: --straggler sleeps {} ms per step, at least the --timeout of {} s: the watchdog "
                "will stop the job (raise --timeout, or 0 to turn it off)\n",
                config.faults.straggler_ms, config.timeout_s);
+  if (const std::string problem = check_trace_file(config.observe, world); !problem.empty()) {
+    if (lead) fmt::print(stderr, "train: error: {}\n", problem);
+    return kUsageError;
+  }
   start_watchdog(config.timeout_s, world.rank());
   const std::optional<TrainTest> loaded = load_training_data_on_every_rank(config, world, "train");
   if (!loaded) return kUsageError;

@@ -8,6 +8,7 @@
 #   window    --trace-steps 5:9 keeps exactly those steps
 #   explain   --sync auto --buckets --explain: the table lists exactly the sizes rank 0 reduced
 #   straggler --straggler 2:5 names rank 2; the same run without it names nobody
+#   badpath   --trace into a missing directory: one error, before any step, exit 2
 #   hang      rank 3 never reaches the first allreduce: the watchdog's report names the collective, its call number
 #             and rank 3 as the one that never entered it
 # Launcher and flags: scripts/mpi.sh ($GRADSYNC_MPIEXEC from ctest), as the other shell tests.
@@ -47,6 +48,16 @@ case "$case_name" in
     grep -q '^rank 2 was last into' "$out/late.txt" || { echo "the straggler, rank 2, was not named" >&2; exit 1; }
     train --sync ring --slow-ranks | tee "$out/none.txt"
     grep -q '^no rank was consistently late' "$out/none.txt" || { echo "a run without a straggler named a rank" >&2; exit 1; } ;;
+  badpath)
+    set +e
+    train --sync ring --trace "$out/missing/t.json" >"$out/bad.txt" 2>&1
+    code=$?
+    set -e
+    cat "$out/bad.txt"
+    [ "$code" -eq 2 ] || { echo "exit $code, expected 2" >&2; exit 1; }
+    [ "$(grep -c "^train: error: --trace $out/missing/t.json: cannot open for writing" "$out/bad.txt")" -eq 1 ] ||
+      { echo "expected the error once" >&2; exit 1; }
+    ! grep -q '^epoch\|^done' "$out/bad.txt" || { echo "trained despite the bad path" >&2; exit 1; } ;;
   hang)
     set +e
     train --sync ring --straggler 3:600000 --timeout 3 >"$out/hang.txt" 2>&1
