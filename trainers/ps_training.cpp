@@ -80,21 +80,40 @@ class PipelinedPsWorker final : public Synchronizer, public PassObserver, public
 
   // CommJob: one push and one pull per server.
   void start() override {
+    if (trace_recorder()) in_flight_since_s_ = trace_clock_s();
     for (int s = 0; s < layout_.servers; ++s) {
       const ElementRange key = layout_.key_range(s);
       requests_[2 * s] = world_.irecv(std::span(pulled_).subspan(key.begin, key.size()), s, tags_.pull);
       requests_[2 * s + 1] = world_.isend(pushing_.subspan(key.begin, key.size()), s, tags_.push);
     }
   }
-  bool test() override { return world_.test_all(requests_, "ps push/pull"); }
+  bool test() override {
+    if (!world_.test_all(requests_, "ps push/pull")) return false;
+    trace_in_flight();
+    return true;
+  }
   void wait() override {
     for (int s = 0; s < layout_.servers; ++s) {
       const WaitScope wait("MPI_Waitall (ps worker: push gradient, pull parameters)", -1, s);
       world_.wait_all(std::span(requests_).subspan(2 * static_cast<std::size_t>(s), 2), "ps push/pull");
     }
+    trace_in_flight();
   }
 
  private:
+  // The push and pull from start() to completion, on the communication track.
+  void trace_in_flight() const {
+    TraceRecorder* t = trace_recorder();
+    if (!t) return;
+    Span s;
+    s.kind = SpanKind::push_pull;
+    s.track = Track::communication;
+    s.name = "push/pull (in flight)";
+    s.start_s = in_flight_since_s_;
+    s.end_s = trace_clock_s();
+    t->add(s);
+  }
+
   void take_pull(std::span<float> params) {
     if (!pending_) return;
     const double blocked = engine_.wait_all();
@@ -110,6 +129,7 @@ class PipelinedPsWorker final : public Synchronizer, public PassObserver, public
   std::vector<float> pulled_;  // the servers' parameters, taken at the next step
   CommEngine engine_;
   std::span<float> pushing_;  // the gradient in flight
+  double in_flight_since_s_ = 0;
   bool pending_ = false;
   double hidden_s_ = 0;
 };
