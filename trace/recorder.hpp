@@ -30,7 +30,8 @@ inline constexpr std::size_t kCollectiveEntries = std::size_t{1} << 16;
 // Recording threads: the worker's own thread (slot 0) and an overlap run's communication thread (slot 1).
 inline constexpr int kTraceSlots = 2;
 
-// Seconds on the monotonic clock every span is timed with (steady_clock: one clock for all processes of a host).
+// Seconds on the monotonic clock every span is timed with (steady_clock: one clock for all processes of a host; the
+// simulated clock in a simulation build).
 double trace_clock_s();
 
 class TraceRecorder {
