@@ -57,8 +57,8 @@ void write_metadata(std::FILE* f, const GatheredTrace& t) {
 }
 
 void write_other_data(std::FILE* f, const GatheredTrace& t) {
-  fmt::print(f, "\"otherData\":{{\"clock\":\"steady_clock, aligned to rank 0 by ping-pong\",\"window_steps\":{},",
-             t.window.steps());
+  fmt::print(f, "\"otherData\":{{\"clock\":\"{}, aligned to rank 0 by ping-pong\",\"window_steps\":{},",
+             trace_clock_name(), t.window.steps());
   fmt::print(f, "\"clock_offsets\":[");
   for (std::size_t r = 0; r < t.start.size(); ++r)
     fmt::print(

@@ -38,6 +38,14 @@ double trace_clock_s() {
 #endif
 }
 
+const char* trace_clock_name() {
+#ifdef GRADSYNC_SIMULATED
+  return "the simulated clock";
+#else
+  return "steady_clock";
+#endif
+}
+
 void set_trace_slot(int slot) { t_slot = slot; }
 
 TraceRecorder::TraceRecorder(TraceWindow window) : window_(window) {

@@ -33,6 +33,8 @@ inline constexpr int kTraceSlots = 2;
 // Seconds on the monotonic clock every span is timed with (steady_clock: one clock for all processes of a host; the
 // simulated clock in a simulation build).
 double trace_clock_s();
+// What trace_clock_s() reads, for reports: "steady_clock" or "the simulated clock".
+const char* trace_clock_name();
 
 class TraceRecorder {
  public:

@@ -15,9 +15,8 @@ namespace gradsync {
 namespace {
 
 std::string clock_lines(const GatheredTrace& t) {
-  std::string out =
-      "trace: clock offsets to rank 0 (steady_clock, ping-pong; error bound = half the shortest round "
-      "trip)\n";
+  std::string out = fmt::format(
+      "trace: clock offsets to rank 0 ({}, ping-pong; error bound = half the shortest round trip)\n", trace_clock_name());
   for (std::size_t r = 1; r < t.start.size(); ++r)
     out += fmt::format("  rank {}: start {:+.1f} us +- {:.1f} us, end {:+.1f} us +- {:.1f} us (drift {:+.1f} us)\n", r,
                        t.start[r].offset_s * 1e6, t.start[r].error_s * 1e6, t.end[r].offset_s * 1e6,
