@@ -21,9 +21,11 @@
 #include <vector>
 
 #include "bench/bench_options.hpp"
+#include "bench/bus_share.hpp"
 #include "bench/cross_core_bound.hpp"
 #include "bench/memory_bound.hpp"
 #include "collectives/allreduce.hpp"
+#include "collectives/auto_explain.hpp"
 #include "collectives/methods.hpp"
 #include "collectives/scratch_bytes.hpp"
 
@@ -134,7 +136,8 @@ struct Flags {
               max_bytes = "64M", chunks, segment, csv;
   double step_factor = 2;
   int iters = 0, warmup = 3, servers = 0, reps = 5;
-  bool no_check = false;
+  double link_gbps = 0;
+  bool no_check = false, explain = false;
   bool shared_buffers = false;
   bool list_methods = false;  // handled before MPI_Init; declared here for --help
 };
@@ -173,6 +176,10 @@ void add_options(CLI::App& app, Flags& f) {
                "allocation, so that 1024 simulated ranks fit in memory; the sums are then meaningless and not "
                "checked (the wrong column says -1)");
   app.add_option("--csv", f.csv, "also write the rows to this CSV file");
+  app.add_option("--link-gbps", f.link_gbps,
+                 "the link's rate in Gbit/s: the end says each method's best bus bandwidth as a share of it (with "
+                 "membound among the methods, also as a share of the measured memory bound)");
+  app.add_flag("--explain", f.explain, "at the end, auto's choices: every candidate's prediction and the measured time");
 }
 
 // The flags turned into numbers.
@@ -189,6 +196,7 @@ Sizes check_flags(const Flags& f) {
   s.hi = bench::parse_bytes(f.max_bytes, "--max-bytes");
   if (s.lo < sizeof(float) || s.hi < s.lo) throw std::invalid_argument("--min-bytes/--max-bytes: need 4 <= min <= max");
   if (!(f.step_factor > 1)) throw std::invalid_argument("--step-factor: must be > 1");
+  if (!(f.link_gbps >= 0)) throw std::invalid_argument("--link-gbps: must be a rate in Gbit/s, > 0");
   if (f.iters < 0 || f.warmup < 0) throw std::invalid_argument("--iters/--warmup: must be >= 0");
   if (f.reps < 1) throw std::invalid_argument("--reps: must be >= 1");
 #ifndef GRADSYNC_SIMULATED
@@ -304,7 +312,8 @@ void print_row(const Row& r, std::FILE* out) {
 
 // Every rank: every size from --min-bytes to --max-bytes, rank 0 printing the rows. Returns the wrong elements
 // over all rows.
-long run_sizes(const Flags& f, const Sizes& s, const std::vector<MethodSpec>& specs, std::FILE* out, const Comm& world) {
+long run_sizes(const Flags& f, const Sizes& s, const std::vector<MethodSpec>& specs, std::FILE* out, const Comm& world,
+               std::vector<bench::BusSample>& samples) {
   // With --shared-buffers, SMPI's shared allocation (collectives/scratch_bytes.hpp says what that costs).
   ScratchBytes bytes;
   bytes.grow_to(s.hi / sizeof(float) * sizeof(float));
@@ -315,6 +324,7 @@ long run_sizes(const Flags& f, const Sizes& s, const std::vector<MethodSpec>& sp
     const std::size_t count = static_cast<std::size_t>(size) / sizeof(float);
     for (const Row& r : measure_size(specs, count, data, !f.shared_buffers, f.warmup, f.iters, f.reps, world)) {
       total_wrong += std::max(r.wrong, 0L);
+      samples.push_back({r.label, r.bytes, r.busbw});
       if (world.rank() == 0) print_row(r, out);
     }
   }
@@ -329,11 +339,14 @@ int run(const Flags& f, const Comm& world) {
   const std::vector<MethodSpec> specs = make_specs(f, s, world);
   std::FILE* out = open_csv(f.csv, world);
   if (lead) print_header(f, world);
-  const long total_wrong = run_sizes(f, s, specs, out, world);
+  std::vector<bench::BusSample> samples;
+  const long total_wrong = run_sizes(f, s, specs, out, world, samples);
   if (out) std::fclose(out);
   if (lead && f.shared_buffers) fmt::print("# sums not checked: --shared-buffers\n");
   if (lead && !f.shared_buffers)
     fmt::print("# {} wrong element(s) in total{}\n", total_wrong, total_wrong ? ": BUG" : "");
+  if (lead) fmt::print("{}", bench::bus_share_summary(samples, f.link_gbps));
+  if (lead && f.explain) fmt::print("# auto's choices on rank 0:\n{}", format_auto_choices(auto_choices()));
   return total_wrong ? 1 : 0;
 }
 

@@ -34,11 +34,13 @@
 #include "model/kernels/blis_setup.hpp"
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
+#include "trace/scope.hpp"
 #include "trainers/agreed_kernel_plan.hpp"
 #include "trainers/checkpointing.hpp"
 #include "trainers/clock.hpp"
 #include "trainers/data_source.hpp"
 #include "trainers/make_synchronizer.hpp"
+#include "trainers/run_trace.hpp"
 
 namespace {
 
@@ -104,7 +106,7 @@ bool parse_method(const std::string& name, TrainConfig& c) {
 }
 
 struct Flags {
-  std::string methods = "ring,mpi", data_dir;
+  std::string methods = "ring,mpi", data_dir, trace;
   std::size_t batch = 32, bucket_kib = TrainConfig::kDefaultBucketBytes >> 10;
   std::vector<std::size_t> hidden = {128};
   long steps = 6000, block = 32, settle = 4;
@@ -137,6 +139,9 @@ void add_options(CLI::App& app, Flags& f) {
       ->capture_default_str()
       ->check(CLI::Range(0L, 1L << 40));
   app.add_option("--data", f.data_dir, "MNIST directory (default: data/mnist)");
+  app.add_option("--trace", f.trace,
+                 fmt::format("write a Chrome trace of the last {} steps to this file (docs/observability.md)",
+                             TraceWindow::kDefaultLastSteps));
 }
 
 // Every rank: the methods --methods names into `names`. Returns an empty string, or why the flags cannot run (the
@@ -242,6 +247,8 @@ void train_alternating(const Flags& f, const TrainTest& data, const Mlp& model, 
     const std::size_t first = (static_cast<std::size_t>(s % per_epoch) * w + me) * f.batch;
     for (std::size_t j = 0; j < f.batch; ++j) slice[j] = perm[first + j];
     MethodTimes& m = timed[static_cast<std::size_t>(s / f.block) % timed.size()];
+    if (TraceRecorder* t = trace_recorder()) t->set_step(s);
+    const TraceScope traced(SpanKind::step, "step");
     // In a serial block rank 0 steps alone; the other ranks sleep in a barrier it joins after the block's last step.
     if (m.serial && world.rank() != 0) {
       if (s % f.block == 0) idle_barrier(world);
@@ -337,8 +344,12 @@ int run(int argc, char** argv, const Comm& world) {
   const Mlp model(config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes)));
   install_agreed_kernel_plan(world, model.planned_gemms(f.batch));  // every rank: one plan
   Replicas replicas(model, config);
+  ObserveOptions observe;
+  observe.trace_file = f.trace;
+  RunTrace trace(observe, world, false);  // before the synchronizers: it must outlive their threads
   std::vector<MethodTimes> timed = make_methods(names, config, world, model, replicas);
   train_alternating(f, data, model, world, config.seed, replicas, timed);
+  trace.finish();
   check_replicas(world, replicas.params);
   print_results(f, world, model, timed);
   return 0;

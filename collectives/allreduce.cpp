@@ -2,12 +2,64 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
+#include <memory>
 #include <stdexcept>
 
 #include "collectives/agreement.hpp"
+#include "collectives/roll_call.hpp"
 #include "collectives/watchdog.hpp"
+#include "trace/recorder.hpp"
 
 namespace gradsync {
+namespace {
+
+// Objects are numbered in construction order; ranks build theirs collectively, so the numbers agree across ranks.
+std::atomic<std::uint32_t> g_next_object{0};
+
+}  // namespace
+
+Allreduce::Allreduce(Comm comm, AllreduceOptions options)
+    : comm_(std::move(comm)), options_(options), object_id_(g_next_object++), roll_call_tag_(comm_.reserve_tags(1)) {}
+
+// The operation's span starts when this rank enters the collective, before the agreement check, so that entry times
+// compare across ranks (the slow-rank report). Its method, size and prediction are filled in when it ends.
+void Allreduce::trace_begin(std::size_t count, Dtype type) {
+  TraceRecorder* t = trace_recorder();
+  if (!t) return;
+  t->enter(object_id_, calls_);
+  span_ = {};
+  span_.kind = SpanKind::allreduce;
+  span_.track = Track::communication;
+  span_.bytes = count * dtype_size(type);
+  span_.seq = calls_;
+  span_.object = object_id_;
+  span_.chunk = static_cast<std::uint32_t>(options_.chunk_bytes);
+  span_.start_s = stage_started_s_ = trace_clock_s();
+}
+
+void Allreduce::trace_stage_done() {
+  TraceRecorder* t = trace_recorder();
+  if (!t || span_.start_s == 0) return;
+  Span stage;
+  stage.kind = SpanKind::stage;
+  stage.track = Track::communication;
+  stage.name = stage_.what;
+  stage.peer = stage_.peer;
+  stage.start_s = stage_started_s_;
+  stage.end_s = stage_started_s_ = trace_clock_s();
+  t->add(stage);
+}
+
+void Allreduce::trace_end() {
+  TraceRecorder* t = trace_recorder();
+  if (!t || span_.start_s == 0) return;
+  span_.end_s = trace_clock_s();
+  span_.name = traced_method();
+  span_.predicted_s = static_cast<float>(predicted_seconds());
+  t->add(span_);
+  span_.start_s = 0;
+}
 
 // The options that shape the message pattern are part of the fingerprint: ranks that disagree on the chunk or
 // segment size or the server layout would exchange different numbers of messages and hang.
@@ -30,11 +82,32 @@ AllreduceOptions with_transport_defaults(AllreduceOptions o, bool shared_memory,
 
 void Allreduce::run(void* data, std::size_t count, Dtype type) {
   if (in_flight()) throw std::logic_error(fmt::format("{}: run() while a started operation is in flight", name()));
-  if (options_.check_agreement) check_agreement(comm_, name(), fingerprint(count, type));
+  trace_begin(count, type);
+  seq_ = calls_;
+  if (options_.check_agreement && comm_.size() > 1 && !watchdog_armed()) {
+    check_agreement(comm_, name(), fingerprint(count, type));
+  } else if (options_.check_agreement && comm_.size() > 1) {  // polled, so that a hang here takes a roll call too
+    agreement_.start(comm_, fingerprint(count, type));
+    stage_ = {{agreement_.request(), 1}, "MPI_Iallreduce (agreement check before a collective)"};
+    {
+      const CollectiveScope collective(name().data(), object_id_, seq_);
+      const WaitScope wait(stage_.what);
+      wait_for_stage();
+    }
+    agreement_.verify(comm_, name());
+  }
   ++calls_;
   require_supported(type);  // before the shortcuts below: a wrong type fails the same way on any communicator
-  if (count == 0 || comm_.size() == 1) return;
-  reduce(static_cast<std::byte*>(data), count, type);
+  if (span_.start_s != 0) stage_started_s_ = trace_clock_s();  // the first stage starts after the check
+  if (count > 0 && comm_.size() > 1) reduce(static_cast<std::byte*>(data), count, type);
+  if (span_.start_s == 0) return;
+  Span waited = span_;  // the caller blocked for the whole operation
+  waited.kind = SpanKind::wait;
+  waited.track = Track::compute;
+  waited.name = "wait (blocking allreduce)";
+  trace_end();
+  waited.end_s = trace_clock_s();
+  if (TraceRecorder* t = trace_recorder()) t->add(waited);
 }
 
 void Allreduce::reduce(std::byte* data, std::size_t count, Dtype type) {
@@ -49,6 +122,8 @@ void Allreduce::start(void* data, std::size_t count, Dtype type) {
   data_ = static_cast<std::byte*>(data);
   count_ = count;
   type_ = type;
+  seq_ = calls_;
+  trace_begin(count, type);
   if (options_.check_agreement && comm_.size() > 1) {
     agreement_.start(comm_, fingerprint(count, type));
     stage_ = {{agreement_.request(), 1}, "MPI_Iallreduce (agreement check before a collective)"};
@@ -64,6 +139,7 @@ void Allreduce::begin_moving() {
   require_supported(type_);
   if (count_ == 0 || comm_.size() == 1) {
     phase_ = Phase::done;
+    trace_end();
     return;
   }
   phase_ = Phase::moving;
@@ -71,12 +147,14 @@ void Allreduce::begin_moving() {
 }
 
 void Allreduce::step_forward() {
+  trace_stage_done();
   if (phase_ == Phase::checking) {
     phase_ = Phase::idle;  // a mismatch leaves the object usable
     agreement_.verify(comm_, name());
     begin_moving();
   } else if (advance()) {
     phase_ = Phase::done;
+    trace_end();
   }
 }
 
@@ -97,13 +175,30 @@ void Allreduce::wait() {
 }
 
 void Allreduce::drive_to_completion() {
+  const CollectiveScope collective(traced_method(), object_id_, seq_);
   while (in_flight()) {
     {
       const WaitScope wait(stage_.what, -1, stage_.peer);
-      check_mpi(MPI_Waitall(static_cast<int>(stage_.requests.size()), stage_.requests.data(), MPI_STATUSES_IGNORE),
-                "MPI_Waitall", comm_.rank());
+      wait_for_stage();
     }
     step_forward();
+  }
+}
+
+void Allreduce::wait_for_stage() {
+  const int n = static_cast<int>(stage_.requests.size());
+  if (!watchdog_armed()) {
+    check_mpi(MPI_Waitall(n, stage_.requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall", comm_.rank());
+    return;
+  }
+  std::unique_ptr<RollCall> roll_call;  // allocated only when a wait has grown suspiciously long
+  for (;;) {
+    int done = 0;
+    check_mpi(MPI_Testall(n, stage_.requests.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall", comm_.rank());
+    if (done) return;
+    if (!roll_call && watchdog_wants_roll_call())
+      roll_call = std::make_unique<RollCall>(comm_, roll_call_tag_, object_id_, seq_);
+    if (roll_call) set_roll_call_result(roll_call->poll());
   }
 }
 

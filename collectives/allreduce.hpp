@@ -14,6 +14,7 @@
 #include "collectives/comm.hpp"
 #include "collectives/dtype.hpp"
 #include "collectives/segments.hpp"
+#include "trace/span.hpp"
 
 namespace gradsync {
 
@@ -102,9 +103,16 @@ class Allreduce {
 
   const Comm& comm() const { return comm_; }
   const AllreduceOptions& options() const { return options_; }
+  // Which object this is, the same number on every rank when ranks build their objects in the same order (they are
+  // built collectively): with the call number, what names one collective across ranks in a trace.
+  std::uint32_t object_id() const { return object_id_; }
 
  protected:
-  Allreduce(Comm comm, AllreduceOptions options) : comm_(std::move(comm)), options_(options) {}
+  Allreduce(Comm comm, AllreduceOptions options);
+  // What a trace calls the method that ran the last operation (a string that lives as long as the process), and
+  // the time the cost model predicted for it (0: none). auto names its choice.
+  virtual const char* traced_method() const { return name().data(); }
+  virtual double predicted_seconds() const { return 0; }
 
   // A method is a sequence of stages. begin() posts the first stage's messages for a reduction of count > 0
   // elements on a communicator of two or more ranks and sets stage(); each time every request of the stage has
@@ -139,8 +147,20 @@ class Allreduce {
   // The current stage completed: go on to the next phase or stage.
   void step_forward();
   void drive_to_completion();
+  // The current stage's requests completed: MPI_Waitall, or with a watchdog a polling loop that takes a roll call
+  // (roll_call.hpp) when the watchdog asks, so that its hang report names the ranks that never entered.
+  void wait_for_stage();
+  // Tracing (trace/recorder.hpp), when a recorder is installed: the operation's span and its stages'.
+  void trace_begin(std::size_t count, Dtype type);
+  void trace_stage_done();
+  void trace_end();
 
   std::uint64_t calls_ = 0;
+  std::uint32_t object_id_ = 0;
+  std::uint64_t seq_ = 0;  // the call number of the operation in progress
+  int roll_call_tag_ = 0;
+  Span span_;  // the operation being traced (start_s == 0: none)
+  double stage_started_s_ = 0;
   std::uint64_t plan_fingerprint_ = 0;  // computed on first use: name() is virtual
   Phase phase_ = Phase::idle;
   PendingAgreement agreement_;

@@ -5,6 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "trace/recorder.hpp"
+
 namespace gradsync {
 namespace {
 
@@ -73,28 +75,46 @@ std::string_view AutoAllreduce::choice(std::size_t count, Dtype type) const {
   return candidates_[choose(count * dtype_size(type))]->name();
 }
 
+AutoChoice& AutoAllreduce::explained(std::size_t bytes) {
+  AutoChoice c;
+  c.object = object_id();
+  c.ranks = comm_.size();
+  c.ranks_per_host = ranks_per_host_;
+  c.bytes = bytes;
+  c.chosen = candidates_[chosen_]->name();
+  for (const auto& m : candidates_)
+    if (const auto t = model_.predict(m->name(), bytes, comm_.size(), ranks_per_host_, m->options().chunk_bytes))
+      c.predicted_s.emplace_back(m->name(), *t);
+  return auto_choice(std::move(c));
+}
+
 void AutoAllreduce::begin(std::byte* data, std::size_t count, Dtype type) {
   const std::size_t bytes = count * dtype_size(type);
   if (bytes != chosen_for_bytes_) {  // training repeats one size: the model runs once per size, not per call
     chosen_ = choose(bytes);
     chosen_for_bytes_ = bytes;
+    choice_ = &explained(bytes);
   }
   current_ = candidates_[chosen_].get();
   if (options_.report_choices && comm_.rank() == 0 && reported_.insert(bytes).second) {
     std::string predictions;
-    for (const auto& c : candidates_)
-      if (const auto t = model_.predict(c->name(), bytes, comm_.size(), ranks_per_host_, c->options().chunk_bytes))
-        predictions += fmt::format("{}{} {:.1f} us", predictions.empty() ? "" : ", ", c->name(), *t * 1e6);
+    for (const auto& [name, t] : choice_->predicted_s)
+      predictions += fmt::format("{}{} {:.1f} us", predictions.empty() ? "" : ", ", name, t * 1e6);
     fmt::print("auto: {} bytes on {} ranks ({} per host): {} (predicted {}; {})\n", bytes, comm_.size(), ranks_per_host_,
                current_->name(), predictions, model_.source);
     std::fflush(stdout);
   }
+  begun_s_ = trace_clock_s();
   begin_of(*current_, data, count, type);
   stage_ = stage_of(*current_);
 }
 
 bool AutoAllreduce::advance() {
-  if (advance_of(*current_)) return true;
+  if (advance_of(*current_)) {
+    ++choice_->calls;
+    choice_->measured_s += trace_clock_s() - begun_s_;
+    return true;
+  }
   stage_ = stage_of(*current_);
   return false;
 }

@@ -26,6 +26,8 @@ class PsAllreduce final : public Allreduce {
   ElementRange result_range(int rank, std::size_t count) const override;
 
  private:
+  // A trace outlives the object: a literal, not name_.
+  const char* traced_method() const override { return name_ == "ps" ? "ps" : "ps-sharded"; }
   // The stages of one reduction, in order. Each blocking wait depends only on work that every rank has already
   // started: pushes are posted before serving (or two contributing servers would wait for each other's push), and a
   // server completes its result sends only after pulling its own result (or two servers would each wait, in a

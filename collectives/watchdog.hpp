@@ -5,6 +5,7 @@
 // call, which step and which peer it was stuck on. The thread never calls MPI, so MPI_THREAD_SINGLE is fine.
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 namespace gradsync {
 
@@ -34,5 +35,25 @@ class WaitScope {
 
 // The current training step, reported by the watchdog when a wait does not name its own.
 void set_watchdog_step(std::int64_t step);
+
+// Whether a watchdog is running in this process (a timeout is set). One relaxed load.
+bool watchdog_armed();
+
+// Marks the collective the waits opened inside it belong to, for the hang report: `name` (a string that lives as long
+// as the process), the object's number and the call's, the same on every rank (Allreduce::object_id). Not nestable.
+class CollectiveScope {
+ public:
+  CollectiveScope(const char* name, std::uint32_t object, std::uint64_t seq);
+  ~CollectiveScope();
+  CollectiveScope(const CollectiveScope&) = delete;
+  CollectiveScope& operator=(const CollectiveScope&) = delete;
+};
+
+// True once a wait inside a CollectiveScope has lasted half the timeout: the waiting thread should take a roll call
+// (collectives/roll_call.hpp) so that the hang report can name the ranks that never entered the collective. Returns
+// true once per such wait. One relaxed load when false.
+bool watchdog_wants_roll_call();
+// The roll call's findings so far (one line of text), printed with the hang report. Copied.
+void set_roll_call_result(const std::string& text);
 
 }  // namespace gradsync

@@ -13,6 +13,7 @@
 #include "model/rng.hpp"
 #include "model/vector_exp.hpp"
 #include "model/vector_log.hpp"
+#include "trace/scope.hpp"
 
 namespace gradsync {
 namespace {
@@ -140,6 +141,7 @@ double Mlp::forward(std::span<const float> params, const Batch& batch, Workspace
   const std::size_t layers = sizes_.size() - 1, n = batch.size;
   const float* input = batch.rows.data();  // the batch's rows are A^T: n x in
   for (std::size_t l = 0; l < layers; ++l) {
+    const TraceScope traced(SpanKind::forward, "forward", static_cast<int>(l));
     const std::size_t in = sizes_[l], out = sizes_[l + 1];
     float* z = ws.activations_[l].data();
     const float* b = params.data() + bias_offset(l);
@@ -180,6 +182,7 @@ float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, 
   const std::size_t layers = sizes_.size() - 1;
 
   for (std::size_t l = layers; l-- > 0;) {
+    const TraceScope traced(SpanKind::backward, "backward", static_cast<int>(l));
     const std::size_t in = sizes_[l], out = sizes_[l + 1];
     // dW = delta A_in^T. The input layer reads the batch's row-major copy, which is A_in^T already.
     float* dw = grads.data() + weight_offset(l);

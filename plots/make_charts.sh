@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Render every chart whose input CSV is present in a results directory, as PNG and SVG.
 # Usage: plots/make_charts.sh RESULTS_DIR [OUT_DIR]        (OUT_DIR defaults to RESULTS_DIR/charts)
-# Inputs looked for in RESULTS_DIR: the CSVs listed in `specs` below. Where
+# Inputs looked for in RESULTS_DIR: the CSVs listed in `specs` below (and trace.json, a `train --trace` file, which
+# becomes timeline.csv). Where
 # bench/scaling.sh left the median run of each point (train_median.csv, epochs_median.csv), those are drawn
 # instead: a bar or a line per repetition is unreadable, and scaling.csv already summarises every repetition.
 # Charts without their CSV are skipped; a malformed CSV or a missing tool stops the script.
@@ -65,7 +66,13 @@ specs=(
     "scale.csv|sim_scale.gp|platform method|np bytes time_us model_us"
     "regret.csv|sim_regret.gp|platform best|np bytes auto_over_best"
     "sim_train.csv|sim_speedup.gp|platform run|np speedup"
+    "timeline.csv|timeline.gp|kind|rank row step start_ms end_ms"
 )
+# A `train --trace` file becomes the timeline's CSV (its last three steps) unless one is there already.
+if [[ -f $results/trace.json && ! -f $results/timeline.csv ]]; then
+    python3 "$here/trace_to_timeline.py" "$results/trace.json" "$results/timeline.csv" \
+        || die "plots/trace_to_timeline.py could not read $results/trace.json"
+fi
 for spec in "${specs[@]}"; do
     IFS='|' read -r csv scripts text nums <<<"$spec"
     [[ ! -f $results/${csv%.csv}_median.csv ]] || csv=${csv%.csv}_median.csv

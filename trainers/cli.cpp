@@ -43,7 +43,7 @@ std::vector<std::size_t> parse_widths(const std::string& text) {
 // What CLI11 reads as text or as a wider type, before it becomes TrainConfig's typed and checked values.
 struct RawFlags {
   std::string sync = "serial", hidden = "128", iterations = "full", ps_mode = "bsp", progress = "calls";
-  std::string straggler, pause;
+  std::string straggler, pause, trace_steps;
   long batch = 0, chunk = 0, bucket_kib = 0, global_batch = 0;
   int pipeline = 0;
   std::uint64_t seed = 0;
@@ -169,6 +169,39 @@ void add_fault_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
       ->group("");
 }
 
+void add_observe_options(CLI::App& app, ObserveOptions& o, RawFlags& raw) {
+  app.add_option("--trace", o.trace_file,
+                 "write a Chrome trace (Perfetto, chrome://tracing) of the run's last steps to this file, and print the "
+                 "clock alignment and the slow-rank report");
+  app.add_option("--trace-steps", raw.trace_steps,
+                 fmt::format("which steps the trace keeps: N = the last N (default {}), A:B = global steps A to B; at "
+                             "most {} steps",
+                             TraceWindow::kDefaultLastSteps, TraceWindow::kMaxSteps));
+  app.add_flag("--slow-ranks", o.slow_ranks,
+               "record when each rank enters each collective and print which rank was last, how often and by how much");
+  app.add_flag("--explain", o.explain,
+               "print auto's choices: every candidate's prediction, the choice, its measured time");
+}
+
+// --trace-steps: "N" (the last N steps) or "A:B".
+TraceWindow parse_trace_window(const std::string& text) {
+  TraceWindow w;
+  if (text.empty()) return w;
+  long a = -1, b = -1;
+  char tail = 0;
+  const int got = std::sscanf(text.c_str(), "%ld:%ld%c", &a, &b, &tail);
+  if (got == 1 && text.find(':') == std::string::npos && a > 0)
+    w.last_steps = a;
+  else if (got == 2 && a >= 0 && b >= a)
+    w.first = a, w.last = b;
+  else
+    throw CLI::ValidationError("--trace-steps", fmt::format("'{}' is not N or A:B with 0 <= A <= B", text));
+  if (w.steps() > TraceWindow::kMaxSteps)
+    throw CLI::ValidationError("--trace-steps", fmt::format("'{}' covers {} steps, at most {} are kept", text, w.steps(),
+                                                            TraceWindow::kMaxSteps));
+  return w;
+}
+
 // --sync, --ps-mode and --progress: text to typed values.
 void take_choices(const RawFlags& raw, TrainConfig& c) {
   const std::optional<SyncMethod> sync = find_sync_method(raw.sync);
@@ -257,6 +290,7 @@ CliOutcome parse_train_cli(int argc, char** argv) {
   add_run_options(app, c);
   add_compression_options(app, raw);
   add_fault_options(app, c, raw);
+  add_observe_options(app, c.observe, raw);
   try {
     app.parse(argc, argv);
     if (raw.list_compressors) return {std::nullopt, 0, compressor_listing()};
@@ -264,6 +298,7 @@ CliOutcome parse_train_cli(int argc, char** argv) {
     take_compression(app, raw, c);
     take_numbers(app, raw, c);
     take_faults(raw, c.faults);
+    c.observe.window = parse_trace_window(raw.trace_steps);
   } catch (const CLI::CallForHelp&) {
     return {std::nullopt, 0, app.help()};
   } catch (const CLI::ParseError& e) {

@@ -9,6 +9,7 @@
 
 #include "collectives/mpi_session.hpp"
 #include "collectives/watchdog.hpp"
+#include "trace/scope.hpp"
 #include "trainers/clock.hpp"
 
 namespace gradsync {
@@ -54,6 +55,7 @@ void CommEngine::poll() {
 }
 
 double CommEngine::wait_all() {
+  const TraceScope traced(SpanKind::wait, "wait (communication in flight)");
   const double t0 = now_s();
   if (mode_ == Progress::calls) {
     advance(true);
@@ -104,6 +106,7 @@ bool CommEngine::advance(bool blocking) {
 }
 
 void CommEngine::thread_main() {
+  set_trace_slot(1);  // this thread's spans go to a ring of their own
   for (;;) {
     {
       std::unique_lock lock(mutex_);

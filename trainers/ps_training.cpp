@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "collectives/watchdog.hpp"
+#include "trace/scope.hpp"
 #include "trainers/clock.hpp"
 #include "trainers/comm_engine.hpp"
 
@@ -41,6 +42,7 @@ class PsWorker final : public Synchronizer {
     }
     // One server at a time, so that a watchdog report names the server that never answered.
     for (int s = 0; s < layout_.servers; ++s) {
+      const TraceScope traced(SpanKind::push_pull, "push/pull (waiting for the server)", -1, s);
       const WaitScope wait("MPI_Waitall (ps worker: push gradient, pull parameters)", -1, s);
       world_.wait_all(std::span(requests_).subspan(2 * static_cast<std::size_t>(s), 2), "ps push/pull");
     }
@@ -78,21 +80,40 @@ class PipelinedPsWorker final : public Synchronizer, public PassObserver, public
 
   // CommJob: one push and one pull per server.
   void start() override {
+    if (trace_recorder()) in_flight_since_s_ = trace_clock_s();
     for (int s = 0; s < layout_.servers; ++s) {
       const ElementRange key = layout_.key_range(s);
       requests_[2 * s] = world_.irecv(std::span(pulled_).subspan(key.begin, key.size()), s, tags_.pull);
       requests_[2 * s + 1] = world_.isend(pushing_.subspan(key.begin, key.size()), s, tags_.push);
     }
   }
-  bool test() override { return world_.test_all(requests_, "ps push/pull"); }
+  bool test() override {
+    if (!world_.test_all(requests_, "ps push/pull")) return false;
+    trace_in_flight();
+    return true;
+  }
   void wait() override {
     for (int s = 0; s < layout_.servers; ++s) {
       const WaitScope wait("MPI_Waitall (ps worker: push gradient, pull parameters)", -1, s);
       world_.wait_all(std::span(requests_).subspan(2 * static_cast<std::size_t>(s), 2), "ps push/pull");
     }
+    trace_in_flight();
   }
 
  private:
+  // The push and pull from start() to completion, on the communication track.
+  void trace_in_flight() const {
+    TraceRecorder* t = trace_recorder();
+    if (!t) return;
+    Span s;
+    s.kind = SpanKind::push_pull;
+    s.track = Track::communication;
+    s.name = "push/pull (in flight)";
+    s.start_s = in_flight_since_s_;
+    s.end_s = trace_clock_s();
+    t->add(s);
+  }
+
   void take_pull(std::span<float> params) {
     if (!pending_) return;
     const double blocked = engine_.wait_all();
@@ -108,6 +129,7 @@ class PipelinedPsWorker final : public Synchronizer, public PassObserver, public
   std::vector<float> pulled_;  // the servers' parameters, taken at the next step
   CommEngine engine_;
   std::span<float> pushing_;  // the gradient in flight
+  double in_flight_since_s_ = 0;
   bool pending_ = false;
   double hidden_s_ = 0;
 };
@@ -188,6 +210,7 @@ class ParameterServer::Impl {
 
   // One synchronous step: all gradients, summed in rank order, one update, everyone gets the same model.
   void serve_bsp_round(EpochWork& work) {
+    if (TraceRecorder* t = trace_recorder()) t->set_step(round_);
     for (int w = 0; w < layout_.workers; ++w) post_receive(w);
     for (int w = 0; w < layout_.workers; ++w) {
       {
@@ -200,6 +223,7 @@ class ParameterServer::Impl {
       work.server_busy_s += now_s() - t;
     }
     const double t = now_s();
+    const TraceScope traced(SpanKind::server_apply, "server apply (sum applied)");
     sgd_.step_range(my_master(), {slot(0), key_.size()}, key_.begin, 1.0f / static_cast<float>(layout_.workers));
     work.server_busy_s += now_s() - t;
     // All replies in flight at once (several sends may read one buffer); the master copy is not touched
@@ -221,7 +245,9 @@ class ParameterServer::Impl {
     while (outstanding > 0) {
       const WaitScope wait("MPI_Waitany (ps server: next gradient from any worker)", version_);
       const int w = world_.wait_any(std::span(requests_).first(static_cast<std::size_t>(layout_.workers)), "ps push");
+      if (TraceRecorder* t = trace_recorder()) t->set_step(version_ / layout_.workers);  // about the workers' step
       const double t = now_s();
+      const TraceScope traced(SpanKind::server_apply, "server apply (one gradient)", -1, worker_rank(w));
       const double staleness = static_cast<double>(version_ - version_at_pull_[w]);
       work.staleness_sum += staleness;
       work.staleness_count += 1;

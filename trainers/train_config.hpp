@@ -10,6 +10,7 @@
 #include "model/sgd.hpp"
 #include "trainers/compression/compressors.hpp"
 #include "trainers/fault_injection.hpp"
+#include "trainers/observe_options.hpp"
 #include "trainers/progress.hpp"
 #include "trainers/sync_method.hpp"
 
@@ -65,6 +66,7 @@ struct TrainConfig {
   int checkpoint_replicas = 2;  // every checkpoint piece is written on this many hosts (fewer if fewer exist)
   bool resume = false;          // continue from the checkpoint in checkpoint_dir
   FaultInjection faults;        // testing: none by default
+  ObserveOptions observe;       // tracing, the slow-rank report, auto's explanations: off by default
 
   // World ranks 0..server_ranks()-1 serve (a family with servers: sync_registry.hpp), the others work.
   int server_ranks() const;

@@ -6,6 +6,7 @@
 #include <exception>
 #include <thread>
 
+#include "collectives/auto_explain.hpp"
 #include "collectives/comm.hpp"
 #include "collectives/mpi_session.hpp"
 #include "collectives/watchdog.hpp"
@@ -18,6 +19,7 @@
 #include "trainers/compression/compression_checks.hpp"
 #include "trainers/data_source.hpp"
 #include "trainers/report.hpp"
+#include "trainers/run_trace.hpp"
 #include "trainers/trainer.hpp"
 
 namespace {
@@ -40,6 +42,10 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
                "train: note: --straggler sleeps {} ms per step, at least the --timeout of {} s: the watchdog "
                "will stop the job (raise --timeout, or 0 to turn it off)\n",
                config.faults.straggler_ms, config.timeout_s);
+  if (const std::string problem = check_trace_file(config.observe, world); !problem.empty()) {
+    if (lead) fmt::print(stderr, "train: error: {}\n", problem);
+    return kUsageError;
+  }
   start_watchdog(config.timeout_s, world.rank());
   const std::optional<TrainTest> loaded = load_training_data_on_every_rank(config, world, "train");
   if (!loaded) return kUsageError;
@@ -76,6 +82,7 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
   }
   if (lead) {
     fmt::print("{}\n", format_summary(result));
+    if (config.observe.explain) fmt::print("auto's choices on rank 0:\n{}", format_auto_choices(auto_choices()));
     if (!config.csv.empty()) append_csv(config.csv, config, result);
   }
   return 0;

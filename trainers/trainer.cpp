@@ -5,6 +5,7 @@
 
 #include "collectives/watchdog.hpp"
 #include "model/mlp.hpp"
+#include "trace/scope.hpp"
 #include "trainers/checkpoint_schedule.hpp"
 #include "trainers/checkpointing.hpp"
 #include "trainers/clock.hpp"
@@ -13,6 +14,7 @@
 #include "trainers/epoch_work.hpp"
 #include "trainers/roles.hpp"
 #include "trainers/run_start.hpp"
+#include "trainers/run_trace.hpp"
 
 namespace gradsync {
 
@@ -96,6 +98,7 @@ class EpochLoop {
 
   // Every checkpoint is collective; no gradient is in flight (the stretch before it drained).
   void checkpoint(const CheckpointProgress& progress) {
+    const TraceScope traced(SpanKind::checkpoint, "checkpoint write");
     schedule_.write(progress, roles_.local_params(), roles_.local_optimizer_state());
   }
 
@@ -107,7 +110,10 @@ class EpochLoop {
     r.epoch = epoch + 1;
     r.epochs = config_.epochs;
     r.train_loss = all.loss_sum / std::max(all.steps, 1.0);
-    const Evaluation eval = model_.evaluate(model_now, data_.test, eval_ws_);
+    const Evaluation eval = [&] {
+      const TraceScope traced(SpanKind::evaluation, "evaluation (test set)");
+      return model_.evaluate(model_now, data_.test, eval_ws_);
+    }();
     r.test_loss = eval.loss;
     r.test_accuracy = eval.accuracy;
     r.images_per_s = all.examples / elapsed;
@@ -172,11 +178,13 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
   const ResumePoint start = starting_point(config, world, schedule, fingerprint, model);
   const StateLayout state = state_layout(config, world.size(), sizes, model.parameter_count());
   if (schedule.enabled()) schedule.open(fingerprint, state, config.resume ? start.steps_done : -1);
+  RunTrace trace(config.observe, world, config.progress == Progress::thread && (config.buckets || config.pipeline));
   Roles roles(config, data.train, model, world, start);
   if (config.resume) check_resumed_state(start, roles, config, world, state.pieces());
   TrainResult result = empty_result(config, world);
   EpochLoop epochs(config, data, world, model, roles, schedule, start);
   for (int epoch = start.next_epoch; epoch < config.epochs; ++epoch) epochs.run(epoch, result, on_epoch);
+  trace.finish();
   if (world.rank() == 0) summarize(result, config.batch);
   return result;
 }

@@ -6,6 +6,7 @@
 
 #include "collectives/watchdog.hpp"
 #include "model/rng.hpp"
+#include "trace/scope.hpp"
 #include "trainers/checkpointing.hpp"
 #include "trainers/clock.hpp"
 #include "trainers/trainer.hpp"
@@ -26,6 +27,8 @@ EpochWork Worker::run_steps(int epoch, long from, long to, long origin_step, std
   draw_permutation(epoch);
   if (from < to) take_slice(from, origin_step, origin, next_slice_);
   for (long s = from; s < to; ++s) {
+    if (TraceRecorder* t = trace_recorder()) t->set_step(steps_done_);
+    const TraceScope traced(SpanKind::step, "step");
     std::swap(slice_, next_slice_);
     const double t0 = now_s();
     gather_batch(train_, slice_, batch_, model_.reads_float_rows(slice_.size()));

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# ctest cases for `train --trace`, `--slow-ranks` and `--explain` on the real binary (tests/CMakeLists.txt lists them).
+# usage: trace_check.sh BIN_DIR CASE
+#   blocking  a blocking ring: the trace parses, spans nest, each step's allreduce carries the gradient's bytes, and
+#             no allreduce overlaps a backward span
+#   buckets   the same with --buckets (two buckets): allreduce spans overlap backward spans
+#   thread    --buckets --progress thread: the communication thread's track nests and carries the bytes
+#   window    --trace-steps 5:9 keeps exactly those steps
+#   explain   --sync auto --buckets --explain: the table lists exactly the sizes rank 0 reduced
+#   straggler --straggler 2:5 names rank 2; the same run without it names nobody
+#   badpath   --trace into a missing directory: one error, before any step, exit 2
+#   hang      rank 3 never reaches the first allreduce: the watchdog's report names the collective, its call number
+#             and rank 3 as the one that never entered it
+# Launcher and flags: scripts/mpi.sh ($GRADSYNC_MPIEXEC from ctest), as the other shell tests.
+set -euo pipefail
+bin=$1
+case_name=$2
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/../../scripts/mpi.sh"
+mpi_launcher "$bin/.." || exit 1
+mpi_yield_shim "$bin"
+mpi_env
+mpirun_flags 4 shared
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+# mlp-128 on MNIST: 784*128 + 128 + 128*10 + 10 floats.
+param_bytes=$(((784 * 128 + 128 + 128 * 10 + 10) * 4))
+
+train() {
+  env "${MPI_ENV[@]}" "$MPIEXEC" -n 4 "${MPIRUN_FLAGS[@]}" "$bin/train" --model mlp --epochs 1 --iterations-per-epoch 30 \
+    --quiet "$@"
+}
+check() { python3 "$here/check_trace.py" "$@"; }
+
+case "$case_name" in
+  blocking) train --sync ring --trace "$out/t.json" && check "$out/t.json" "$param_bytes" --overlap no ;;
+  buckets) train --sync ring --buckets --bucket-kib 4 --trace "$out/t.json" && check "$out/t.json" "$param_bytes" --overlap yes ;;
+  thread)
+    train --sync ring --buckets --bucket-kib 4 --progress thread --trace "$out/t.json"
+    grep -q '"communication thread"' "$out/t.json" || { echo "no communication thread track" >&2; exit 1; }
+    check "$out/t.json" "$param_bytes" ;;
+  window) train --sync ring --trace "$out/t.json" --trace-steps 5:9 && check "$out/t.json" "$param_bytes" --steps 5:9 ;;
+  explain)
+    train --sync auto --buckets --bucket-kib 4 --explain --trace "$out/t.json" | tee "$out/explain.txt"
+    check "$out/t.json" "$param_bytes" --explained "$out/explain.txt" ;;
+  straggler)
+    train --sync ring --slow-ranks --straggler 2:5 | tee "$out/late.txt"
+    grep -q '^rank 2 was last into' "$out/late.txt" || { echo "the straggler, rank 2, was not named" >&2; exit 1; }
+    train --sync ring --slow-ranks | tee "$out/none.txt"
+    grep -q '^no rank was consistently late' "$out/none.txt" || { echo "a run without a straggler named a rank" >&2; exit 1; } ;;
+  badpath)
+    set +e
+    train --sync ring --trace "$out/missing/t.json" >"$out/bad.txt" 2>&1
+    code=$?
+    set -e
+    cat "$out/bad.txt"
+    [ "$code" -eq 2 ] || { echo "exit $code, expected 2" >&2; exit 1; }
+    [ "$(grep -c "^train: error: --trace $out/missing/t.json: cannot open for writing" "$out/bad.txt")" -eq 1 ] ||
+      { echo "expected the error once" >&2; exit 1; }
+    ! grep -q '^epoch\|^done' "$out/bad.txt" || { echo "trained despite the bad path" >&2; exit 1; } ;;
+  hang)
+    set +e
+    train --sync ring --straggler 3:600000 --timeout 3 >"$out/hang.txt" 2>&1
+    code=$?
+    set -e
+    cat "$out/hang.txt"
+    [ "$code" -ne 0 ] || { echo "a hung job exited 0" >&2; exit 1; }
+    grep -q 'the wait is in collective ring (object [0-9]*), call #0; roll call .*never entered it: 3$' "$out/hang.txt" ||
+      { echo "the hang report does not name rank 3 as missing from call #0" >&2; exit 1; } ;;
+  *) echo "trace_check.sh: unknown case '$case_name'" >&2; exit 2 ;;
+esac
