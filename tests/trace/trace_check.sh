@@ -7,7 +7,9 @@
 #   thread    --buckets --progress thread: the communication thread's track nests and carries the bytes
 #   window    --trace-steps 5:9 keeps exactly those steps
 #   explain   --sync auto --buckets --explain: the table lists exactly the sizes rank 0 reduced
-#   straggler --straggler 2:5 names rank 2; the same run without it names nobody
+#   straggler --straggler 1:5 names rank 1; the same run without it names nobody. On 2 ranks: 4 ranks on this
+#             machine's 2 cores are time-sliced, and a rank the scheduler keeps waiting is late by a slice for real
+#             (it was named, correctly, in a run beside a simulation taking a core)
 #   badpath   --trace into a missing directory: one error, before any step, exit 2
 #   hang      rank 3 never reaches the first allreduce: the watchdog's report names the collective, its call number
 #             and rank 3 as the one that never entered it
@@ -27,7 +29,7 @@ trap 'rm -rf "$out"' EXIT
 param_bytes=$(((784 * 128 + 128 + 128 * 10 + 10) * 4))
 
 train() {
-  env "${MPI_ENV[@]}" "$MPIEXEC" -n 4 "${MPIRUN_FLAGS[@]}" "$bin/train" --model mlp --epochs 1 --iterations-per-epoch 30 \
+  env "${MPI_ENV[@]}" "$MPIEXEC" -n "${ranks:-4}" "${MPIRUN_FLAGS[@]}" "$bin/train" --model mlp --epochs 1 --iterations-per-epoch 30 \
     --quiet "$@"
 }
 check() { python3 "$here/check_trace.py" "$@"; }
@@ -44,9 +46,9 @@ case "$case_name" in
     train --sync auto --buckets --bucket-kib 4 --explain --trace "$out/t.json" | tee "$out/explain.txt"
     check "$out/t.json" "$param_bytes" --explained "$out/explain.txt" ;;
   straggler)
-    train --sync ring --slow-ranks --straggler 2:5 | tee "$out/late.txt"
-    grep -q '^rank 2 was last into' "$out/late.txt" || { echo "the straggler, rank 2, was not named" >&2; exit 1; }
-    train --sync ring --slow-ranks | tee "$out/none.txt"
+    ranks=2 train --sync ring --slow-ranks --straggler 1:5 | tee "$out/late.txt"
+    grep -q '^rank 1 was last into' "$out/late.txt" || { echo "the straggler, rank 1, was not named" >&2; exit 1; }
+    ranks=2 train --sync ring --slow-ranks | tee "$out/none.txt"
     grep -q '^no rank was consistently late' "$out/none.txt" || { echo "a run without a straggler named a rank" >&2; exit 1; } ;;
   badpath)
     set +e
