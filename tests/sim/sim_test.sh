@@ -4,6 +4,8 @@
 #               smpicxx into build-smpi/ (the fixture the other cases need)
 #   exact       every method's sums exact at 6 and 8 simulated ranks (simulate.sh allreduce-check)
 #   alpha-beta  the ring's simulated time within 10% of its closed form: fails when nothing is really simulated
+#   shared      bench_allreduce --shared-buffers (every rank's buffer and scratch one shared block) times rd, rhd
+#               and the ring exactly as private buffers do, computation off, and says it checked nothing
 #   bad-input   an unknown platform, a platform with fewer hosts than ranks, a bad rank count, an unknown
 #               experiment and a missing tuning file (auto's, and scale's --tuning): each one clear error, a
 #               non-zero exit, no hang
@@ -32,6 +34,19 @@ case "${1:-}" in
   build) GRADSYNC_JOBS="${GRADSYNC_JOBS:-$(nproc)}" bash "$SIM" build || { command -v smpirun >/dev/null || exit 77; exit 1; } ;;
   exact) bash "$SIM" allreduce-check --out "$out" 6 8 ;;
   alpha-beta) bash "$SIM" alpha-beta --out "$out" 8 ;;
+  shared)
+    export SMPI_CFG="--cfg=smpi/simulate-computation:no"
+    flags=(--methods rd,rhd,ring --min-bytes 1M --max-bytes 1M --iters 1 --reps 1 --warmup 1 --segment-bytes whole)
+    bash "$SIM" run --out "$out/private" flat-1g 8 bench_allreduce "${flags[@]}" --csv "$out/private.csv"
+    bash "$SIM" run --out "$out/shared" flat-1g 8 bench_allreduce "${flags[@]}" --shared-buffers \
+      --csv "$out/shared.csv"
+    grep -q '^# sums not checked: --shared-buffers' "$out/shared/"*.log || { echo "FAIL: no 'sums not checked'"; exit 1; }
+    # method,np,bytes,count,chunk_bytes,time_us,...,wrong: the same times; wrong 0 checked, -1 not.
+    diff <(cut -d, -f1-6 "$out/private.csv") <(cut -d, -f1-6 "$out/shared.csv") ||
+      { echo "FAIL: shared buffers changed the simulated times"; exit 1; }
+    awk -F, 'NR > 1 && $9 != 0 { exit 1 }' "$out/private.csv" || { echo "FAIL: private sums wrong"; exit 1; }
+    awk -F, 'NR > 1 && $9 != -1 { exit 1 }' "$out/shared.csv" || { echo "FAIL: shared sums claimed checked"; exit 1; }
+    echo "ok: $(($(wc -l <"$out/shared.csv") - 1)) rows, the same simulated times shared and private" ;;
   bad-input)
     expect_error "unknown platform" "no platform 'flat-9g'" bash "$SIM" run flat-9g 4 bench_allreduce
     expect_error "too few hosts" "platform 'flat-1g-2pn' holds 1024 ranks, asked for 1025" \
@@ -43,5 +58,5 @@ case "${1:-}" in
       --min-bytes 4 --max-bytes 4 --iters 1 --reps 1 --warmup 1
     expect_error "missing tuning file (scale)" "scale: --tuning $out/none.txt: no such file" \
       bash "$SIM" scale --out "$out" --tuning "$out/none.txt" ;;
-  *) echo "usage: tests/sim/sim_test.sh build|exact|alpha-beta|bad-input" >&2; exit 2 ;;
+  *) echo "usage: tests/sim/sim_test.sh build|exact|alpha-beta|shared|bad-input" >&2; exit 2 ;;
 esac
