@@ -53,7 +53,7 @@ TRAIN=("$@")
 [[ $START_TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "--start-timeout must be whole seconds, got '$START_TIMEOUT'"
 [ -n "$HOSTFILE" ] || die "--hostfile FILE is required"
 [ -r "$HOSTFILE" ] || die "--hostfile $HOSTFILE: cannot read it"
-has_checkpoint=0 resume_given=0
+has_checkpoint=0 resume_given=0 checkpointed=0
 for a in "${TRAIN[@]}"; do
   case "$a" in --checkpoint|--checkpoint=*) has_checkpoint=1 ;; --resume) resume_given=1 ;; esac
 done
@@ -154,7 +154,8 @@ while :; do
   ATTEMPT_LOG="$WORK/attempt-$restarts.log"
   : >"$ATTEMPT_LOG"
   args=("${TRAIN[@]}")
-  if [ "$restarts" -gt 0 ] && [ "$resume_given" = 0 ]; then args+=(--resume); fi
+  # A job that failed before its first checkpoint left nothing to resume: it starts again from scratch.
+  if [ "$checkpointed" = 1 ] && [ "$resume_given" = 0 ]; then args+=(--resume); fi
   launch "${args[@]}"
   watchdog_at="" launched_at=$SECONDS
   while kill -0 "$JOB" 2>/dev/null; do
@@ -195,6 +196,7 @@ while :; do
   failed_step="${failed_step:-0}"
   last_ckpt_ts="$(grep "checkpoint: step " "$ATTEMPT_LOG" | tail -1 | cut -d' ' -f1)"
   last_ckpt_ts="${last_ckpt_ts:-$failed_at}"
+  if grep -q "checkpoint: step " "$ATTEMPT_LOG"; then checkpointed=1; fi
   probe_hosts
   lost_hosts="${LOST[*]:-}"
   say "job failed (exit $code) after step $failed_step; reachable: ${ALIVE[*]:-none}; lost: ${lost_hosts:-none}; failed_at=$failed_at"
