@@ -162,17 +162,6 @@ TEST_CASE("error feedback: applied update plus new residual is gradient plus old
   }
 }
 
-namespace {
-
-CliOutcome parse_flags(std::vector<std::string> args) {
-  args.insert(args.begin(), "train");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  return parse_train_cli(static_cast<int>(argv.size()), argv.data());
-}
-
-}  // namespace
-
 TEST_CASE("--compress is refused before any step when the name, its parameter or the run cannot carry it") {
   struct Refused {
     std::vector<std::string> args;
@@ -187,22 +176,22 @@ TEST_CASE("--compress is refused before any step when the name, its parameter or
         Refused{{"--compress", "sign:3"}, "'sign' takes no parameter"},
         Refused{{"--compress", "sign", "--error-feedback", "2"}, "--error-feedback: is 0 or 1, got 2"}}) {
     CAPTURE(r.args[1]);
-    const CliOutcome out = parse_flags(r.args);
+    const CliOutcome out = test::parse_train_args(r.args);
     CHECK(!out.config);
     CHECK(out.exit_code == 2);
     test::check_mentions(out.message, {r.message});
   }
-  const CliOutcome ok = parse_flags({"--sync", "rhd", "--compress", "powersgd:4", "--error-feedback", "0"});
+  const CliOutcome ok = test::parse_train_args({"--sync", "rhd", "--compress", "powersgd:4", "--error-feedback", "0"});
   REQUIRE(ok.config);
   CHECK(ok.config->sync_name() == "rhd-powersgd4-noef");
   CHECK(validate(*ok.config, 4).empty());
-  const CliOutcome listed = parse_flags({"--list-compressors"});
+  const CliOutcome listed = test::parse_train_args({"--list-compressors"});
   CHECK(!listed.config);
   CHECK(listed.exit_code == 0);
   CHECK(listed.message == compressor_listing());
   for (const CompressorInfo* c : compressor_table()) test::check_mentions(listed.message, {std::string(c->name)});
 
-  const TrainConfig ring = *parse_flags({"--sync", "ring", "--compress", "sign"}).config;
+  const TrainConfig ring = *test::parse_train_args({"--sync", "ring", "--compress", "sign"}).config;
   struct Invalid {
     TrainConfig config;
     std::string message;

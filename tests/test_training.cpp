@@ -150,17 +150,6 @@ TEST_CASE("bad training configurations are rejected with a message naming the fl
   CHECK_THROWS_AS(sync_method("ps-sharded"), std::invalid_argument);  // an allreduce that leaves no sum on every rank
 }
 
-namespace {
-
-CliOutcome parse_flags(std::vector<std::string> args) {
-  args.insert(args.begin(), "train");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  return parse_train_cli(static_cast<int>(argv.size()), argv.data());
-}
-
-}  // namespace
-
 TEST_CASE("the train command line turns names into typed choices once, refusing unknown ones by flag and text") {
   struct Refused {
     std::vector<std::string> args;
@@ -172,18 +161,19 @@ TEST_CASE("the train command line turns names into typed choices once, refusing 
                            Refused{{"--progress", "both"}, "--progress: unknown 'both' (choose calls or thread)"},
                            Refused{{"--straggler", "1:x"}, "--straggler: '1:x' is not RANK:MS"}}) {
     CAPTURE(r.args[1]);
-    const CliOutcome out = parse_flags(r.args);
+    const CliOutcome out = test::parse_train_args(r.args);
     CHECK(!out.config);
     CHECK(out.exit_code == 2);
     CHECK(out.message.find(r.message) != std::string::npos);
   }
-  const CliOutcome ps = parse_flags({"--sync", "ps", "--ps-mode", "ssp", "--staleness", "2", "--servers", "2"});
+  const CliOutcome ps =
+      test::parse_train_args({"--sync", "ps", "--ps-mode", "ssp", "--staleness", "2", "--servers", "2"});
   REQUIRE(ps.config);
   CHECK(ps.config->sync == sync_method("ps"));
   CHECK(ps.config->ps_mode == PsMode::ssp);
   CHECK(ps.config->sync_name() == "ps-ssp2-k2");
-  const CliOutcome ring = parse_flags({"--sync", "ring", "--pipeline", "1", "--progress", "thread", "--straggler",
-                                       "random:5", "--inject-pause", "7:0.5"});
+  const CliOutcome ring = test::parse_train_args({"--sync", "ring", "--pipeline", "1", "--progress", "thread",
+                                                  "--straggler", "random:5", "--inject-pause", "7:0.5"});
   REQUIRE(ring.config);
   CHECK(ring.config->sync.allreduce == find_allreduce_method("ring"));
   CHECK(ring.config->progress == Progress::thread);
@@ -191,10 +181,10 @@ TEST_CASE("the train command line turns names into typed choices once, refusing 
   CHECK(ring.config->faults.straggler_rank == FaultInjection::kRandomStraggler);
   CHECK(ring.config->faults.straggler_ms == 5);
   CHECK(ring.config->faults.pause_step == 7);
-  const CliOutcome avg = parse_flags({"--sync", "mpi", "--average-every", "4", "--ps-mode", "bsp"});
+  const CliOutcome avg = test::parse_train_args({"--sync", "mpi", "--average-every", "4", "--ps-mode", "bsp"});
   REQUIRE(avg.config);
   CHECK(avg.config->sync_name() == "mpi-avg4");
-  const CliOutcome bsp = parse_flags({"--sync", "ps", "--servers", "2"});
+  const CliOutcome bsp = test::parse_train_args({"--sync", "ps", "--servers", "2"});
   REQUIRE(bsp.config);
   CHECK(bsp.config->sync_name() == "ps-bsp-k2");
 }
