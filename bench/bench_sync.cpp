@@ -31,6 +31,7 @@
 #include "bench/cross_core_bound.hpp"
 #include "collectives/comm.hpp"
 #include "collectives/methods.hpp"
+#include "collectives/wire_meter.hpp"
 #include "model/kernels/blis_setup.hpp"
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
@@ -83,6 +84,8 @@ struct MethodTimes {
   std::span<float> grads;  // where this method's steps write their gradient
   bool serial = false;     // rank 0 steps alone, on `serial_params`
   double compute_s = 0, sync_s = 0, hidden_s = 0;
+  double wire_bytes = 0;     // sent by gradsync's own messages in the timed steps (collectives/wire_meter.hpp)
+  bool wire_counted = true;  // false: the gradients travel in the MPI library's collective
   long steps = 0;
   std::span<float> spare;  // the second gradient buffer of a pipelined method, else empty
 };
@@ -189,21 +192,21 @@ std::vector<MethodTimes> make_methods(const std::vector<std::string>& names, con
     if (m == "serial") {
       TrainConfig c = config;
       c.sync = sync_method("serial");
-      timed.push_back({m, make_synchronizer(c, {world, world, r.serial_sgd}), r.grads, true, 0, 0, 0, 0, {}});
+      timed.push_back({m, make_synchronizer(c, {world, world, r.serial_sgd}), r.grads, true, 0, 0, 0, 0, true, 0, {}});
       continue;
     }
     if (m == "xcore") {
       auto shared = std::make_unique<SharedWindowSgd>(world, model.parameter_count(), r.sgd);
       const std::span<float> window = shared->gradient_buffer().first(model.parameter_count());
-      timed.push_back({m, std::move(shared), window, false, 0, 0, 0, 0, {}});
+      timed.push_back({m, std::move(shared), window, false, 0, 0, 0, 0, false, 0, {}});  // no messages: a shared window
       continue;
     }
     TrainConfig c = config;
     parse_method(m, c);
     auto sync = make_synchronizer(c, {world, world, r.sgd, model.layer_offsets(), model.parameter_count()});
     const bool pipelined = sync->gradient_buffers() > 1;
-    timed.push_back(
-        {m, std::move(sync), r.grads, false, 0, 0, 0, 0, pipelined ? std::span<float>(r.spare) : std::span<float>()});
+    timed.push_back({m, std::move(sync), r.grads, false, 0, 0, 0, 0, c.wire_bytes_counted(), 0,
+                     pipelined ? std::span<float>(r.spare) : std::span<float>()});
   }
   return timed;
 }
@@ -211,6 +214,7 @@ std::vector<MethodTimes> make_methods(const std::vector<std::string>& names, con
 // One step of method `m` on its replica: gathered, computed, synchronized, timed after the block's settling steps.
 void timed_step(const Flags& f, long s, const TrainTest& data, const Mlp& model, std::span<const std::uint32_t> slice,
                 Batch& b, Workspace& ws, std::span<float> replica, MethodTimes& m) {
+  const std::uint64_t sent0 = bytes_sent_so_far();
   const double t0 = now_s();
   gather_batch(data.train, slice, b, model.reads_float_rows(slice.size()));
   const float loss = model.loss_and_gradient(replica, b, m.grads, ws, m.sync->observer(m.grads));
@@ -227,6 +231,7 @@ void timed_step(const Flags& f, long s, const TrainTest& data, const Mlp& model,
     m.compute_s += t1 - t0;
     m.sync_s += now_s() - t1;
     m.hidden_s += hidden_s;
+    m.wire_bytes += static_cast<double>(bytes_sent_so_far() - sent0);
     ++m.steps;
   }
 }
@@ -277,13 +282,13 @@ void check_replicas(const Comm& world, std::span<const float> params) {
   if (hash_lo != hash_hi) throw std::runtime_error("the ranks' parameters differ after training");
 }
 
-// Every rank: the mean over ranks of each method's per-step compute, sync and hidden times (the serial baseline's
-// are rank 0's alone), three per method; rank 0 prints them.
+// Every rank: the mean over ranks of each method's per-step compute, sync and hidden times and wire bytes (the
+// serial baseline's are rank 0's alone), four per method; rank 0 prints them.
 void print_results(const Flags& f, const Comm& world, const Mlp& model, const std::vector<MethodTimes>& timed) {
   std::vector<double> sums;
   for (const MethodTimes& m : timed) {
     const double k = static_cast<double>(std::max(m.steps, 1L));
-    sums.insert(sums.end(), {m.compute_s / k, m.sync_s / k, m.hidden_s / k});
+    sums.insert(sums.end(), {m.compute_s / k, m.sync_s / k, m.hidden_s / k, m.wire_bytes / k});
   }
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM, world.native()),
             "MPI_Allreduce (bench_sync results)", world.rank());
@@ -292,22 +297,24 @@ void print_results(const Flags& f, const Comm& world, const Mlp& model, const st
   double serial_s = 0;
   for (std::size_t i = 0; i < timed.size(); ++i) {
     const double ranks = timed[i].serial ? 1.0 : static_cast<double>(world.size());
-    step_s.push_back((sums[3 * i] + sums[3 * i + 1]) / ranks);
+    step_s.push_back((sums[4 * i] + sums[4 * i + 1]) / ranks);
     if (timed[i].serial) serial_s = step_s.back();
   }
   fmt::print(
       "bench_sync: {} ranks, MLP {}, batch {} per worker, {} steps in blocks of {} (first {} untimed), "
       "methods alternated\n",
       world.size(), model.describe(), f.batch, f.steps, f.block, f.settle);
-  fmt::print("{:>16} {:>7} {:>12} {:>12} {:>12} {:>12} {:>14}{}\n", "method", "timed", "compute us", "sync us",
-             "hidden us", "step us", "step / first", serial_s > 0 ? "  speedup vs serial" : "");
+  fmt::print("{:>16} {:>7} {:>12} {:>12} {:>12} {:>12} {:>14} {:>13}{}\n", "method", "timed", "compute us", "sync us",
+             "hidden us", "step us", "step / first", "wire KB/step", serial_s > 0 ? "  speedup vs serial" : "");
   for (std::size_t i = 0; i < timed.size(); ++i) {
     const double ranks = timed[i].serial ? 1.0 : static_cast<double>(world.size());
     const std::string speedup =
         serial_s > 0 ? fmt::format("{:>20.3f}", timed[i].serial ? 1.0 : world.size() * serial_s / step_s[i]) : "";
-    fmt::print("{:>16} {:>7} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f} {:>14.3f}{}\n", timed[i].name, timed[i].steps,
-               sums[3 * i] / ranks * 1e6, sums[3 * i + 1] / ranks * 1e6, sums[3 * i + 2] / ranks * 1e6, step_s[i] * 1e6,
-               step_s[i] / step_s[0], speedup);
+    // "-": the MPI library's collective carried the gradients, and its messages are not counted.
+    const std::string wire = timed[i].wire_counted ? fmt::format("{:.1f}", sums[4 * i + 3] / ranks / 1024) : "-";
+    fmt::print("{:>16} {:>7} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f} {:>14.3f} {:>13}{}\n", timed[i].name, timed[i].steps,
+               sums[4 * i] / ranks * 1e6, sums[4 * i + 1] / ranks * 1e6, sums[4 * i + 2] / ranks * 1e6, step_s[i] * 1e6,
+               step_s[i] / step_s[0], wire, speedup);
   }
 }
 

@@ -29,6 +29,7 @@ struct AllreduceMethod {
   bool segmented = false;  // reads options.segment_bytes (cuts pairwise exchanges: segments.hpp)
   bool two_level = false;  // reads options.ranks_per_host (hosts found or emulated: hier_allreduce.hpp)
   bool modelled = false;   // cost_model.hpp predicts it: "auto" chooses among these
+  bool library = false;    // the MPI library's collective: its messages are not gradsync's to count (wire_meter.hpp)
   // Plans the method; the contract of make_allreduce.
   std::unique_ptr<Allreduce> (*make)(const Comm& comm, const AllreduceOptions& options) = nullptr;
 

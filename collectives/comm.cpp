@@ -1,4 +1,5 @@
 #include "collectives/comm.hpp"
+#include "collectives/wire_meter.hpp"
 
 #include <fmt/format.h>
 
@@ -89,6 +90,7 @@ int Comm::to_int_count(std::size_t count, const char* call) const {
 
 void Comm::send(const void* buf, std::size_t count, MPI_Datatype type, int dest, int tag) const {
   check_mpi(MPI_Send(buf, to_int_count(count, "MPI_Send"), type, dest, tag, native()), "MPI_Send", rank_);
+  note_sent(count, type, rank_);
 }
 
 void Comm::recv(void* buf, std::size_t count, MPI_Datatype type, int source, int tag) const {
@@ -107,6 +109,7 @@ void Comm::sendrecv(const void* send_buf, std::size_t send_count, int dest, void
   check_mpi(MPI_Sendrecv(send_buf, to_int_count(send_count, "MPI_Sendrecv"), type, dest, tag, recv_buf,
                          to_int_count(recv_count, "MPI_Sendrecv"), type, source, tag, native(), &status),
             "MPI_Sendrecv", rank_);
+  note_sent(send_count, type, rank_);
   int got = 0;
   check_mpi(MPI_Get_count(&status, type, &got), "MPI_Get_count (after MPI_Sendrecv)", rank_);
   if (got == MPI_UNDEFINED || static_cast<std::size_t>(got) != recv_count)

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "collectives/comm.hpp"
+#include "collectives/wire_meter.hpp"
 
 namespace gradsync {
 namespace {
@@ -21,6 +22,7 @@ MPI_Request Comm::isend_raw(const void* data, std::size_t count, MPI_Datatype ty
   MPI_Request request = MPI_REQUEST_NULL;
   const int rc = MPI_Isend(data, to_int_count(count, "MPI_Isend"), type, dest, tag, native(), &request);
   check_mpi_named(rc, rank_, "MPI_Isend (to rank {}, tag {})", dest, tag);
+  note_sent(count, type, rank_);
   return request;
 }
 

@@ -51,6 +51,7 @@ constexpr AllreduceMethod kMethods[] = {
      }},
     {.name = "mpi",
      .summary = "MPI_Allreduce (MPI_IN_PLACE, MPI_SUM): the vendor baseline",
+     .library = true,
      .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
        return std::make_unique<MpiAllreduce>(comm, o);
      }},

@@ -1,4 +1,5 @@
 #include "collectives/ps_allreduce.hpp"
+#include "collectives/wire_meter.hpp"
 
 #include <fmt/format.h>
 
@@ -138,9 +139,11 @@ void PsAllreduce::post_results() {
   std::byte* sum = data_ + key.begin * dtype_size(type_);
   for (int peer = 0; peer < p; ++peer) {
     peer_requests_[peer] = MPI_REQUEST_NULL;
-    if (peer != me && contributes(peer))
+    if (peer != me && contributes(peer)) {
       check_mpi(MPI_Isend(sum, n, mpi_type(type_), peer, pull_tag_, comm_.native(), &peer_requests_[peer]),
                 "MPI_Isend (ps pull)", me);
+      note_sent(key.size(), mpi_type(type_), me);
+    }
   }
 }
 
@@ -153,10 +156,11 @@ void PsAllreduce::post_transfers(bool push) {
     const ElementRange key = partition(count_, k, static_cast<std::size_t>(server));
     const int n = comm_.to_int_count(key.size(), "MPI_Isend");
     std::byte* range = data_ + key.begin * elem;
-    if (push)
+    if (push) {
       check_mpi(MPI_Isend(range, n, mpi_type(type_), server, push_tag_, comm_.native(), &server_requests_[server]),
                 "MPI_Isend (ps push)", me);
-    else
+      note_sent(key.size(), mpi_type(type_), me);
+    } else
       check_mpi(MPI_Irecv(range, n, mpi_type(type_), server, pull_tag_, comm_.native(), &server_requests_[server]),
                 "MPI_Irecv (ps pull)", me);
   }

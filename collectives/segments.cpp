@@ -1,4 +1,5 @@
 #include "collectives/segments.hpp"
+#include "collectives/wire_meter.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -35,6 +36,7 @@ void Segmenter::isend(const std::byte* buffer, std::size_t count, MPI_Datatype t
     check_mpi(MPI_Isend(buffer + first * element_bytes_, comm.to_int_count(size, "MPI_Isend"), type, peer, tag,
                         comm.native(), &requests[k]),
               what, comm.rank());
+    note_sent(size, type, comm.rank());
   });
 }
 

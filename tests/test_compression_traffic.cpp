@@ -6,6 +6,7 @@
 
 #include "collectives/comm.hpp"
 #include "collectives/methods.hpp"
+#include "collectives/wire_meter.hpp"
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
 #include "trainers/compression/compressors.hpp"
@@ -34,8 +35,10 @@ Seen one_step(const std::string& text, const char* method, const Comm& comm, con
   ErrorFeedback ef(c.compressor->make(setup), n, true);
   std::vector<float> g(n);
   for (std::size_t i = 0; i < n; ++i) g[i] = static_cast<float>((i * 7919 + comm.rank() * 31) % 101) - 50.0f;
+  const std::uint64_t before = bytes_sent_so_far();
   traffic::Recording rec;
   ef.step(g);
+  CHECK(bytes_sent_so_far() - before == rec.bytes_sent());  // what train reports as wire bytes (wire_meter.hpp)
   return {rec.bytes_sent(), rec.sends.size(), rec.collectives};
 }
 

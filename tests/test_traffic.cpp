@@ -12,6 +12,7 @@
 
 #include "collectives/allreduce.hpp"
 #include "collectives/methods.hpp"
+#include "collectives/wire_meter.hpp"
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
 
@@ -398,6 +399,27 @@ TEST_CASE("pairwise exchanges go as pieces of at most segment_bytes, the same by
           CHECK(largest(cut.sends) == largest(whole.sends));
         }
       }
+    }
+  }
+}
+
+TEST_CASE("the wire meter counts every byte a method's own messages send, and nothing of the library's collective") {
+  for (const Comm& comm : communicators()) {
+    for (const AllreduceMethod& method : allreduce_method_table()) {
+      if (!method.every_rank_gets_sum() && comm.size() < 2) continue;  // a server needs a worker
+      const std::unique_ptr<Allreduce> allreduce = make_allreduce(method.name, comm, {});
+      std::vector<float> data(4099, 1.0f);
+      const std::uint64_t before = bytes_sent_so_far();
+      traffic::Recording rec;
+      allreduce->run(std::span<float>(data));
+      const std::uint64_t counted = bytes_sent_so_far() - before;
+      CAPTURE(comm.size());
+      CAPTURE(method.name);
+      CHECK(counted == rec.bytes_sent());
+      if (method.library || comm.size() == 1)
+        CHECK(counted == 0);
+      else if (method.every_rank_gets_sum())
+        CHECK(counted > 0);
     }
   }
 }

@@ -9,6 +9,7 @@
 #include "model/mlp.hpp"
 #include "model/synthetic.hpp"
 #include "test_support.hpp"
+#include "tests/traffic/traffic.hpp"
 #include "trainers/cli.hpp"
 #include "trainers/trainer.hpp"
 
@@ -66,6 +67,23 @@ TEST_CASE("synchronous data parallelism equals serial SGD with the global batch"
     CHECK(test::relative_difference(got, reference) < 1e-5);
     CHECK(test::relative_difference(got, initial_params(data, c)) > 1e-3);  // training moved the model
   }
+}
+
+TEST_CASE("train reports the bytes its steps sent: the ring's closed form, and none counted for MPI_Allreduce") {
+  const Comm world = Comm::world();
+  const TrainTest data = test::blobs();
+  const TrainResult ring = train(small_mlp("ring", 4), data, world);
+  const TrainResult mpi = train(small_mlp("mpi", 4), data, world);
+  if (world.rank() != 0) return;  // the result is complete on rank 0
+  const std::size_t n = initial_params(data, small_mlp("ring", 4)).size();
+  std::size_t per_step = 0;  // every rank's sends in one step
+  for (int r = 0; r < world.size(); ++r) per_step += traffic::ring_elements_sent(n, world.size(), r) * sizeof(float);
+  CHECK(ring.wire_bytes == doctest::Approx(static_cast<double>(per_step * kEquivalenceSteps)));
+  REQUIRE(ring.epochs.size() == 1);
+  CHECK(ring.epochs[0].wire_bytes_per_step ==
+        doctest::Approx(static_cast<double>(per_step) / static_cast<double>(world.size())));
+  CHECK(mpi.wire_bytes == -1);
+  CHECK(mpi.epochs[0].wire_bytes_per_step == -1);
 }
 
 TEST_CASE("sharded parameter servers equal the central server bit for bit in BSP mode") {

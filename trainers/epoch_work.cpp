@@ -10,16 +10,16 @@ namespace gradsync {
 namespace {
 
 // Fields summed, and fields maxed, over all ranks at an epoch's end.
-constexpr int kSummed = 11;
+constexpr int kSummed = 12;
 std::array<double, kSummed> summed(const EpochWork& w) {
-  return {w.loss_sum, w.steps,         w.examples,        w.compute_s,         w.sync_s,  w.server_busy_s,
-          w.server_s, w.staleness_sum, w.staleness_count, w.gradients_applied, w.hidden_s};
+  return {w.loss_sum, w.steps,         w.examples,        w.compute_s,         w.sync_s,   w.server_busy_s,
+          w.server_s, w.staleness_sum, w.staleness_count, w.gradients_applied, w.hidden_s, w.wire_bytes};
 }
 
 void set_summed(EpochWork& w, const std::array<double, kSummed>& a) {
   std::tie(w.loss_sum, w.steps, w.examples, w.compute_s, w.sync_s, w.server_busy_s, w.server_s, w.staleness_sum,
-           w.staleness_count, w.gradients_applied, w.hidden_s) =
-      std::tuple{a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]};
+           w.staleness_count, w.gradients_applied, w.hidden_s, w.wire_bytes) =
+      std::tuple{a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]};
 }
 
 }  // namespace

@@ -12,6 +12,7 @@ struct EpochWork {
   double compute_s = 0;      // batch gather, forward/backward (+ injected straggler sleep) (workers)
   double sync_s = 0;         // inside the synchronizer (workers): communication the worker waited for
   double hidden_s = 0;       // communication in flight while the worker computed (workers; overlap)
+  double wire_bytes = 0;     // sent by gradsync's own point-to-point messages (collectives/wire_meter.hpp)
   double server_busy_s = 0;  // summing, updating and copying, i.e. not waiting (servers)
   double server_s = 0;       // wall time of the epoch (servers)
   double staleness_sum = 0;  // updates applied between a worker's pull and its push being applied (servers)

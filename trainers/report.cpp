@@ -10,6 +10,12 @@
 #include <stdexcept>
 
 namespace gradsync {
+namespace {
+
+// A byte count for a CSV field: empty when it was not counted (negative).
+std::string bytes_field(double bytes) { return bytes < 0 ? std::string{} : fmt::format("{:.0f}", bytes); }
+
+}  // namespace
 
 std::string format_epoch(const EpochReport& r) {
   std::string line = fmt::format(
@@ -17,6 +23,7 @@ std::string format_epoch(const EpochReport& r) {
       "elapsed {:.2f}s",
       r.epoch, r.epochs, r.train_loss, r.test_accuracy, r.images_per_s, r.compute_s, r.sync_s, r.elapsed_s);
   if (r.hidden_s > 0) line += fmt::format("  hidden {:.2f}s", r.hidden_s);
+  if (r.wire_bytes_per_step > 0) line += fmt::format("  wire {:.1f} KB/step", r.wire_bytes_per_step / 1024);
   if (r.server_busy >= 0) line += fmt::format("  server busy {:.0f}%", 100 * r.server_busy);
   if (r.staleness_mean >= 0) line += fmt::format("  staleness mean {:.2f} max {:.0f}", r.staleness_mean, r.staleness_max);
   if (r.clock_gap_max >= 0) line += fmt::format("  clock gap max {:.0f}", r.clock_gap_max);
@@ -33,9 +40,11 @@ std::string format_summary(const TrainResult& r) {
 }
 
 std::string csv_row(const TrainConfig& c, const TrainResult& r) {
-  return fmt::format("{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f}", r.sync_name,
+  const double worker_steps = static_cast<double>(r.steps) * r.workers;
+  return fmt::format("{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f},{}", r.sync_name,
                      r.model_name, c.dataset, r.ranks, r.workers, c.epochs, c.batch, c.sgd.lr, c.seed, r.wall_s,
-                     r.compute_s, r.sync_s, r.train_loss, r.test_accuracy, r.images_per_s, r.hidden_s);
+                     r.compute_s, r.sync_s, r.train_loss, r.test_accuracy, r.images_per_s, r.hidden_s,
+                     bytes_field(r.wire_bytes < 0 ? -1 : r.wire_bytes / std::max(worker_steps, 1.0)));
 }
 
 namespace {
@@ -63,11 +72,11 @@ void append_epoch_csv(const std::string& path, const TrainConfig& c, int ranks, 
                     : c.ps_mode == PsMode::asp ? -1
                     : c.ps_mode == PsMode::ssp ? c.staleness
                                                : 0;
-  append_line(
-      "--epoch-csv", path, kEpochCsvHeader,
-      fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f},{:.6f},{},{:.4f},{:.0f},{:.0f}", c.sync_name(), ranks,
-                  r.epoch, r.elapsed_s, r.test_accuracy, r.train_loss, r.images_per_s, r.compute_s, r.sync_s, bound,
-                  std::max(r.staleness_mean, 0.0), std::max(r.staleness_max, 0.0), std::max(r.clock_gap_max, 0.0)));
+  append_line("--epoch-csv", path, kEpochCsvHeader,
+              fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f},{:.6f},{},{:.4f},{:.0f},{:.0f},{}", c.sync_name(),
+                          ranks, r.epoch, r.elapsed_s, r.test_accuracy, r.train_loss, r.images_per_s, r.compute_s,
+                          r.sync_s, bound, std::max(r.staleness_mean, 0.0), std::max(r.staleness_max, 0.0),
+                          std::max(r.clock_gap_max, 0.0), bytes_field(r.wire_bytes_per_step)));
 }
 
 }  // namespace gradsync

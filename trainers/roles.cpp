@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "collectives/wire_meter.hpp"
+
 #include "trainers/make_synchronizer.hpp"
 #include "trainers/train_config.hpp"
 
@@ -35,7 +37,10 @@ Roles::Roles(const TrainConfig& config, const Dataset& train, const Mlp& model, 
 Roles::~Roles() = default;
 
 EpochWork Roles::run(int epoch, long from, long to, long origin_step, std::uint64_t origin) {
-  return server_ ? server_->serve(to - from) : worker_->run_steps(epoch, from, to, origin_step, origin);
+  const std::uint64_t sent_before = bytes_sent_so_far();
+  EpochWork work = server_ ? server_->serve(to - from) : worker_->run_steps(epoch, from, to, origin_step, origin);
+  work.wire_bytes = static_cast<double>(bytes_sent_so_far() - sent_before);
+  return work;
 }
 
 void Roles::finish() {

@@ -76,6 +76,9 @@ struct TrainConfig {
   std::vector<std::size_t> layer_sizes(std::size_t inputs, std::size_t classes) const;
   std::string model_name() const;  // "softmax" or "mlp-128"
   std::string sync_name() const;   // "ring", "ps-ssp2", "ps-bsp-k2", "ring-avg4", ...
+  // Whether the gradients travel in gradsync's own messages, which collectives/wire_meter.hpp counts; false when
+  // they go through the MPI library's collective (--sync mpi, dense or through a compressor that allreduces).
+  bool wire_bytes_counted() const;
 };
 
 // The options config.sync's allreduce is planned with (collectives/allreduce.hpp).

@@ -121,6 +121,7 @@ class EpochLoop {
     r.compute_s = all.compute_s / workers;
     r.sync_s = all.sync_s / workers;
     r.hidden_s = all.hidden_s / workers;
+    r.wire_bytes_per_step = config_.wire_bytes_counted() ? all.wire_bytes / std::max(all.steps, 1.0) : -1;
     if (servers > 0) {
       r.server_busy = all.server_busy_s / std::max(all.server_s, 1e-12);
       r.gradients_applied = all.gradients_applied / servers;
@@ -134,6 +135,7 @@ class EpochLoop {
     result.compute_s += r.compute_s;
     result.sync_s += r.sync_s;
     result.hidden_s += r.hidden_s;
+    result.wire_bytes = r.wire_bytes_per_step < 0 ? -1 : std::max(result.wire_bytes, 0.0) + all.wire_bytes;
     if (on_epoch) on_epoch(r);
     if (epoch + 1 == config_.epochs) result.params.assign(model_now.begin(), model_now.end());
   }

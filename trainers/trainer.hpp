@@ -20,10 +20,13 @@ struct EpochReport {
   double test_loss = 0;
   double test_accuracy = 0;
   double images_per_s = 0;
-  double elapsed_s = 0;        // training time so far, evaluation excluded
-  double compute_s = 0;        // this epoch, mean over workers
-  double sync_s = 0;           // this epoch, mean over workers
-  double hidden_s = 0;         // this epoch, mean over workers: communication hidden behind compute
+  double elapsed_s = 0;  // training time so far, evaluation excluded
+  double compute_s = 0;  // this epoch, mean over workers
+  double sync_s = 0;     // this epoch, mean over workers
+  double hidden_s = 0;   // this epoch, mean over workers: communication hidden behind compute
+  // This epoch: bytes every rank's own point-to-point sends put on the wire (servers' included), per worker step;
+  // -1 when they travel in the MPI library's collective (TrainConfig::wire_bytes_counted).
+  double wire_bytes_per_step = -1;
   double server_busy = -1;     // PS: busy fraction of the servers this epoch, else -1
   double staleness_mean = -1;  // PS asp/ssp: mean update staleness this epoch, else -1
   double staleness_max = -1;
@@ -41,6 +44,8 @@ struct TrainResult {
   double compute_s = 0;  // mean over workers
   double sync_s = 0;
   double hidden_s = 0;
+  double wire_bytes =
+      -1;  // all ranks, this run's epochs (EpochReport::wire_bytes_per_step says which bytes); -1: not counted
   double train_loss = 0;  // last epoch
   double test_accuracy = 0;
   double images_per_s = 0;

@@ -73,7 +73,7 @@ for s in "${setting_list[@]}"; do
   # bench_sync's table: method timed compute sync hidden step step/first. step_ratio is over the blocking row of
   # the same allreduce (ring-* over ring, mpi-* over mpi).
   awk -v s="$s" -v h="$hosts" '
-    NF == 7 && $2 ~ /^[0-9]+$/ { base = $1; sub(/-.*/, "", base); if ($1 == base) blocking[base] = $6
+    (NF == 7 || NF == 8) && $2 ~ /^[0-9]+$/ { base = $1; sub(/-.*/, "", base); if ($1 == base) blocking[base] = $6
       line[++n] = $0; b[n] = base }
     END { for (i = 1; i <= n; i++) { split(line[i], f, " "); r = blocking[b[i]] > 0 ? f[6] / blocking[b[i]] : 0
       printf "%s,%s,%s,%s,%s,%s,%s,%s,%.3f\n", s, h, f[1], f[2], f[3], f[4], f[5], f[6], r } }' \

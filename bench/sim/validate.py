@@ -32,12 +32,12 @@ def read_times(path, methods=None):
 
 
 def read_bench_sync(path):
-    """bench_sync's table rows: method timed compute_us sync_us hidden_us step_us step/first."""
+    """bench_sync's table rows: method timed compute_us sync_us hidden_us step_us step/first [wire_kb]."""
     rows = {}
     with open(path) as f:
         for line in f:
             v = line.split()
-            if len(v) == 7 and v[1].isdigit():
+            if len(v) in (7, 8) and v[1].isdigit():  # 8: with the wire column
                 rows[v[0]] = {"compute_us": float(v[2]), "sync_us": float(v[3]), "step_us": float(v[5])}
     return rows
 

@@ -23,7 +23,7 @@ for np in $nps; do
   SELECTOR=ompi smpi_run "$platform" "$np" "$out/np$np.log" bench_sync --methods "$methods" --hidden 1024,1024 \
     --batch 1024 --steps "$steps" --block "$block" --settle 1 --data "$GRADSYNC_ROOT/data/mnist"
   # bench_sync's table: method timed compute_us sync_us hidden_us step_us step/first.
-  awk -v np="$np" 'NF == 7 && $2 ~ /^[0-9]+$/ {
+  awk -v np="$np" '(NF == 7 || NF == 8) && $2 ~ /^[0-9]+$/ {
       base = $1; sub(/-.*/, "", base); if ($1 == base) { c = $3; s = $4; b = $6 }
       printf "| %d | %s | %.1f | %.1f | %.1f | %.3f | %.3f |\n", np, $1, $3 / 1e3, $4 / 1e3, $6 / 1e3, $6 / b,
              $6 / (c > s ? c : s) }' "$out/np$np.log" >>"$out/overlap.md"
