@@ -88,7 +88,16 @@ struct MethodTimes {
   bool wire_counted = true;  // false: the gradients travel in the MPI library's collective
   long steps = 0;
   std::span<float> spare;  // the second gradient buffer of a pipelined method, else empty
+  bool traced = false;     // a -traced method: the trace recorder is on during its blocks only
 };
+
+// "-traced", the last suffix of a method name: tracing on for that method's blocks. Strips it from `name`.
+bool take_traced(std::string& name) {
+  constexpr std::string_view kSuffix = "-traced";
+  const bool has = name.size() > kSuffix.size() && name.ends_with(kSuffix);
+  if (has) name.resize(name.size() - kSuffix.size());
+  return has;
+}
 
 // "ring", "ring-buckets", "mpi-pipe-thread", ...: an allreduce method and the overlap options its suffixes name, as
 // TrainConfig::sync_name() spells them. Returns false for anything else.
@@ -122,7 +131,8 @@ void add_options(CLI::App& app, Flags& f) {
                      "), xcore (the ring's schedule through a shared window, one node only), serial (rank 0 alone: "
                      "the baseline for the speedup column); an allreduce method may carry train's overlap suffixes: "
                      "-buckets (--buckets), -pipe (--pipeline 1), then -thread (--progress thread), e.g. "
-                     "ring-pipe-thread")
+                     "ring-pipe-thread; any method may end in -traced: with --trace, only the -traced methods' steps "
+                     "are recorded (ring,ring-traced measures what tracing costs)")
       ->capture_default_str();
   app.add_option("--batch", f.batch, "batch per worker")->capture_default_str()->check(CLI::Range(1, 60000));
   app.add_option("--hidden", f.hidden, "MLP hidden widths, comma-separated")
@@ -156,14 +166,19 @@ std::string check_flags(const Flags& f, const Comm& world, std::vector<std::stri
                                            f.steps, f.block, f.settle, f.data_dir, f.bucket_kib)));
   if (lo != hi) return "the ranks were given different flags (every rank needs the same command line)";
   std::stringstream list(f.methods);
+  bool traced = false;
   for (std::string m; std::getline(list, m, ',');) {
     TrainConfig c;
-    const bool known = m == "xcore" || m == "serial" || parse_method(m, c);
+    std::string base = m;
+    traced |= take_traced(base);
+    const bool known = base == "xcore" || base == "serial" || parse_method(base, c);
     if (!known)
-      return fmt::format("--methods: '{}' is not one of {} (with -buckets, -pipe, -thread suffixes), xcore or serial", m,
-                         allreduce_method_names(trains));
+      return fmt::format(
+          "--methods: '{}' is not one of {} (with -buckets, -pipe, -thread, -traced suffixes), xcore or serial", m,
+          allreduce_method_names(trains));
     names.push_back(m);
   }
+  if (traced && f.trace.empty()) return "--methods: a -traced method records into --trace FILE's trace: give --trace";
   if (names.empty()) return "--methods: name at least one method";
   if (f.settle >= f.block) return fmt::format("--settle {} leaves no timed step in a --block of {}", f.settle, f.block);
   if (f.steps < f.block * static_cast<long>(names.size()))
@@ -188,25 +203,29 @@ struct Replicas {
 std::vector<MethodTimes> make_methods(const std::vector<std::string>& names, const TrainConfig& config, const Comm& world,
                                       const Mlp& model, Replicas& r) {
   std::vector<MethodTimes> timed;
-  for (const std::string& m : names) {
+  for (const std::string& name : names) {
+    std::string m = name;
+    const bool traced = take_traced(m);
     if (m == "serial") {
       TrainConfig c = config;
       c.sync = sync_method("serial");
-      timed.push_back({m, make_synchronizer(c, {world, world, r.serial_sgd}), r.grads, true, 0, 0, 0, 0, true, 0, {}});
+      timed.push_back(
+          {name, make_synchronizer(c, {world, world, r.serial_sgd}), r.grads, true, 0, 0, 0, 0, true, 0, {}, traced});
       continue;
     }
     if (m == "xcore") {
       auto shared = std::make_unique<SharedWindowSgd>(world, model.parameter_count(), r.sgd);
       const std::span<float> window = shared->gradient_buffer().first(model.parameter_count());
-      timed.push_back({m, std::move(shared), window, false, 0, 0, 0, 0, false, 0, {}});  // no messages: a shared window
+      // No messages: a shared window.
+      timed.push_back({name, std::move(shared), window, false, 0, 0, 0, 0, false, 0, {}, traced});
       continue;
     }
     TrainConfig c = config;
     parse_method(m, c);
     auto sync = make_synchronizer(c, {world, world, r.sgd, model.layer_offsets(), model.parameter_count()});
     const bool pipelined = sync->gradient_buffers() > 1;
-    timed.push_back({m, std::move(sync), r.grads, false, 0, 0, 0, 0, c.wire_bytes_counted(), 0,
-                     pipelined ? std::span<float>(r.spare) : std::span<float>()});
+    timed.push_back({name, std::move(sync), r.grads, false, 0, 0, 0, 0, c.wire_bytes_counted(), 0,
+                     pipelined ? std::span<float>(r.spare) : std::span<float>(), traced});
   }
   return timed;
 }
@@ -238,8 +257,10 @@ void timed_step(const Flags& f, long s, const TrainTest& data, const Mlp& model,
 
 // Every rank: --steps steps, the methods taking turns every --block. The trainer's split with --iterations-per-epoch
 // auto: every rank draws the same permutation and takes its own slice of each global batch.
+// With a -traced method among them, `recorder` records only during the -traced methods' steps.
 void train_alternating(const Flags& f, const TrainTest& data, const Mlp& model, const Comm& world, std::uint64_t seed,
-                       Replicas& r, std::vector<MethodTimes>& timed) {
+                       Replicas& r, std::vector<MethodTimes>& timed, TraceRecorder* recorder) {
+  const bool switched = std::any_of(timed.begin(), timed.end(), [](const MethodTimes& m) { return m.traced; });
   const std::size_t n = data.train.rows, w = static_cast<std::size_t>(world.size()),
                     me = static_cast<std::size_t>(world.rank());
   std::vector<std::uint32_t> perm(n), slice(f.batch);
@@ -252,6 +273,7 @@ void train_alternating(const Flags& f, const TrainTest& data, const Mlp& model, 
     const std::size_t first = (static_cast<std::size_t>(s % per_epoch) * w + me) * f.batch;
     for (std::size_t j = 0; j < f.batch; ++j) slice[j] = perm[first + j];
     MethodTimes& m = timed[static_cast<std::size_t>(s / f.block) % timed.size()];
+    if (switched) g_trace_recorder = m.traced ? recorder : nullptr;  // between steps: nothing in flight records
     if (TraceRecorder* t = trace_recorder()) t->set_step(s);
     const TraceScope traced(SpanKind::step, "step");
     // In a serial block rank 0 steps alone; the other ranks sleep in a barrier it joins after the block's last step.
@@ -355,7 +377,8 @@ int run(int argc, char** argv, const Comm& world) {
   observe.trace_file = f.trace;
   RunTrace trace(observe, world, false);  // before the synchronizers: it must outlive their threads
   std::vector<MethodTimes> timed = make_methods(names, config, world, model, replicas);
-  train_alternating(f, data, model, world, config.seed, replicas, timed);
+  train_alternating(f, data, model, world, config.seed, replicas, timed, trace.recorder());
+  g_trace_recorder = trace.recorder();
   trace.finish();
   check_replicas(world, replicas.params);
   print_results(f, world, model, timed);

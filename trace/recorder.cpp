@@ -8,7 +8,7 @@
 
 namespace gradsync {
 
-TraceRecorder* g_trace_recorder = nullptr;
+std::atomic<TraceRecorder*> g_trace_recorder{nullptr};
 
 namespace {
 

@@ -29,6 +29,8 @@ class RunTrace {
   // file and prints the clock alignment and the slow-rank report. Throws std::runtime_error on rank 0 if the file
   // cannot be written (after every rank has taken part).
   void finish();
+  // The recorder this run installed, or nullptr when it records nothing.
+  TraceRecorder* recorder() const { return recorder_.get(); }
 
  private:
   ObserveOptions options_;
