@@ -126,7 +126,6 @@ run_limited() {
   fi
   return "$rc"
 }
-# lines FILE: its line count, 0 when a failed run never created it.
 # The CPU a figure came from, for results headers: "AMD EPYC, family 0x19 model 0x01, AVX2 + FMA".
 cpu_summary() {
   awk -F': ' '/^model name/ && !n { n = $2 } /^cpu family/ && f == "" { f = $2 } /^model[ \t]*:/ && m == "" { m = $2 }
@@ -134,6 +133,7 @@ cpu_summary() {
     END { isa = fl ~ / avx512f / ? "AVX-512" : fl ~ / avx2 / ? "AVX2" : "SSE"; if (fl ~ / fma /) isa = isa " + FMA"
       printf "%s, family 0x%02x model 0x%02x, %s", n, f, m, isa }' /proc/cpuinfo
 }
+# lines FILE: its line count, 0 when a failed run never created it.
 lines() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }
 # killed_note STATUS: why a run that ended with STATUS failed, when the status alone says it.
 killed_note() { if [ "$1" -eq 137 ]; then echo ", a rank was killed by SIGKILL (another process or the OOM killer)"; fi; }
