@@ -11,6 +11,7 @@
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
 #include "trainers/cli.hpp"
+#include "trainers/data_source.hpp"
 #include "trainers/trainer.hpp"
 
 using namespace gradsync;
@@ -199,12 +200,37 @@ TEST_CASE("the train command line turns names into typed choices once, refusing 
   CHECK(ring.config->faults.straggler_rank == FaultInjection::kRandomStraggler);
   CHECK(ring.config->faults.straggler_ms == 5);
   CHECK(ring.config->faults.pause_step == 7);
-  const CliOutcome avg = test::parse_train_args({"--sync", "mpi", "--average-every", "4", "--ps-mode", "bsp"});
+  const CliOutcome avg = test::parse_train_args({"--sync", "mpi", "--average-every", "4"});
   REQUIRE(avg.config);
   CHECK(avg.config->sync_name() == "mpi-avg4");
   const CliOutcome bsp = test::parse_train_args({"--sync", "ps", "--servers", "2"});
   REQUIRE(bsp.config);
   CHECK(bsp.config->sync_name() == "ps-bsp-k2");
+}
+
+TEST_CASE("a flag that would be ignored, or left to a default it has none of, is refused by name before any work") {
+  struct Refused {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  for (const Refused& r :
+       {Refused{{"--sync", "ps", "--ps-mode", "ssp"}, "--ps-mode: ssp needs its bound: --staleness S"},
+        Refused{{"--sync", "ring", "--staleness", "3"}, "--staleness: only with --sync ps --ps-mode ssp"},
+        Refused{{"--sync", "ps", "--ps-mode", "bsp", "--staleness", "1"},
+                "--staleness: only with --sync ps --ps-mode ssp"},
+        Refused{{"--sync", "ring", "--ps-mode", "asp"}, "--ps-mode: only with --sync ps (this run's --sync is ring)"},
+        Refused{{"--sync", "ring", "--average-every", "0"}, "--average-every: must be >= 1, got 0"},
+        Refused{{"--threads", "0"}, "--threads: must be >= 1, got 0"}}) {
+    CAPTURE(r.message);
+    const CliOutcome out = test::parse_train_args(r.args);
+    CHECK(!out.config);
+    CHECK(out.exit_code == 2);
+    CHECK(out.message.find(r.message) != std::string::npos);
+  }
+  CHECK(test::parse_train_args({"--sync", "ps", "--ps-mode", "ssp", "--staleness", "0"}).config);
+  CHECK(test::parse_train_args({"--sync", "ring", "--average-every", "4"}).config);
+  const CliOutcome help = test::parse_train_args({"--help"});
+  CHECK(help.message.find("default " + default_data_dir("mnist")) != std::string::npos);
 }
 
 TEST_CASE("a per-worker batch larger than a worker's share of the training set is refused, naming value and limit") {

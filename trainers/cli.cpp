@@ -10,6 +10,7 @@
 
 #include "collectives/methods.hpp"
 #include "trainers/compression/compressors.hpp"
+#include "trainers/data_source.hpp"
 #include "trainers/sync_method.hpp"
 
 namespace gradsync {
@@ -77,7 +78,9 @@ void add_model_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
   app.add_option("--weight-decay", c.sgd.weight_decay, "L2 weight decay")->capture_default_str();
   app.add_option("--seed", raw.seed, "seed for initialization and shuffling")->capture_default_str();
   app.add_option("--dataset", c.dataset, "mnist | fashion")->capture_default_str();
-  app.add_option("--data", c.data_dir, "directory with the four IDX files (raw or .gz)");
+  app.add_option("--data", c.data_dir,
+                 fmt::format("directory with the four IDX files (raw or .gz); default {} ({} with --dataset fashion)",
+                             default_data_dir("mnist"), default_data_dir("fashion")));
   app.add_option("--iterations-per-epoch", raw.iterations,
                  "steps per epoch: full = rows/batch for every worker; auto = rows/(batch*workers), the lab's "
                  "constant total work, so runs on any np do equal work; or a count")
@@ -254,6 +257,27 @@ void take_numbers(const CLI::App& app, const RawFlags& raw, TrainConfig& c) {
   c.seed = raw.seed;
 }
 
+// Flags that mean something only beside others, checked by whether they were given (validate() sees values only, and
+// cannot tell a default from a choice): a flag that would be ignored, or a choice left to a default it has none of.
+void check_given_flags(const CLI::App& app, const TrainConfig& c) {
+  const bool ps = c.sync.family == SyncFamily::ps;
+  if (app.count("--ps-mode") > 0 && !ps)
+    throw CLI::ValidationError("--ps-mode", fmt::format("only with --sync ps (this run's --sync is {})", c.sync.name()));
+  if (app.count("--staleness") > 0 && !(ps && c.ps_mode == PsMode::ssp))
+    throw CLI::ValidationError("--staleness",
+                               "only with --sync ps --ps-mode ssp (it bounds how far a worker may run "
+                               "ahead of the slowest)");
+  if (ps && c.ps_mode == PsMode::ssp && app.count("--staleness") == 0)
+    throw CLI::ValidationError("--ps-mode",
+                               "ssp needs its bound: --staleness S, the steps a worker may run ahead of "
+                               "the slowest (S = 0 is bsp)");
+  if (app.count("--average-every") > 0 && c.average_every < 1)
+    throw CLI::ValidationError("--average-every", fmt::format("must be >= 1, got {} (leave it out to average the "
+                                                              "gradients every step)",
+                                                              c.average_every));
+  if (c.threads < 1) throw CLI::ValidationError("--threads", fmt::format("must be >= 1, got {}", c.threads));
+}
+
 void take_faults(const RawFlags& raw, FaultInjection& f) {
   if (!raw.pause.empty()) {
     char tail = 0;
@@ -298,6 +322,7 @@ CliOutcome parse_train_cli(int argc, char** argv) {
     take_compression(app, raw, c);
     take_numbers(app, raw, c);
     take_faults(raw, c.faults);
+    check_given_flags(app, c);
     c.observe.window = parse_trace_window(raw.trace_steps);
   } catch (const CLI::CallForHelp&) {
     return {std::nullopt, 0, app.help()};

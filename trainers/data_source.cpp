@@ -15,7 +15,10 @@ std::string default_data_dir(const std::string& dataset) {
 
 TrainTest load_training_data(const TrainConfig& config) {
   const std::string dir = config.data_dir.empty() ? default_data_dir(config.dataset) : config.data_dir;
-  if (!std::filesystem::is_directory(dir)) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
+    throw DataError(fmt::format("{}: not a directory; --data names the directory that holds the four IDX files", dir));
+  if (!std::filesystem::is_directory(dir, ec)) {
     const std::string fix = config.dataset == "fashion"
                                 ? "install Debian's dataset-fashion-mnist (scripts/setup.sh --fashion) or pass --data DIR"
                                 : "run scripts/fetch_mnist.sh, or pass --data DIR with the four MNIST IDX files";
