@@ -5,6 +5,7 @@
 // of either mode.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -196,9 +197,15 @@ TEST_CASE("pipelined compression is blocking compression applied one step late, 
 
 // A bucket's compressor sees the bucket's tensors only. One bucket holding the whole model is therefore the blocking
 // compressor, bit for bit, for every compressor; with a bucket per layer, sign (one scale per tensor, sums in rank
-// order) still is. The bucket's residual is its slice of the worker's, so the saved states agree too.
-TEST_CASE("bucketed compression: one bucket, or sign per layer, is blocking compression bit for bit") {
+// order) still is, and PowerSGD (per matrix, its starting Q drawn as for the whole model) is up to the order in
+// which its bucket's allreduce adds: bit for bit on two ranks (a + b == b + a) with an exact method, to rounding
+// otherwise. The bucket's
+// residual is its slice of the worker's, so the saved states agree too (PowerSGD's Q per bucket are laid out per
+// bucket: its residuals, the state's tail, are compared).
+TEST_CASE("bucketed compression: one bucket, or sign or PowerSGD per layer, is blocking compression") {
   const Mlp model({12, 6, 3});
+  const int workers = Comm::world().size();
+  const std::size_t residuals = model.parameter_count() * static_cast<std::size_t>(workers);
   for (const char* text : {"powersgd:2", "topk:0.3", "sign"}) {
     const bool powersgd = std::string(text).starts_with("powersgd");
     for (const std::string& method : powersgd ? training_methods() : std::vector<std::string>{"ring"}) {
@@ -207,16 +214,24 @@ TEST_CASE("bucketed compression: one bucket, or sign per layer, is blocking comp
           TrainConfig blocking = compressed_config(method, text, feedback, progress);
           const Outcome reference = overlapped(blocking, model);  // no observer: the blocking step
           for (const std::size_t bucket_bytes : {std::size_t{1} << 30, std::size_t{1}}) {
-            if (bucket_bytes == 1 && std::string(text) != "sign") continue;
+            if (bucket_bytes == 1 && std::string(text) == "topk:0.3") continue;  // its F is per bucket
             TrainConfig c = blocking;
             c.buckets = true;
             c.bucket_bytes = bucket_bytes;
             const Outcome got = overlapped(c, model);
             CAPTURE(c.sync_name());
             CAPTURE(bucket_bytes);
-            CHECK(got.params == reference.params);
-            CHECK(got.state == reference.state);
-            CHECK(got.state.size() == compressed_state_size(c, model.sizes(), Comm::world().size()));
+            CHECK(got.state.size() == compressed_state_size(c, model.sizes(), workers));
+            if (!powersgd || bucket_bytes > 1 || (workers <= 2 && find_allreduce_method(method)->exact)) {
+              CHECK(got.params == reference.params);
+              CHECK(std::equal(got.state.end() - static_cast<std::ptrdiff_t>(feedback ? residuals : 0), got.state.end(),
+                               reference.state.end() - static_cast<std::ptrdiff_t>(feedback ? residuals : 0)));
+              if (!powersgd || bucket_bytes > 1) CHECK(got.state == reference.state);
+            } else {
+              // ring-bf16 rounds partial sums to bfloat16 where the segment layout puts them: its rounding (2^-8).
+              const double bound = find_allreduce_method(method)->exact ? 1e-6 : 1e-2;
+              CHECK(test::relative_difference(got.params, reference.params) < bound);
+            }
           }
         }
       }

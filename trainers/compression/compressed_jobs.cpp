@@ -63,8 +63,9 @@ class CompressedJobs final : public GradientJobs {
     const CompressionChoice& choice = config.compression;
     for (const ElementRange& range : ranges_) {
       const std::vector<Tensor> tensors = tensors_in(all, range);
-      const CompressorSetup setup{s.workers, config.sync.allreduce, allreduce_options(config),
-                                  tensors,   choice.param,          config.seed};
+      const auto first = std::ranges::find_if(all, [&](const Tensor& t) { return t.offset >= range.begin; });
+      const CompressorSetup setup{s.workers,    config.sync.allreduce, allreduce_options(config), tensors,
+                                  choice.param, config.seed,           {all.begin(), first}};
       jobs_.push_back(std::make_unique<CompressedJob>(choice.compressor->make(setup), range.size(), on_));
       own_size_ += jobs_.back()->feedback().compressor().state().size();
     }

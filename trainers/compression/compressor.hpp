@@ -64,6 +64,9 @@ struct CompressorSetup {
   std::span<const Tensor> tensors;
   double param = 0;        // R or F, as compressors.hpp checked it
   std::uint64_t seed = 1;  // starting state that must be equal on every worker
+  // The model's tensors before `tensors` (a bucket's place in the model; empty for the whole model): random starting
+  // state is drawn as a compressor planned on the whole model would draw it for these tensors.
+  std::span<const Tensor> before = {};
 };
 
 }  // namespace gradsync

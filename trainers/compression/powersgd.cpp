@@ -44,8 +44,11 @@ class PowerSgd final : public Compressor {
     p_.resize(p_size);
     q_.resize(q_size + kCounterFloats);
     q_sum_ = std::span<float>(q_).first(q_size);
-    // A Q of full column rank, the same on every worker: uniform in [-1, 1) from the run's seed.
+    // A Q of full column rank, the same on every worker: uniform in [-1, 1) from the run's seed, each matrix's the
+    // values it gets when the whole model is planned at once (the draws for the matrices before it skipped).
     Rng rng(seed_, kStream);
+    for (const Tensor& t : s.before)
+      for (std::size_t i = 0; t.matrix() && i < t.cols * rank; ++i) rng.uniform();
     for (float& x : q_sum_) x = 2.0f * rng.uniform() - 1.0f;
   }
 
