@@ -138,7 +138,8 @@ TEST_CASE("error feedback moved on by test() computes step()'s bits and keeps it
   const std::size_t n = tensors.back().offset + tensors.back().size();
   for (const char* text : {"powersgd:2", "topk:0.3", "sign"}) {
     for (bool feedback : {true, false}) {
-      CAPTURE(text);
+      const std::string name = text;
+      CAPTURE(name);
       CAPTURE(feedback);
       const CompressionChoice c = compression(text);
       const CompressorSetup setup{world, find_allreduce_method("rhd"), {}, tensors, c.param, 7};
@@ -279,7 +280,8 @@ TEST_CASE("with compression, bucketed and pipelined runs resume bit for bit from
   const TrainTest data = six_blobs();
   for (const bool pipelined : {false, true}) {
     for (const char* text : {"powersgd:2", "topk:0.1", "sign"}) {
-      CAPTURE(text);
+      const std::string name = text;
+      CAPTURE(name);
       CAPTURE(pipelined);
       const auto dir = test::temp_dir("compress-overlap-resume", world.rank());
       TrainConfig c = narrow_mlp("ring");
