@@ -206,10 +206,11 @@ TEST_CASE("--compress is refused before any step when the name, its parameter or
   for (const Invalid& i :
        {Invalid{ps, "--compress sign: the parameter server (--sync ps) does not carry compressed gradients"},
         Invalid{serial, "--compress sign: needs an allreduce --sync (ring, "},
-        Invalid{buckets, "--compress sign: not with --buckets yet"},
-        Invalid{pipeline, "--compress sign: not with --pipeline 1 yet"},
         Invalid{feedback_alone, "--error-feedback: only with --compress"}})
     test::check_mentions(validate(i.config, i.config.sync == sync_method("serial") ? 1 : 4), {i.message});
+  // Compression composes with both overlap modes (tests/test_compression_overlap.cpp trains them).
+  CHECK(validate(buckets, 4).empty());
+  CHECK(validate(pipeline, 4).empty());
 
   TrainConfig wide = ring;
   wide.model = "mlp";

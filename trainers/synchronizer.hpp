@@ -32,7 +32,7 @@ class Synchronizer {
   virtual double take_hidden_seconds() { return 0; }
 
   // Training state of the synchronizer's own, beyond the model and the optimizer's (a compressor's residuals and
-  // warm start: trainers/compression/compressed_sync.hpp), which checkpoints carry after the optimizer state. How
+  // warm start: trainers/compression/compressed_jobs.hpp), which checkpoints carry after the optimizer state. How
   // many floats save_state() writes on this run's workers (the same on every worker); 0: none.
   virtual std::size_t state_size() const { return 0; }
   // Collective over the workers, with nothing in flight: writes the state into `out` (state_size() floats, the

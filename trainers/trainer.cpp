@@ -9,7 +9,7 @@
 #include "trainers/checkpoint_schedule.hpp"
 #include "trainers/checkpointing.hpp"
 #include "trainers/clock.hpp"
-#include "trainers/compression/compressed_sync.hpp"
+#include "trainers/compression/compressed_jobs.hpp"
 #include "trainers/compression/compression_checks.hpp"
 #include "trainers/epoch_work.hpp"
 #include "trainers/roles.hpp"

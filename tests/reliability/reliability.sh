@@ -122,10 +122,15 @@ case "$case_name" in
   resume_equality)
     # Two epochs straight equal one epoch, a resume, and one more epoch, bit for bit; and a resume from a set in the
     # middle of an epoch (the newest one removed) equals them too. ring-powersgd compresses the gradients: its
-    # checkpoints also hold every worker's residual and PowerSGD's warm-start Q.
-    for sync in ring mpi ps ring-powersgd; do
+    # checkpoints also hold every worker's residual and PowerSGD's warm-start Q; ring-powersgd-buckets keeps a Q per
+    # bucket, and rhd-topk-pipe checkpoints a pipelined run (each set written with nothing in flight).
+    for sync in ring mpi ps ring-powersgd ring-powersgd-buckets rhd-topk-pipe; do
       flags=(--sync "$sync")
-      [ "$sync" = ring-powersgd ] && flags=(--sync ring --compress powersgd:4)
+      case "$sync" in
+        ring-powersgd) flags=(--sync ring --compress powersgd:4) ;;
+        ring-powersgd-buckets) flags=(--sync ring --compress powersgd:4 --buckets --bucket-kib 1) ;;
+        rhd-topk-pipe) flags=(--sync rhd --compress topk:0.01 --pipeline 1) ;;
+      esac
       args=("${flags[@]}" "${short[@]}" --model mlp --momentum 0.9 --checkpoint-steps 100)
       "${mpirun_[@]}" -n 3 "$bin/train" "${args[@]}" --epochs 2 --checkpoint "$work/$sync-straight" >/dev/null
       "${mpirun_[@]}" -n 3 "$bin/train" "${args[@]}" --epochs 1 --checkpoint "$work/$sync-resumed" >/dev/null

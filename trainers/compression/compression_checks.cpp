@@ -23,9 +23,6 @@ std::string validate_compression(const TrainConfig& c) {
   if (!c.sync.allreduce)
     return fmt::format("{}: needs an allreduce --sync ({}), not {}", flag, allreduce_method_names(trains), c.sync.name());
   if (c.average_every > 0) return fmt::format("{}: not with --average-every (that averages models, not gradients)", flag);
-  if (c.buckets) return fmt::format("{}: not with --buckets yet (a bucket is not compressed as it becomes ready)", flag);
-  if (c.pipeline)
-    return fmt::format("{}: not with --pipeline 1 yet (the compressed exchange does not overlap the next step)", flag);
   return {};
 }
 

@@ -20,13 +20,19 @@ class ErrorFeedback {
   ErrorFeedback(std::unique_ptr<Compressor> compressor, std::size_t count, bool on);
 
   // Collective over the workers, as Compressor::exchange. `grads` (count floats, the caller's) is this worker's
-  // gradient on entry and the sum over workers of their contributions on return.
+  // gradient on entry and the sum over workers of their contributions on return. start() then wait().
   void step(std::span<float> grads);
+  // The same step, nonblocking, as Compressor::start/test/wait: start() forms a = g + r and starts the exchange;
+  // once test() returned true or wait() returned, `grads` holds the sum and the residual is r' = a - c. `grads`
+  // is the compressor's until then, and residual() and contribution() are read only then.
+  void start(std::span<float> grads);
+  bool test();
+  void wait();
 
   bool on() const { return on_; }
   // This worker's residual r (zeros when off or before the first step): training state, different on every
   // worker. Writable so that a resumed run can put it back: checkpoints hold every worker's, in worker order
-  // (compressed_sync.cpp).
+  // (compressed_jobs.cpp).
   //
   // On an elastic resume to fewer workers the residuals of the workers that left are dropped, not folded into
   // the survivors. Folding would keep their sum (the update still owed), but a survivor's residual is averaged over
@@ -44,6 +50,9 @@ class ErrorFeedback {
   bool on_;
   std::vector<float> residual_;  // r between steps; a during one
   std::vector<float> mine_;
+  bool in_flight_ = false;
+  // The exchange completed: r' = a - c (or zero when off).
+  void finish();
 };
 
 }  // namespace gradsync

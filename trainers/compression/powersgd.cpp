@@ -44,12 +44,16 @@ class PowerSgd final : public Compressor {
     p_.resize(p_size);
     q_.resize(q_size + kCounterFloats);
     q_sum_ = std::span<float>(q_).first(q_size);
-    // A Q of full column rank, the same on every worker: uniform in [-1, 1) from the run's seed.
+    // A Q of full column rank, the same on every worker: uniform in [-1, 1) from the run's seed, each matrix's the
+    // values it gets when the whole model is planned at once (the draws for the matrices before it skipped).
     Rng rng(seed_, kStream);
+    for (const Tensor& t : s.before)
+      for (std::size_t i = 0; t.matrix() && i < t.cols * rank; ++i) rng.uniform();
     for (float& x : q_sum_) x = 2.0f * rng.uniform() - 1.0f;
   }
 
-  void exchange(std::span<const float> in, std::span<float> mine, std::span<float> sum) override {
+  void start(std::span<const float> in, std::span<float> mine, std::span<float> sum) override {
+    in_ = in, mine_ = mine, sum_ = sum;
     for (const Matrix& x : matrices_)  // P = M Q, with Q the last step's sum
       product(Op::N, Op::N, x.t.rows, rank_, x.t.cols, &in[x.t.offset], x.t.cols, &q_[x.q], rank_, &p_[x.p]);
     std::size_t v = vector_start_;
@@ -58,24 +62,11 @@ class PowerSgd final : public Compressor {
       std::copy_n(&in[t.offset], t.size(), &mine[t.offset]);
       v += t.size();
     }
-    allreduce_->run(std::span<float>(p_));
-    for (const Matrix& x : matrices_) {
-      orthonormalize_columns(&p_[x.p], x.t.rows, rank_);
-      // Q = M^T P, then this worker's contribution P Q^T before Q is summed.
-      product(Op::T, Op::N, x.t.cols, rank_, x.t.rows, &in[x.t.offset], x.t.cols, &p_[x.p], rank_, &q_[x.q]);
-      product(Op::N, Op::T, x.t.rows, x.t.cols, rank_, &p_[x.p], rank_, &q_[x.q], rank_, &mine[x.t.offset]);
-    }
-    allreduce_->run(q_sum_);
-    for (const Matrix& x : matrices_) {
-      product(Op::N, Op::T, x.t.rows, x.t.cols, rank_, &p_[x.p], rank_, &q_[x.q], rank_, &sum[x.t.offset]);
-      renew_lost_columns(x);
-    }
-    v = vector_start_;
-    for (const Tensor& t : vectors_) {
-      std::copy_n(&p_[v], t.size(), &sum[t.offset]);
-      v += t.size();
-    }
+    phase_ = Phase::summing_p;
+    allreduce_->start(std::span<float>(p_));
   }
+  bool test() override { return advance(false); }
+  void wait() override { advance(true); }
 
   // The summed Q of the last step (the next step's starting point), then the count of renewed columns.
   std::span<float> state() override { return q_; }
@@ -91,6 +82,47 @@ class PowerSgd final : public Compressor {
     Tensor t;
     std::size_t p = 0, q = 0;  // where its P and Q start in p_ and q_
   };
+  enum class Phase { idle, summing_p, summing_q };
+
+  // Moves the exchange on from the allreduce in flight; `blocking` waits for it instead of testing. True once done.
+  bool advance(bool blocking) {
+    for (;;) {
+      if (phase_ == Phase::idle) return true;
+      if (blocking)
+        allreduce_->wait();
+      else if (!allreduce_->test())
+        return false;
+      if (phase_ == Phase::summing_p)
+        after_p();
+      else
+        after_q();
+    }
+  }
+
+  // P summed: orthonormal P, then Q = M^T P and this worker's contribution P Q^T before Q is summed.
+  void after_p() {
+    for (const Matrix& x : matrices_) {
+      orthonormalize_columns(&p_[x.p], x.t.rows, rank_);
+      product(Op::T, Op::N, x.t.cols, rank_, x.t.rows, &in_[x.t.offset], x.t.cols, &p_[x.p], rank_, &q_[x.q]);
+      product(Op::N, Op::T, x.t.rows, x.t.cols, rank_, &p_[x.p], rank_, &q_[x.q], rank_, &mine_[x.t.offset]);
+    }
+    phase_ = Phase::summing_q;
+    allreduce_->start(q_sum_);
+  }
+
+  // Q summed: the sum decoded as P Q^T, the vectors copied from where they were summed with P.
+  void after_q() {
+    for (const Matrix& x : matrices_) {
+      product(Op::N, Op::T, x.t.rows, x.t.cols, rank_, &p_[x.p], rank_, &q_[x.q], rank_, &sum_[x.t.offset]);
+      renew_lost_columns(x);
+    }
+    std::size_t v = vector_start_;
+    for (const Tensor& t : vectors_) {
+      std::copy_n(&p_[v], t.size(), &sum_[t.offset]);
+      v += t.size();
+    }
+    phase_ = Phase::idle;
+  }
 
   // A column of P found dependent (orthonormalize.hpp: zero, as the gradient had lower rank this step, e.g. a dead
   // unit's zero row) makes that column of Q zero, and the warm start would keep it zero at every later step: the
@@ -128,6 +160,9 @@ class PowerSgd final : public Compressor {
   std::vector<float> p_, q_;      // q_: the Q's, then the renewal count
   std::span<float> q_sum_;        // the Q's alone: what is summed
   std::uint64_t seed_;
+  Phase phase_ = Phase::idle;
+  std::span<const float> in_;  // the exchange in flight's spans (Compressor::start)
+  std::span<float> mine_, sum_;
 };
 
 std::string check_rank(double r) {

@@ -3,6 +3,7 @@
 // (collectives/part_all_gather.hpp) and every worker adds them up in rank order, the same bits everywhere.
 #include <bit>
 #include <cmath>
+#include <utility>
 
 #include "collectives/part_all_gather.hpp"
 #include "trainers/compression/compressors.hpp"
@@ -19,7 +20,7 @@ class Sign final : public Compressor {
   }
 
   // A part is one scale per tensor (float bits), then the bits of the whole buffer, 32 to a word.
-  void exchange(std::span<const float> in, std::span<float> mine, std::span<float> sum) override {
+  void start(std::span<const float> in, std::span<float> mine, std::span<float> sum) override {
     const std::size_t t = tensors_.size();
     std::fill(part_.begin() + static_cast<std::ptrdiff_t>(t), part_.end(), 0);
     for (std::size_t j = 0; j < t; ++j) {
@@ -32,15 +33,31 @@ class Sign final : public Compressor {
     }
     std::fill(mine.begin(), mine.end(), 0.0f);
     add_part(part_, mine);
-    gather_.run(part_);
-    std::fill(sum.begin(), sum.end(), 0.0f);
-    for (int r = 0; r < gather_.comm().size(); ++r) add_part(gather_.part(r), sum);
+    sum_ = sum;
+    gather_.start(part_);
+  }
+  bool test() override {
+    if (sum_.empty() || !gather_.test()) return sum_.empty();
+    add_up();
+    return true;
+  }
+  void wait() override {
+    if (sum_.empty()) return;
+    gather_.wait();
+    add_up();
   }
 
  private:
   static std::size_t words(std::span<const Tensor> tensors) {
     const std::size_t n = tensors.empty() ? 0 : tensors.back().offset + tensors.back().size();
     return (n + kBits - 1) / kBits;
+  }
+
+  // The gathered parts, in rank order, into the exchange's sum; ends the exchange.
+  void add_up() {
+    const std::span<float> sum = std::exchange(sum_, {});
+    std::fill(sum.begin(), sum.end(), 0.0f);
+    for (int r = 0; r < gather_.comm().size(); ++r) add_part(gather_.part(r), sum);
   }
 
   void add_part(std::span<const std::int32_t> part, std::span<float> out) const {
@@ -58,6 +75,7 @@ class Sign final : public Compressor {
   std::vector<Tensor> tensors_;
   std::vector<std::int32_t> part_;
   PartAllGather gather_;
+  std::span<float> sum_;  // the exchange in flight's sum; empty: none in flight
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 
 #include "collectives/part_all_gather.hpp"
 #include "trainers/compression/compressors.hpp"
@@ -29,7 +30,7 @@ class TopK final : public Compressor {
   }
 
   // A part is k values (float bits) then their k indices, ascending.
-  void exchange(std::span<const float> in, std::span<float> mine, std::span<float> sum) override {
+  void start(std::span<const float> in, std::span<float> mine, std::span<float> sum) override {
     select(in);
     std::fill(mine.begin(), mine.end(), 0.0f);
     for (std::size_t j = 0; j < k_; ++j) {
@@ -38,9 +39,18 @@ class TopK final : public Compressor {
       part_[j] = std::bit_cast<std::int32_t>(in[i]);
       part_[k_ + j] = static_cast<std::int32_t>(i);
     }
-    gather_.run(part_);
-    std::fill(sum.begin(), sum.end(), 0.0f);
-    for (int r = 0; r < gather_.comm().size(); ++r) add_part(gather_.part(r), sum);
+    sum_ = sum;
+    gather_.start(part_);
+  }
+  bool test() override {
+    if (sum_.empty() || !gather_.test()) return sum_.empty();
+    add_up();
+    return true;
+  }
+  void wait() override {
+    if (sum_.empty()) return;
+    gather_.wait();
+    add_up();
   }
 
  private:
@@ -54,6 +64,13 @@ class TopK final : public Compressor {
     };
     if (k_ < order_.size()) std::nth_element(order_.begin(), order_.begin() + k_ - 1, order_.end(), larger);
     std::sort(order_.begin(), order_.begin() + k_);
+  }
+
+  // The gathered parts, in rank order, into the exchange's sum; ends the exchange.
+  void add_up() {
+    const std::span<float> sum = std::exchange(sum_, {});
+    std::fill(sum.begin(), sum.end(), 0.0f);
+    for (int r = 0; r < gather_.comm().size(); ++r) add_part(gather_.part(r), sum);
   }
 
   void add_part(std::span<const std::int32_t> part, std::span<float> sum) const {
@@ -70,6 +87,7 @@ class TopK final : public Compressor {
   std::vector<std::uint32_t> order_;
   std::vector<std::int32_t> part_;
   PartAllGather gather_;
+  std::span<float> sum_;  // the exchange in flight's sum; empty: none in flight
 };
 
 std::string check_fraction(double f) {

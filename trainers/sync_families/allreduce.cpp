@@ -1,9 +1,11 @@
-// --sync with an allreduce method: the gradient is summed by that method, blocking, in buckets during the backward
-// pass (config.buckets) or one step late (config.pipeline); or, with config.average_every, the models are averaged.
+// --sync with an allreduce method: the gradient is summed by that method, or through a compressor
+// (config.compression), blocking, in buckets during the backward pass (config.buckets) or one step late
+// (config.pipeline); or, with config.average_every, the models are averaged.
 #include <stdexcept>
+#include <vector>
 
 #include "collectives/methods.hpp"
-#include "trainers/compression/compressed_sync.hpp"
+#include "trainers/compression/compressed_jobs.hpp"
 #include "trainers/overlapped_sync.hpp"
 #include "trainers/sync_registry.hpp"
 #include "trainers/train_config.hpp"
@@ -56,12 +58,22 @@ class ModelAveraging final : public Synchronizer {
   long steps_ = 0;
 };
 
-std::unique_ptr<Synchronizer> make_allreduce_family(const TrainConfig& config, const SyncSetup& s) {
-  if (config.compression.enabled()) return make_compressed_sync(config, s);
-  if (config.pipeline) return make_pipelined_allreduce(config, s.workers, s.sgd);
+// The one place that pairs what sums a range of the gradient (its allreduce, or its error-fed compressor) with how
+// the ranges overlap the computation (bucketed, pipelined, or not at all).
+std::unique_ptr<Synchronizer> make_job_sync(const TrainConfig& config, const SyncSetup& s) {
   if (config.buckets && (s.layer_offsets.empty() || s.parameter_count == 0))
     throw std::invalid_argument("make_synchronizer: buckets need the model's layer offsets and size");
-  if (config.buckets) return make_bucketed_allreduce(config, s.workers, s.sgd, s.layer_offsets, s.parameter_count);
+  std::vector<ElementRange> ranges = gradient_ranges(config, s.layer_offsets, s.parameter_count);
+  std::unique_ptr<GradientJobs> jobs = config.compression.enabled()
+                                           ? make_compressed_jobs(config, s, std::move(ranges))
+                                           : make_allreduce_jobs(config, s.workers, std::move(ranges));
+  if (config.pipeline) return make_pipelined_sync(config, s.workers, s.sgd, std::move(jobs));
+  if (config.buckets) return make_bucketed_sync(config, s.workers, s.sgd, std::move(jobs));
+  return make_blocking_sync(s.workers, s.sgd, std::move(jobs));
+}
+
+std::unique_ptr<Synchronizer> make_allreduce_family(const TrainConfig& config, const SyncSetup& s) {
+  if (config.compression.enabled() || config.pipeline || config.buckets) return make_job_sync(config, s);
   auto allreduce = config.sync.allreduce->make(s.workers, allreduce_options(config));
   if (config.average_every > 0)
     return std::make_unique<ModelAveraging>(std::move(allreduce), s.sgd, config.average_every);
