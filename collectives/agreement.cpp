@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -24,14 +26,29 @@ void PendingAgreement::load(const CallFingerprint& f) {
     extremes_[i] = fields[i];
     extremes_[kFields + i] = -fields[i];
   }
-  request_ = MPI_REQUEST_NULL;
+  requests_[0] = requests_[1] = MPI_REQUEST_NULL;
 }
 
-void PendingAgreement::start(const Comm& comm, const CallFingerprint& mine) {
+void PendingAgreement::start(const Comm& comm, const CallFingerprint& mine, int tag) {
   load(mine);
-  if (comm.size() == 1) return;
-  start_iallreduce_in_place(extremes_, 2 * kFields, MPI_INT64_T, MPI_MAX, comm.native(), &request_, send_copy_,
-                            "MPI_Iallreduce (agreement check)", comm.rank());
+  tag_ = tag;
+  distance_ = 1;
+  if (comm.size() > 1) post_round(comm);
+}
+
+void PendingAgreement::post_round(const Comm& comm) {
+  const int p = comm.size(), me = comm.rank();
+  std::copy(std::begin(extremes_), std::end(extremes_), std::begin(outgoing_));
+  requests_[1] = comm.irecv(std::span<std::int64_t>(incoming_), (me - distance_ % p + p) % p, tag_);
+  requests_[0] = comm.isend(std::span<const std::int64_t>(outgoing_), (me + distance_) % p, tag_);
+}
+
+bool PendingAgreement::advance(const Comm& comm) {
+  for (int i = 0; i < 2 * kFields; ++i) extremes_[i] = std::max(extremes_[i], incoming_[i]);
+  distance_ *= 2;
+  if (distance_ >= comm.size()) return true;
+  post_round(comm);
+  return false;
 }
 
 void PendingAgreement::reduce_now(const Comm& comm, const CallFingerprint& mine) {

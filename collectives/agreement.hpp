@@ -4,6 +4,7 @@
 // into an error on every rank, naming each rank and what it passed.
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <string_view>
 
@@ -29,29 +30,41 @@ struct CallFingerprint {
 // `what` names the collective (e.g. "ring") and is only formatted on a mismatch: a call allocates nothing.
 void check_agreement(const Comm& comm, std::string_view what, const CallFingerprint& mine);
 
-// The same check split for nonblocking collectives: start() posts the reduction (MPI_Iallreduce) and returns;
-// once request() has completed (the caller waits or tests it, with other work in between), verify() throws
-// MismatchError on every rank if the fingerprints differ. Every rank of `comm` calls start() and verify() in the
-// same order as its other collectives on `comm`. The object must stay alive and in place from start() until
-// verify() (MPI writes into it); it allocates nothing unless the check fails.
+// The same check split for nonblocking collectives, on gradsync's own messages: a dissemination maximum, in which
+// round k sends this rank's extremes so far to rank + 2^k and takes the maximum with those from rank - 2^k. A
+// maximum does not mind seeing a rank twice, so ceil(log2 P) rounds reach every rank on any P, with no folding.
+// (MPI_Iallreduce did this before; SMPI's sends every rank's buffer to every rank, P^2 messages per call, which is
+// what made simulated overlapped runs slow and their checks expensive.)
+// start() posts the first round on `tag` and returns; each time requests() have completed (the caller waits or
+// tests them, with other work in between), advance() folds in what arrived and posts the next round, until it
+// returns true; then verify() throws MismatchError on every rank if the fingerprints differ. Every rank of `comm`
+// calls these in the same order as its other collectives on `comm`; `tag` is the caller's alone on `comm`. The
+// object must stay alive and in place from start() until verify() (MPI reads and writes its buffers); it
+// allocates nothing unless the check fails.
 class PendingAgreement {
  public:
-  void start(const Comm& comm, const CallFingerprint& mine);
-  // start() and its completion in one blocking MPI_Allreduce (cheaper than the nonblocking pair when nothing else
-  // is to be done meanwhile); verify() follows as after start().
+  void start(const Comm& comm, const CallFingerprint& mine, int tag);
+  // The current round's send and receive (MPI_REQUEST_NULL once done).
+  std::span<MPI_Request> requests() { return requests_; }
+  bool advance(const Comm& comm);
+  // The whole check in one blocking MPI_Allreduce (cheaper than the rounds when nothing else is to be done
+  // meanwhile); verify() follows as after the last round.
   void reduce_now(const Comm& comm, const CallFingerprint& mine);
-  MPI_Request* request() { return &request_; }
-  // After request() completed. verify() on a mismatch is itself collective (it gathers every rank's fingerprint
-  // to name them), which is safe: every rank saw the same reduced fields, so all of them make that call.
+  // After the last round. verify() on a mismatch is itself collective (it gathers every rank's fingerprint to name
+  // them), which is safe: every rank saw the same reduced fields, so all of them make that call.
   void verify(const Comm& comm, std::string_view what) const;
 
  private:
   void load(const CallFingerprint& mine);
+  void post_round(const Comm& comm);
   static constexpr int kFields = 4;
   std::int64_t mine_[kFields] = {};
   std::int64_t extremes_[2 * kFields] = {};
-  std::vector<std::byte> send_copy_;  // start_iallreduce_in_place's, in a simulation build
-  MPI_Request request_ = MPI_REQUEST_NULL;
+  std::int64_t outgoing_[2 * kFields] = {};  // this round's send: extremes_ as they were when it was posted
+  std::int64_t incoming_[2 * kFields] = {};
+  MPI_Request requests_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  int distance_ = 0;  // this round's: 1, 2, 4, ... while below P
+  int tag_ = 0;
 };
 
 // A stable 64-bit hash of a method name (FNV-1a), the same on every rank and build: the `method` field of a

@@ -14,13 +14,17 @@
 namespace gradsync {
 namespace {
 
+// What a wait in the agreement check is called in the watchdog's report.
+constexpr const char* kAgreementStage = "agreement check before a collective";
+
 // Objects are numbered in construction order; ranks build theirs collectively, so the numbers agree across ranks.
 std::atomic<std::uint32_t> g_next_object{0};
 
 }  // namespace
 
 Allreduce::Allreduce(Comm comm, AllreduceOptions options)
-    : comm_(std::move(comm)), options_(options), object_id_(g_next_object++), roll_call_tag_(comm_.reserve_tags(1)) {}
+    : comm_(std::move(comm)), options_(options), object_id_(g_next_object++), roll_call_tag_(comm_.reserve_tags(2)),
+      agreement_tag_(roll_call_tag_ + 1) {}
 
 // The operation's span starts when this rank enters the collective, before the agreement check, so that entry times
 // compare across ranks (the slow-rank report). Its method, size and prediction are filled in when it ends.
@@ -87,12 +91,13 @@ void Allreduce::run(void* data, std::size_t count, Dtype type) {
   if (options_.check_agreement && comm_.size() > 1 && !watchdog_armed()) {
     check_agreement(comm_, name(), fingerprint(count, type));
   } else if (options_.check_agreement && comm_.size() > 1) {  // polled, so that a hang here takes a roll call too
-    agreement_.start(comm_, fingerprint(count, type));
-    stage_ = {{agreement_.request(), 1}, "MPI_Iallreduce (agreement check before a collective)"};
+    agreement_.start(comm_, fingerprint(count, type), agreement_tag_);
+    stage_ = {agreement_.requests(), kAgreementStage};
     {
       const CollectiveScope collective(name().data(), object_id_, seq_);
       const WaitScope wait(stage_.what);
-      wait_for_stage();
+      do wait_for_stage();
+      while (!agreement_.advance(comm_));
     }
     agreement_.verify(comm_, name());
   }
@@ -125,8 +130,8 @@ void Allreduce::start(void* data, std::size_t count, Dtype type) {
   seq_ = calls_;
   trace_begin(count, type);
   if (options_.check_agreement && comm_.size() > 1) {
-    agreement_.start(comm_, fingerprint(count, type));
-    stage_ = {{agreement_.request(), 1}, "MPI_Iallreduce (agreement check before a collective)"};
+    agreement_.start(comm_, fingerprint(count, type), agreement_tag_);
+    stage_ = {agreement_.requests(), kAgreementStage};
     phase_ = Phase::checking;
     return;
   }
@@ -149,7 +154,8 @@ void Allreduce::begin_moving() {
 void Allreduce::step_forward() {
   trace_stage_done();
   if (phase_ == Phase::checking) {
-    phase_ = Phase::idle;  // a mismatch leaves the object usable
+    if (!agreement_.advance(comm_)) return;  // its next round is posted: stage_ still names its requests
+    phase_ = Phase::idle;                    // a mismatch leaves the object usable
     agreement_.verify(comm_, name());
     begin_moving();
   } else if (advance()) {

@@ -159,7 +159,8 @@ class Allreduce {
   std::uint32_t object_id_ = 0;
   std::uint64_t seq_ = 0;  // the call number of the operation in progress
   int roll_call_tag_ = 0;
-  Span span_;  // the operation being traced (start_s == 0: none)
+  int agreement_tag_ = 0;  // the agreement check's rounds (agreement.hpp)
+  Span span_;              // the operation being traced (start_s == 0: none)
   double stage_started_s_ = 0;
   std::uint64_t plan_fingerprint_ = 0;  // computed on first use: name() is virtual
   Phase phase_ = Phase::idle;
