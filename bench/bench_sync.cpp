@@ -39,6 +39,8 @@
 #include "trainers/agreed_kernel_plan.hpp"
 #include "trainers/checkpointing.hpp"
 #include "trainers/clock.hpp"
+#include "trainers/compression/compression_checks.hpp"
+#include "trainers/compression/compressors.hpp"
 #include "trainers/data_source.hpp"
 #include "trainers/make_synchronizer.hpp"
 #include "trainers/run_trace.hpp"
@@ -84,11 +86,14 @@ struct MethodTimes {
   std::span<float> grads;  // where this method's steps write their gradient
   bool serial = false;     // rank 0 steps alone, on `serial_params`
   double compute_s = 0, sync_s = 0, hidden_s = 0;
-  double wire_bytes = 0;     // sent by gradsync's own messages in the timed steps (collectives/wire_meter.hpp)
+  // Sent by gradsync's own messages in all of this method's steps, settling ones included: a pipelined step's
+  // exchange finishes in the next step, and a block drains at its end (collectives/wire_meter.hpp).
+  double wire_bytes = 0;
   bool wire_counted = true;  // false: the gradients travel in the MPI library's collective
   long steps = 0;
   std::span<float> spare;  // the second gradient buffer of a pipelined method, else empty
   bool traced = false;     // a -traced method: the trace recorder is on during its blocks only
+  long wire_steps = 0;     // the steps wire_bytes covers
 };
 
 // "-traced", the last suffix of a method name: tracing on for that method's blocks. Strips it from `name`.
@@ -99,8 +104,29 @@ bool take_traced(std::string& name) {
   return has;
 }
 
-// "ring", "ring-buckets", "mpi-pipe-thread", ...: an allreduce method and the overlap options its suffixes name, as
-// TrainConfig::sync_name() spells them. Returns false for anything else.
+// A compressor as TrainConfig::sync_name() spells it at the end of `rest` ("-powersgd4", "-topk0.01-noef", "-sign"):
+// sets c.compression and strips it. Leaves `rest` alone (and returns true) when it names none.
+bool take_compression(std::string& rest, TrainConfig& c) {
+  const bool noef = rest.ends_with("-noef");
+  const std::string body = noef ? rest.substr(0, rest.size() - 5) : rest;
+  const std::size_t dash = body.rfind('-');
+  if (dash == std::string::npos) return !noef;
+  const std::string word = body.substr(dash + 1);
+  const std::size_t digits = word.find_first_of("0123456789.");
+  const std::string compressor = word.substr(0, digits);
+  if (!find_compressor(compressor)) return !noef;  // "ring-bf16": no compressor in it
+  std::string problem;
+  const std::optional<CompressionChoice> choice =
+      parse_compression(digits == std::string::npos ? compressor : compressor + ":" + word.substr(digits), problem);
+  if (!choice) return false;
+  c.compression = *choice;
+  c.compression.error_feedback = !noef;
+  rest.resize(dash);
+  return true;
+}
+
+// "ring", "ring-buckets", "mpi-pipe-thread", "ring-powersgd4-pipe", ...: an allreduce method, the compressor and the
+// overlap options its suffixes name, as TrainConfig::sync_name() spells them. Returns false for anything else.
 bool parse_method(const std::string& name, TrainConfig& c) {
   std::string rest = name;
   const auto take = [&](const std::string& suffix) {
@@ -111,6 +137,7 @@ bool parse_method(const std::string& name, TrainConfig& c) {
   if (take("-thread")) c.progress = Progress::thread;
   c.pipeline = take("-pipe");
   c.buckets = take("-buckets");
+  if (!take_compression(rest, c)) return false;
   const std::optional<SyncMethod> sync = find_sync_method(rest);
   if (!sync || sync->family != SyncFamily::allreduce) return false;
   c.sync = *sync;
@@ -125,14 +152,15 @@ struct Flags {
 };
 
 void add_options(CLI::App& app, Flags& f) {
-  app.add_option("--methods", f.methods,
-                 "comma-separated: the allreduce methods that leave the sum on every rank (" +
-                     allreduce_method_names(trains) +
-                     "), xcore (the ring's schedule through a shared window, one node only), serial (rank 0 alone: "
-                     "the baseline for the speedup column); an allreduce method may carry train's overlap suffixes: "
-                     "-buckets (--buckets), -pipe (--pipeline 1), then -thread (--progress thread), e.g. "
-                     "ring-pipe-thread; any method may end in -traced: with --trace, only the -traced methods' steps "
-                     "are recorded (ring,ring-traced measures what tracing costs)")
+  app.add_option(
+         "--methods", f.methods,
+         "comma-separated: the allreduce methods that leave the sum on every rank (" + allreduce_method_names(trains) +
+             "), xcore (the ring's schedule through a shared window, one node only), serial (rank 0 alone: "
+             "the baseline for the speedup column); an allreduce method may carry train's overlap suffixes: "
+             "a compressor as train names it (-powersgd4, -topk0.01, -sign, with -noef: --compress, --error-feedback 0), "
+             "then -buckets (--buckets), -pipe (--pipeline 1), then -thread (--progress thread), e.g. "
+             "ring-topk0.01-pipe-thread; any method may end in -traced: with --trace, only the -traced methods' steps "
+             "are recorded (ring,ring-traced measures what tracing costs)")
       ->capture_default_str();
   app.add_option("--batch", f.batch, "batch per worker")->capture_default_str()->check(CLI::Range(1, 60000));
   app.add_option("--hidden", f.hidden, "MLP hidden widths, comma-separated")
@@ -222,7 +250,11 @@ std::vector<MethodTimes> make_methods(const std::vector<std::string>& names, con
     }
     TrainConfig c = config;
     parse_method(m, c);
-    auto sync = make_synchronizer(c, {world, world, r.sgd, model.layer_offsets(), model.parameter_count()});
+    // The same refusals as train's, the same on every rank: a compressor the method or the model cannot carry.
+    for (const std::string& problem : {validate_compression(c), validate_against_model(c, model.sizes())})
+      if (!problem.empty()) throw std::invalid_argument(fmt::format("--methods {}: {}", name, problem));
+    auto sync = make_synchronizer(
+        c, {world, world, r.sgd, model.layer_offsets(), model.parameter_count(), std::span(model.sizes())});
     const bool pipelined = sync->gradient_buffers() > 1;
     timed.push_back({name, std::move(sync), r.grads, false, 0, 0, 0, 0, c.wire_bytes_counted(), 0,
                      pipelined ? std::span<float>(r.spare) : std::span<float>(), traced});
@@ -250,9 +282,10 @@ void timed_step(const Flags& f, long s, const TrainTest& data, const Mlp& model,
     m.compute_s += t1 - t0;
     m.sync_s += now_s() - t1;
     m.hidden_s += hidden_s;
-    m.wire_bytes += static_cast<double>(bytes_sent_so_far() - sent0);
     ++m.steps;
   }
+  m.wire_bytes += static_cast<double>(bytes_sent_so_far() - sent0);
+  ++m.wire_steps;
 }
 
 // Every rank: --steps steps, the methods taking turns every --block. The trainer's split with --iterations-per-epoch
@@ -310,7 +343,8 @@ void print_results(const Flags& f, const Comm& world, const Mlp& model, const st
   std::vector<double> sums;
   for (const MethodTimes& m : timed) {
     const double k = static_cast<double>(std::max(m.steps, 1L));
-    sums.insert(sums.end(), {m.compute_s / k, m.sync_s / k, m.hidden_s / k, m.wire_bytes / k});
+    sums.insert(sums.end(), {m.compute_s / k, m.sync_s / k, m.hidden_s / k,
+                             m.wire_bytes / static_cast<double>(std::max(m.wire_steps, 1L))});
   }
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM, world.native()),
             "MPI_Allreduce (bench_sync results)", world.rank());
