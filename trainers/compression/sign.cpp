@@ -3,64 +3,43 @@
 // (collectives/part_all_gather.hpp) and every worker adds them up in rank order, the same bits everywhere.
 #include <bit>
 #include <cmath>
-#include <utility>
 
-#include "collectives/part_all_gather.hpp"
 #include "trainers/compression/compressors.hpp"
+#include "trainers/compression/gathering_compressor.hpp"
 
 namespace gradsync {
 namespace {
 
 constexpr std::size_t kBits = 32;
 
-class Sign final : public Compressor {
+class Sign final : public GatheringCompressor {
  public:
   Sign(const Comm& workers, std::span<const Tensor> tensors)
-      : tensors_(tensors.begin(), tensors.end()), part_(tensors.size() + words(tensors)), gather_(workers, part_.size()) {
-  }
+      : GatheringCompressor(workers, tensors.size() + words(tensors)), tensors_(tensors.begin(), tensors.end()) {}
 
+ private:
   // A part is one scale per tensor (float bits), then the bits of the whole buffer, 32 to a word.
-  void start(std::span<const float> in, std::span<float> mine, std::span<float> sum) override {
+  void encode(std::span<const float> in, std::span<float> mine, std::span<std::int32_t> part) override {
     const std::size_t t = tensors_.size();
-    std::fill(part_.begin() + static_cast<std::ptrdiff_t>(t), part_.end(), 0);
+    std::fill(part.begin() + static_cast<std::ptrdiff_t>(t), part.end(), 0);
     for (std::size_t j = 0; j < t; ++j) {
       const Tensor& x = tensors_[j];
       double total = 0;
       for (std::size_t i = x.offset; i < x.offset + x.size(); ++i) total += std::abs(in[i]);
-      part_[j] = std::bit_cast<std::int32_t>(static_cast<float>(total / static_cast<double>(x.size())));
+      part[j] = std::bit_cast<std::int32_t>(static_cast<float>(total / static_cast<double>(x.size())));
       for (std::size_t i = x.offset; i < x.offset + x.size(); ++i)
-        if (in[i] >= 0) part_[t + i / kBits] |= static_cast<std::int32_t>(std::uint32_t{1} << (i % kBits));
+        if (in[i] >= 0) part[t + i / kBits] |= static_cast<std::int32_t>(std::uint32_t{1} << (i % kBits));
     }
     std::fill(mine.begin(), mine.end(), 0.0f);
-    add_part(part_, mine);
-    sum_ = sum;
-    gather_.start(part_);
-  }
-  bool test() override {
-    if (sum_.empty() || !gather_.test()) return sum_.empty();
-    add_up();
-    return true;
-  }
-  void wait() override {
-    if (sum_.empty()) return;
-    gather_.wait();
-    add_up();
+    add_part(part, mine);
   }
 
- private:
   static std::size_t words(std::span<const Tensor> tensors) {
     const std::size_t n = tensors.empty() ? 0 : tensors.back().offset + tensors.back().size();
     return (n + kBits - 1) / kBits;
   }
 
-  // The gathered parts, in rank order, into the exchange's sum; ends the exchange.
-  void add_up() {
-    const std::span<float> sum = std::exchange(sum_, {});
-    std::fill(sum.begin(), sum.end(), 0.0f);
-    for (int r = 0; r < gather_.comm().size(); ++r) add_part(gather_.part(r), sum);
-  }
-
-  void add_part(std::span<const std::int32_t> part, std::span<float> out) const {
+  void add_part(std::span<const std::int32_t> part, std::span<float> out) const override {
     const std::size_t t = tensors_.size();
     for (std::size_t j = 0; j < t; ++j) {
       const Tensor& x = tensors_[j];
@@ -73,9 +52,6 @@ class Sign final : public Compressor {
   }
 
   std::vector<Tensor> tensors_;
-  std::vector<std::int32_t> part_;
-  PartAllGather gather_;
-  std::span<float> sum_;  // the exchange in flight's sum; empty: none in flight
 };
 
 }  // namespace

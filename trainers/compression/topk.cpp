@@ -8,10 +8,9 @@
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
-#include <utility>
 
-#include "collectives/part_all_gather.hpp"
 #include "trainers/compression/compressors.hpp"
+#include "trainers/compression/gathering_compressor.hpp"
 
 namespace gradsync {
 namespace {
@@ -22,38 +21,26 @@ std::size_t kept(double fraction, std::size_t count) {
   return std::clamp<std::size_t>(k, 1, count);
 }
 
-class TopK final : public Compressor {
+class TopK final : public GatheringCompressor {
  public:
   TopK(const Comm& workers, std::size_t count, double fraction)
-      : k_(kept(fraction, count)), order_(count), part_(2 * k_), gather_(workers, 2 * k_) {
+      : GatheringCompressor(workers, 2 * kept(fraction, count)), k_(kept(fraction, count)), order_(count) {
     if (count >= (std::size_t{1} << 31)) throw std::invalid_argument("topk: indices are 31-bit; the model is larger");
   }
 
+ private:
   // A part is k values (float bits) then their k indices, ascending.
-  void start(std::span<const float> in, std::span<float> mine, std::span<float> sum) override {
+  void encode(std::span<const float> in, std::span<float> mine, std::span<std::int32_t> part) override {
     select(in);
     std::fill(mine.begin(), mine.end(), 0.0f);
     for (std::size_t j = 0; j < k_; ++j) {
       const std::uint32_t i = order_[j];
       mine[i] = in[i];
-      part_[j] = std::bit_cast<std::int32_t>(in[i]);
-      part_[k_ + j] = static_cast<std::int32_t>(i);
+      part[j] = std::bit_cast<std::int32_t>(in[i]);
+      part[k_ + j] = static_cast<std::int32_t>(i);
     }
-    sum_ = sum;
-    gather_.start(part_);
-  }
-  bool test() override {
-    if (sum_.empty() || !gather_.test()) return sum_.empty();
-    add_up();
-    return true;
-  }
-  void wait() override {
-    if (sum_.empty()) return;
-    gather_.wait();
-    add_up();
   }
 
- private:
   // order_[0, k) := the indices of the k largest |in|, ties to the lower index (the same choice on every
   // implementation), ascending.
   void select(std::span<const float> in) {
@@ -66,14 +53,7 @@ class TopK final : public Compressor {
     std::sort(order_.begin(), order_.begin() + k_);
   }
 
-  // The gathered parts, in rank order, into the exchange's sum; ends the exchange.
-  void add_up() {
-    const std::span<float> sum = std::exchange(sum_, {});
-    std::fill(sum.begin(), sum.end(), 0.0f);
-    for (int r = 0; r < gather_.comm().size(); ++r) add_part(gather_.part(r), sum);
-  }
-
-  void add_part(std::span<const std::int32_t> part, std::span<float> sum) const {
+  void add_part(std::span<const std::int32_t> part, std::span<float> sum) const override {
     const std::size_t k = part.size() / 2;
     for (std::size_t j = 0; j < k; ++j) {
       const auto i = static_cast<std::size_t>(static_cast<std::uint32_t>(part[k + j]));
@@ -85,9 +65,6 @@ class TopK final : public Compressor {
 
   std::size_t k_;
   std::vector<std::uint32_t> order_;
-  std::vector<std::int32_t> part_;
-  PartAllGather gather_;
-  std::span<float> sum_;  // the exchange in flight's sum; empty: none in flight
 };
 
 std::string check_fraction(double f) {
