@@ -28,6 +28,7 @@
 #include "collectives/auto_explain.hpp"
 #include "collectives/methods.hpp"
 #include "collectives/scratch_bytes.hpp"
+#include "cpu/isa.hpp"
 
 namespace {
 
@@ -359,6 +360,7 @@ int main(int argc, char** argv) {
       fmt::print("{}", allreduce_method_listing());
       return 0;
     }
+  refuse_bad_isa_request("bench_allreduce");
   MPI_Init(&argc, &argv);
   const Comm world = Comm::world();
   const bool lead = world.rank() == 0;

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/isa.hpp"
 #include "model/dataset.hpp"
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/byte_gemm.hpp"
@@ -298,6 +299,7 @@ int main(int argc, char** argv) {
   Flags f;
   add_options(app, f);
   CLI11_PARSE(app, argc, argv);
+  refuse_bad_isa_request("bench_batch_layout");
   const BlisConfig blis = configure_blis(1);
   const Dataset train = load_idx_dataset(f.data_dir).train;
   std::vector<GemmShape> shapes;

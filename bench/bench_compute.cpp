@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bench/fma_peak.hpp"
+#include "cpu/isa.hpp"
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/byte_gemm.hpp"
 #include "model/kernels/gemm.hpp"
@@ -356,6 +357,7 @@ int main(int argc, char** argv) {
     }
     fmt::print(out, "model,batch,rep,steps,wall_s,compute_s,bound_s,best_layout_bound_s,fixed_wall_s,fixed_bound_s\n");
   }
+  refuse_bad_isa_request("bench_compute");
   const BlisConfig blis = configure_blis(1);
   MPI_Init(&argc, &argv);
   const int code = run(f, blis, out);

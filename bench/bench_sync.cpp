@@ -32,6 +32,7 @@
 #include "collectives/comm.hpp"
 #include "collectives/methods.hpp"
 #include "collectives/wire_meter.hpp"
+#include "cpu/isa.hpp"
 #include "model/kernels/blis_setup.hpp"
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
@@ -422,6 +423,7 @@ int run(int argc, char** argv, const Comm& world) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  refuse_bad_isa_request("bench_sync");
   const BlisConfig blis = configure_blis(1);  // before MPI_Init, as in train
   // Serialized: an overlap run's communication thread makes MPI calls while this thread makes none.
   int provided = MPI_THREAD_SINGLE;

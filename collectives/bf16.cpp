@@ -2,6 +2,8 @@
 
 #include <bit>
 
+#include "cpu/isa_dispatch.hpp"
+
 namespace gradsync {
 namespace {
 
@@ -19,20 +21,36 @@ inline float bf16_value(std::uint16_t h) { return std::bit_cast<float>(static_ca
 
 }  // namespace
 
-void to_bf16(const float* __restrict src, std::uint16_t* __restrict dst, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) dst[i] = bf16_bits(src[i]);
+// Each loop runs compiled for the process's instruction set (cpu/isa_dispatch.hpp); every set computes the same
+// bits (integer operations and one float addition per element).
+void to_bf16(const float* src, std::uint16_t* dst, std::size_t n) {
+  on_active_isa([=]() GRADSYNC_INLINE_LOOP {
+    const float* __restrict s = src;
+    std::uint16_t* __restrict d = dst;
+    for (std::size_t i = 0; i < n; ++i) d[i] = bf16_bits(s[i]);
+  });
 }
 
-void from_bf16(const std::uint16_t* __restrict src, float* __restrict dst, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) dst[i] = bf16_value(src[i]);
+void from_bf16(const std::uint16_t* src, float* dst, std::size_t n) {
+  on_active_isa([=]() GRADSYNC_INLINE_LOOP {
+    const std::uint16_t* __restrict s = src;
+    float* __restrict d = dst;
+    for (std::size_t i = 0; i < n; ++i) d[i] = bf16_value(s[i]);
+  });
 }
 
-void add_bf16_into(float* __restrict dst, const std::uint16_t* __restrict src, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) dst[i] += bf16_value(src[i]);
+void add_bf16_into(float* dst, const std::uint16_t* src, std::size_t n) {
+  on_active_isa([=]() GRADSYNC_INLINE_LOOP {
+    float* __restrict d = dst;
+    const std::uint16_t* __restrict s = src;
+    for (std::size_t i = 0; i < n; ++i) d[i] += bf16_value(s[i]);
+  });
 }
 
 void round_to_bf16(float* data, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) data[i] = bf16_value(bf16_bits(data[i]));
+  on_active_isa([=]() GRADSYNC_INLINE_LOOP {
+    for (std::size_t i = 0; i < n; ++i) data[i] = bf16_value(bf16_bits(data[i]));
+  });
 }
 
 }  // namespace gradsync

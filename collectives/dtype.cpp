@@ -1,6 +1,20 @@
 #include "collectives/dtype.hpp"
 
+#include "cpu/isa_dispatch.hpp"
+
 namespace gradsync {
+namespace {
+
+template <class T>
+void sum_into(T* __restrict dst, const T* __restrict src, std::size_t count) {
+  on_active_isa([=]() GRADSYNC_INLINE_LOOP {
+    T* __restrict d = dst;
+    const T* __restrict s = src;
+    for (std::size_t i = 0; i < count; ++i) d[i] += s[i];
+  });
+}
+
+}  // namespace
 
 std::size_t dtype_size(Dtype t) {
   switch (t) {
@@ -31,6 +45,11 @@ std::string_view dtype_name(Dtype t) {
   }
   return "?";
 }
+
+void add_into(float* dst, const float* src, std::size_t count) { sum_into(dst, src, count); }
+void add_into(double* dst, const double* src, std::size_t count) { sum_into(dst, src, count); }
+void add_into(std::int32_t* dst, const std::int32_t* src, std::size_t count) { sum_into(dst, src, count); }
+void add_into(std::int64_t* dst, const std::int64_t* src, std::size_t count) { sum_into(dst, src, count); }
 
 void add_into(void* dst, const void* src, std::size_t count, Dtype t) {
   switch (t) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "cpu/isa_dispatch.hpp"
 #include "model/idx_reader.hpp"
 
 namespace gradsync {
@@ -88,7 +89,8 @@ Dataset make_dataset(const std::vector<std::uint32_t>& image_dims, ReadOnlyBytes
   return d;
 }
 
-// Only the rows: a contiguous bytes -> float convert per example, which the compiler vectorizes. The forward
+// Only the rows: a contiguous bytes -> float convert per example, which the compiler vectorizes (for the process's
+// instruction set: cpu/isa_dispatch.hpp). The forward
 // GEMM reads them transposed (BLIS packs op(B) into its own panels whatever the layout, so a second, column
 // layout saves BLIS no work), and one layout is half the floats of two: at batch 256 two layouts no longer fit
 // the core's L2 next to the weights. Each example's bytes are requested kGatherLookahead rows ahead, so that
@@ -103,10 +105,12 @@ void gather_batch(const Dataset& data, std::span<const std::uint32_t> indices, B
     out.row_bytes[j] = &data.pixels[indices[j] * f];
   }
   if (!float_rows) return;  // the byte kernels request the rows ahead themselves
-  for (std::size_t j = 0; j < n; ++j) {
-    if (j + kGatherLookahead < n) prefetch_row(data, indices[j + kGatherLookahead]);
-    widen_row(out.row_bytes[j], f, out.rows.data() + j * f);
-  }
+  on_active_isa([&]() GRADSYNC_INLINE_LOOP {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j + kGatherLookahead < n) prefetch_row(data, indices[j + kGatherLookahead]);
+      widen_row(out.row_bytes[j], f, out.rows.data() + j * f);
+    }
+  });
 }
 
 void prefetch_examples(const Dataset& data, std::span<const std::uint32_t> indices, Batch& current) {

@@ -44,7 +44,8 @@ struct Batch {
 
 // One example's `features` bytes as float pixels (dst[i] = src[i] * kPixelScale): what a gather writes for each
 // row a BLIS product reads. Inline so that the kernel plan times exactly this loop (model/kernels/plan_timing.cpp).
-inline void widen_row(const std::uint8_t* __restrict src, std::size_t features, float* __restrict dst) {
+__attribute__((always_inline)) inline void widen_row(const std::uint8_t* __restrict src, std::size_t features,
+                                                     float* __restrict dst) {
   for (std::size_t i = 0; i < features; ++i) dst[i] = static_cast<float>(src[i]) * kPixelScale;
 }
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "cpu/isa_dispatch.hpp"
 #include "model/kernels/byte_gemm.hpp"
 #include "model/kernels/gemm.hpp"
 #include "model/kernels/installed_plan.hpp"
@@ -18,13 +19,27 @@
 namespace gradsync {
 namespace {
 
+// The loops outside the GEMMs run compiled for the process's instruction set (cpu/isa_dispatch.hpp): each entry
+// point below dispatches once, and the helpers it calls are inlined into it.
+
 void relu_inplace(float* z, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) z[i] = z[i] > 0.0f ? z[i] : 0.0f;
+  on_active_isa([=]() GRADSYNC_INLINE_LOOP {
+    for (std::size_t i = 0; i < n; ++i) z[i] = z[i] > 0.0f ? z[i] : 0.0f;
+  });
+}
+
+// delta[i] = 0 where the layer's stored activation a[i] is 0: relu'(z) > 0 exactly where relu(z) > 0.
+void relu_backward(const float* a, float* delta, std::size_t n) {
+  on_active_isa([=]() GRADSYNC_INLINE_LOOP {
+    const float* __restrict in = a;
+    float* __restrict d = delta;
+    for (std::size_t i = 0; i < n; ++i) d[i] = in[i] > 0.0f ? d[i] : 0.0f;
+  });
 }
 
 // The sum of x[0..n) in kLanes interleaved partial sums: one running sum is a chain of dependent additions (the
 // compiler may not reorder float sums), the partial sums are one vector addition per kLanes elements.
-float row_sum(const float* x, std::size_t n) {
+__attribute__((always_inline)) inline float row_sum(const float* x, std::size_t n) {
   constexpr std::size_t kLanes = 16;
   float partial[kLanes] = {};
   std::size_t j = 0;
@@ -40,11 +55,11 @@ float row_sum(const float* x, std::size_t n) {
 // maxima and sums stay in registers while its classes are swept (each sweep over contiguous memory). With `delta`,
 // also writes the output layer's dLoss/dZ = (p - onehot(y)) * inv_n there (classes x batch; needs y). Returns
 // -sum log p[y] over the columns (no loss if y is null), summed in kBlock lanes as row_sum does.
-double softmax_columns(float* z, std::size_t classes, std::size_t batch, const std::uint8_t* y, float* delta,
-                       float inv_n) {
+__attribute__((always_inline)) inline double softmax_loop(float* z, std::size_t classes, std::size_t batch,
+                                                          const std::uint8_t* y, float* delta, float inv_n) {
   constexpr std::size_t kBlock = 16;
   float loss_lanes[kBlock] = {};
-  const auto block = [&](std::size_t j0, auto width) {
+  const auto block = [&](std::size_t j0, auto width) GRADSYNC_INLINE_LOOP {
     float m[kBlock], s[kBlock];
     for (std::size_t k = 0; k < width; ++k) m[k] = z[j0 + k];
     for (std::size_t c = 1; c < classes; ++c) {
@@ -79,6 +94,18 @@ double softmax_columns(float* z, std::size_t classes, std::size_t batch, const s
   double loss = 0;
   for (float lane : loss_lanes) loss += lane;
   return loss;
+}
+
+double softmax_columns(float* z, std::size_t classes, std::size_t batch, const std::uint8_t* y, float* delta,
+                       float inv_n) {
+  return on_active_isa([=]() GRADSYNC_INLINE_LOOP { return softmax_loop(z, classes, batch, y, delta, inv_n); });
+}
+
+// db[o] = the sum of delta's row o (outputs x n).
+void bias_gradient(const float* delta, std::size_t outputs, std::size_t n, float* db) {
+  on_active_isa([=]() GRADSYNC_INLINE_LOOP {
+    for (std::size_t o = 0; o < outputs; ++o) db[o] = row_sum(delta + o * n, n);
+  });
 }
 
 // A BLIS GEMM on the kernels the installed plan names for its shape (batch_operand as in GemmShape), cut into row
@@ -194,14 +221,14 @@ float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, 
       gemm_observed(observer, false, Op::N, Op::T, out, in, n, 1.0f, delta, n, ws.activations_[l - 1].data(), n, 0.0f, dw,
                     in);
     float* db = grads.data() + bias_offset(l);
-    for (std::size_t o = 0; o < out; ++o) db[o] = row_sum(delta + o * n, n);
+    bias_gradient(delta, out, n, db);
     if (observer) observer->gradient_ready(weight_offset(l), bias_offset(l) + out);
     if (l == 0) break;  // no gradient w.r.t. the input images
     // delta_in = (W^T delta) * relu'(Z_in); relu'(z) > 0 exactly where the stored activation is > 0.
     const float* a_in = ws.activations_[l - 1].data();
     gemm_observed(observer, false, Op::T, Op::N, in, n, out, 1.0f, params.data() + weight_offset(l), in, delta, n, 0.0f,
                   next_delta, n);
-    for (std::size_t i = 0; i < in * n; ++i) next_delta[i] = a_in[i] > 0.0f ? next_delta[i] : 0.0f;
+    relu_backward(a_in, next_delta, in * n);
     if (observer) observer->between_kernels();
     std::swap(delta, next_delta);
   }

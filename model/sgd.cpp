@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+#include "cpu/isa_dispatch.hpp"
+
 namespace gradsync {
 
 Sgd::Sgd(SgdOptions options, std::size_t parameter_count)
@@ -24,23 +26,27 @@ void Sgd::step_range(std::span<float> params, std::span<const float> grads, std:
     throw std::invalid_argument(fmt::format("Sgd::step_range: [{}, {}) is outside the model's {} parameters", offset,
                                             offset + params.size(), parameter_count_));
   const float lr = options_.lr, wd = options_.weight_decay * decay_scale, mu = options_.momentum;
-  float* __restrict p = params.data();
-  const float* __restrict g = grads.data();
-  const std::size_t n = params.size();
-  if (velocity_.empty()) {
-    if (wd == 0.0f) {
-      const float step = lr * grad_scale;
-      for (std::size_t i = 0; i < n; ++i) p[i] -= step * g[i];
-    } else {
-      for (std::size_t i = 0; i < n; ++i) p[i] -= lr * (grad_scale * g[i] + wd * p[i]);
-    }
-    return;
-  }
-  float* __restrict v = velocity_.data() + offset;
-  for (std::size_t i = 0; i < n; ++i) {
-    v[i] = mu * v[i] + grad_scale * g[i] + wd * p[i];
-    p[i] -= lr * v[i];
-  }
+  float* const v = velocity_.empty() ? nullptr : velocity_.data() + offset;
+  // Compiled for the process's instruction set (cpu/isa_dispatch.hpp).
+  on_active_isa([p = params.data(), g = grads.data(), n = params.size(), v, lr, wd, mu, grad_scale]()
+                    GRADSYNC_INLINE_LOOP {
+                      float* __restrict pr = p;
+                      const float* __restrict gr = g;
+                      if (!v) {
+                        if (wd == 0.0f) {
+                          const float step = lr * grad_scale;
+                          for (std::size_t i = 0; i < n; ++i) pr[i] -= step * gr[i];
+                        } else {
+                          for (std::size_t i = 0; i < n; ++i) pr[i] -= lr * (grad_scale * gr[i] + wd * pr[i]);
+                        }
+                        return;
+                      }
+                      float* __restrict vr = v;
+                      for (std::size_t i = 0; i < n; ++i) {
+                        vr[i] = mu * vr[i] + grad_scale * gr[i] + wd * pr[i];
+                        pr[i] -= lr * vr[i];
+                      }
+                    });
 }
 
 }  // namespace gradsync

@@ -12,7 +12,7 @@
 
 namespace gradsync {
 
-inline float exp_nonpositive(float x) {
+__attribute__((always_inline)) inline float exp_nonpositive(float x) {
   constexpr float kLowest = -87.0f;  // k >= -126 below: 2^k stays a normal float
   constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;  // ln 2 = hi + lo, hi exact in few bits

@@ -9,7 +9,7 @@
 
 namespace gradsync {
 
-inline float log_positive(float x) {
+__attribute__((always_inline)) inline float log_positive(float x) {
   constexpr float kSqrtHalf = 0.707106781186547524f;
   constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
   const auto bits = std::bit_cast<std::uint32_t>(x);

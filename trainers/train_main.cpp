@@ -10,6 +10,7 @@
 #include "collectives/comm.hpp"
 #include "collectives/mpi_session.hpp"
 #include "collectives/watchdog.hpp"
+#include "cpu/isa.hpp"
 #include "model/checkpoint.hpp"
 #include "model/idx_reader.hpp"
 #include "model/kernels/blis_setup.hpp"
@@ -111,6 +112,7 @@ int main(int argc, char** argv) {
     if (cli.exit_code != 0) std::this_thread::sleep_for(std::chrono::seconds(2));
     return cli.exit_code;
   }
+  gradsync::refuse_bad_isa_request("train", lead);
   const gradsync::BlisConfig blis = gradsync::configure_blis(cli.config->threads);  // before MPI_Init: it forks
   // Serialized: an overlap run's communication thread makes MPI calls while this thread makes none.
   const gradsync::MpiSession mpi(argc, argv, MPI_THREAD_SERIALIZED);

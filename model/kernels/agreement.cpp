@@ -28,13 +28,27 @@ std::optional<std::size_t> first_without(std::span<const RankKernels> ranks, std
   return std::nullopt;
 }
 
+// How rank 0 lists kernel set `set`: the byte kernels with the instruction set they run on ("bytes/avx2"), since
+// each set's byte kernels add in their own order. Another rank runs rank 0's byte kernels only under that name.
+std::string as_rank0_lists(std::span<const RankKernels> ranks, std::string_view set) {
+  if (set != kByteKernels) return std::string(set);
+  for (const std::string& listed : ranks.front().runs)
+    if (listed == set || listed.rfind(fmt::format("{}/", kByteKernels), 0) == 0) return listed;
+  return std::string(set);
+}
+
 std::string runs_text(std::span<const RankKernels> ranks, std::size_t r) {
   return fmt::format("rank {} runs {}", r, fmt::join(ranks[r].runs, ", "));
 }
 
 }  // namespace
 
-RankKernels RankKernels::of(const BlisConfig& blis) { return {blis.arch, blis.user_arch, runnable_kernels(blis)}; }
+RankKernels RankKernels::of(const BlisConfig& blis) {
+  RankKernels k{blis.arch, blis.user_arch, runnable_kernels(blis)};
+  for (std::string& set : k.runs)
+    if (set == kByteKernels) set = fmt::format("{}/{}", kByteKernels, byte_gemm_kernels());
+  return k;
+}
 
 bool RankKernels::can_run(std::string_view set) const { return std::find(runs.begin(), runs.end(), set) != runs.end(); }
 
@@ -91,12 +105,12 @@ KernelPlan agree_kernel_plan(std::span<const RankKernels> ranks, const std::func
   std::optional<std::size_t> refusing;
   std::string refused;
   for (const PlannedGemm& g : plan.gemms)
-    if (!refusing && (refusing = first_without(ranks, g.kernels))) refused = g.kernels;
+    if (!refusing && (refusing = first_without(ranks, as_rank0_lists(ranks, g.kernels)))) refused = g.kernels;
   if (!refusing && (refusing = first_without(ranks, plan.fallback))) refused = plan.fallback;
   if (!refusing) return plan;
 
   for (const std::string& set : ranks.front().runs) {
-    if (set == kByteKernels || first_without(ranks, set)) continue;
+    if (set.rfind(kByteKernels, 0) == 0 || first_without(ranks, set)) continue;
     KernelPlan common;
     common.fallback = set;
     common.source = fmt::format("{} cannot run {}, which rank 0's plan names: {} for every shape on every rank",

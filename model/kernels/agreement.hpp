@@ -18,13 +18,15 @@ namespace gradsync {
 
 // What one rank can run, as rank 0 learns it.
 struct RankKernels {
-  std::string arch;               // its default set (BlisConfig::arch)
-  bool user_arch = false;         // chosen by the user's BLIS_ARCH_TYPE
-  std::vector<std::string> runs;  // every set can_run_kernels accepts there ("bytes" included), `arch` first
+  std::string arch;        // its default set (BlisConfig::arch)
+  bool user_arch = false;  // chosen by the user's BLIS_ARCH_TYPE
+  // Every set can_run_kernels accepts there, `arch` first; the byte kernels as "bytes/<instruction set>"
+  // (byte_gemm_kernels()), since those of different sets compute different bits.
+  std::vector<std::string> runs;
 
   static RankKernels of(const BlisConfig& blis);
   bool can_run(std::string_view set) const;
-  // One line, "zen3 user=0 runs=zen3,skx,bytes"; from_text refuses anything else.
+  // One line, "zen3 user=0 runs=zen3,skx,bytes/avx512"; from_text refuses anything else.
   std::string to_text() const;
   static std::optional<RankKernels> from_text(std::string_view text);
 };

@@ -4,6 +4,8 @@
 
 #include <array>
 
+#include "cpu/isa.hpp"
+
 namespace gradsync {
 namespace {
 
@@ -14,17 +16,24 @@ constexpr std::array<std::string_view, 4> kOtherPreference = {"haswell", "zen3",
 
 }  // namespace
 
+bool needs_avx512(std::string_view kernel_set) {
+  return kernel_set == "skx" || kernel_set == "knl" || kernel_set == "zen4";
+}
+
 CpuFeatures host_cpu_features() {
   CpuFeatures f;
 #if defined(__x86_64__)
   __builtin_cpu_init();
   f.x86_64 = true;
   f.amd = __builtin_cpu_is("amd");
-  f.avx2 = __builtin_cpu_supports("avx2");
-  f.fma = __builtin_cpu_supports("fma");
+  // What the process may use, not only what the CPU has: GRADSYNC_ISA=avx2 hides AVX-512 from BLIS's kernel
+  // choice as from gradsync's own loops.
+  const Isa isa = active_isa();
+  f.avx2 = __builtin_cpu_supports("avx2") && isa >= Isa::avx2;
+  f.fma = __builtin_cpu_supports("fma") && isa >= Isa::avx2;
   f.avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512vl");
+             __builtin_cpu_supports("avx512vl") && isa >= Isa::avx512;
 #endif
   return f;
 }
@@ -37,7 +46,8 @@ std::optional<int> blis_arch_index(std::string_view name) {
 
 std::optional<std::string> better_kernel_set(std::string_view detected, const CpuFeatures& cpu,
                                              std::span<const std::string> runnable) {
-  if (detected != "generic" || !cpu.x86_64 || !cpu.avx2 || !cpu.fma) return std::nullopt;
+  const bool hidden_avx512 = needs_avx512(detected) && !cpu.avx512;
+  if ((detected != "generic" && !hidden_avx512) || !cpu.x86_64 || !cpu.avx2 || !cpu.fma) return std::nullopt;
   for (std::string_view want : cpu.amd ? kAmdPreference : kOtherPreference)
     for (const std::string& have : runnable)
       if (have == want) return have;
@@ -47,7 +57,7 @@ std::optional<std::string> better_kernel_set(std::string_view detected, const Cp
 std::vector<std::string> candidate_kernel_sets(const CpuFeatures& cpu) {
   std::vector<std::string> sets;
   if (!cpu.x86_64) return sets;
-  if (cpu.avx512) sets.emplace_back("skx");
+  if (cpu.avx512) sets.emplace_back("skx");  // the one AVX-512 set Debian's BLIS 0.9 has for these CPUs
   if (cpu.avx2 && cpu.fma)
     for (std::string_view name : cpu.amd ? kAmdPreference : kOtherPreference) sets.emplace_back(name);
   return sets;

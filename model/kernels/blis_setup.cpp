@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/isa.hpp"
 #include "model/kernels/blis_arch.hpp"
 
 namespace gradsync {
@@ -74,7 +75,10 @@ bool kernel_set_runs(int index) {
 }  // namespace
 
 std::string BlisConfig::summary() const {
-  return fmt::format("BLIS kernels: {} ({}), {} thread{}", arch, reason, threads, threads == 1 ? "" : "s");
+  const Isa isa = active_isa();
+  return fmt::format("BLIS kernels: {} ({}), {} thread{}; vector loops: {}{}", arch, reason, threads,
+                     threads == 1 ? "" : "s", isa_name(isa),
+                     isa == cpu_isa() ? "" : fmt::format(" ({}; this CPU runs {})", kIsaVariable, isa_name(cpu_isa())));
 }
 
 BlisConfig configure_blis(int threads) {
@@ -102,7 +106,10 @@ BlisConfig configure_blis(int threads) {
     config.kernel_sets = runnable;
     if (const auto better = better_kernel_set(detected_name, cpu, runnable)) {
       setenv("BLIS_ARCH_TYPE", std::to_string(*blis_arch_index(*better)).c_str(), 1);
-      config.reason = fmt::format("BLIS chose generic on this AVX2+FMA CPU; selected {}", *better);
+      config.reason = detected_name == "generic"
+                          ? fmt::format("BLIS chose generic on this AVX2+FMA CPU; selected {}", *better)
+                          : fmt::format("BLIS chose {}, but {}={} hides AVX-512; selected {}", detected_name,
+                                        kIsaVariable, isa_name(active_isa()), *better);
     } else {
       config.reason = "detected by BLIS";
     }

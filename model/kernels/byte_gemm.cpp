@@ -10,12 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "cpu/isa_dispatch.hpp"
 #include "model/dataset.hpp"
-
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
-#define GRADSYNC_BYTE_GEMM_AVX512 1
-#include <immintrin.h>
-#endif
+#include "model/kernels/byte_gemm_isa.hpp"
 
 namespace gradsync {
 namespace {
@@ -27,129 +24,36 @@ void check_outputs(std::size_t outputs) {
         fmt::format("byte kernels: {} outputs, they compute 1..{}", outputs, kMaxByteGemmOutputs));
 }
 
-#if defined(GRADSYNC_BYTE_GEMM_AVX512)
-// GCC 12's AVX-512 intrinsics pass an undefined vector as the unused merge operand, and it then warns, where they
-// are inlined, that the value is uninitialized.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-
-__m512 widen(const std::uint8_t* p) {
-  return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
-}
-__m512 widen(const std::uint8_t* p, __mmask16 m) {
-  return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, p)));
-}
-__mmask16 first_lanes(std::size_t count) {
-  return count >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << count) - 1);
-}
-
-// E examples against C outputs: E x C accumulators of 16 features each, summed across lanes at the end.
-template <int C, int E>
-void forward_examples(std::size_t f, const float* w, const std::uint8_t* const* rows, float scale, float* z,
-                      std::size_t ldz) {
-  __m512 acc[E][C];
-  _Pragma("GCC unroll 16") for (int e = 0; e < E; ++e) _Pragma("GCC unroll 16") for (int c = 0; c < C; ++c) acc[e][c] =
-      _mm512_setzero_ps();
-  const auto step = [&](std::size_t k, __mmask16 m) {
-    __m512 x[E];
-    _Pragma("GCC unroll 16") for (int e = 0; e < E; ++e) x[e] = m == 0xffff ? widen(rows[e] + k) : widen(rows[e] + k, m);
-    _Pragma("GCC unroll 16") for (int c = 0; c < C; ++c) {
-      __m512 wv = _mm512_maskz_loadu_ps(m, w + c * f + k);
-      // Keeps the weights in a register: otherwise GCC folds this load into each example's FMA, which doubles
-      // the loads and makes the loop load-bound instead of FMA-bound.
-      __asm__("" : "+v"(wv));
-      _Pragma("GCC unroll 16") for (int e = 0; e < E; ++e) acc[e][c] = _mm512_fmadd_ps(wv, x[e], acc[e][c]);
-    }
-  };
-  std::size_t k = 0;
-  for (; k + 16 <= f; k += 16) step(k, 0xffff);
-  if (k < f) step(k, first_lanes(f - k));
-  _Pragma("GCC unroll 16") for (int c = 0; c < C; ++c) _Pragma("GCC unroll 16") for (int e = 0; e < E; ++e)
-      z[c * ldz + e] += scale * _mm512_reduce_add_ps(acc[e][c]);
-}
-
-template <int C>
-void forward_kernel(std::size_t n, std::size_t f, const float* w, const std::uint8_t* const* rows, float scale, float* z,
-                    std::size_t ldz) {
-  std::size_t j = 0;
-  for (; j + 2 <= n; j += 2) {
-    // The batch is random rows of the training set: ask for them a few examples ahead, as gather_batch does.
-    for (std::size_t a = j + kGatherLookahead; a < std::min(n, j + kGatherLookahead + 2); ++a) request_bytes(rows[a], f);
-    forward_examples<C, 2>(f, w, rows + j, scale, z + j, ldz);
+// The vectorized kernels for the process's instruction set; null on the baseline (the plain loops run).
+byte_kernels::ForwardFn vector_forward(std::size_t outputs) {
+#if defined(GRADSYNC_ISA_DISPATCH)
+  switch (active_isa()) {
+    case Isa::avx512: return byte_kernels::avx512_forward(outputs);
+    case Isa::avx2: return byte_kernels::avx2_forward(outputs);
+    case Isa::baseline: break;
   }
-  if (j < n) forward_examples<C, 1>(f, w, rows + j, scale, z + j, ldz);
-}
-
-// 32 features of every output at a time, over the whole batch: no sums across lanes, each example's bytes read
-// once per pass (the line each example is in stays in L1 for the two passes that read it).
-template <int C>
-void gradient_kernel(std::size_t n, std::size_t f, const float* delta, std::size_t ldd, const std::uint8_t* const* rows,
-                     float scale, float* dw, std::span<const std::uint8_t* const> upcoming) {
-  const __m512 s = _mm512_set1_ps(scale);
-  for (std::size_t k = 0; k < f; k += 32) {
-    const std::size_t width = std::min<std::size_t>(32, f - k);
-    const __mmask16 m0 = first_lanes(width), m1 = width > 16 ? first_lanes(width - 16) : __mmask16{0};
-    __m512 a0[C], a1[C];
-    _Pragma("GCC unroll 16") for (int c = 0; c < C; ++c) a0[c] = a1[c] = _mm512_setzero_ps();
-    // Every other pass starts a new cache line of each row: ask for that line of each upcoming row meanwhile, one
-    // per example, so the next forward product finds its rows in cache (a whole row at a time stalls).
-    const std::size_t ask = (k % 64 == 0) ? std::min(upcoming.size(), n) : 0;
-    const std::size_t last_line = k + 64 >= f ? f - 1 - k : 0;  // a row's last byte may start one more line
-    const auto pass = [&](auto load0, auto load1) {
-      for (std::size_t j = 0; j < n; ++j) {
-        if (j < ask) {
-          __builtin_prefetch(upcoming[j] + k);
-          if (last_line) __builtin_prefetch(upcoming[j] + k + last_line);
-        }
-        const __m512 x0 = load0(rows[j] + k), x1 = load1(rows[j] + k + 16);
-        _Pragma("GCC unroll 16") for (int c = 0; c < C; ++c) {
-          const __m512 d = _mm512_set1_ps(delta[c * ldd + j]);
-          a0[c] = _mm512_fmadd_ps(x0, d, a0[c]);
-          a1[c] = _mm512_fmadd_ps(x1, d, a1[c]);
-        }
-      }
-    };
-    if (width == 32)
-      pass([](const std::uint8_t* p) { return widen(p); }, [](const std::uint8_t* p) { return widen(p); });
-    else
-      pass([m0](const std::uint8_t* p) { return widen(p, m0); }, [m1](const std::uint8_t* p) { return widen(p, m1); });
-    _Pragma("GCC unroll 16") for (int c = 0; c < C; ++c) {
-      _mm512_mask_storeu_ps(dw + c * f + k, m0, _mm512_mul_ps(a0[c], s));
-      if (m1) _mm512_mask_storeu_ps(dw + c * f + k + 16, m1, _mm512_mul_ps(a1[c], s));
-    }
-  }
-}
-
-using ForwardFn = void (*)(std::size_t, std::size_t, const float*, const std::uint8_t* const*, float, float*,
-                           std::size_t);
-using GradientFn = void (*)(std::size_t, std::size_t, const float*, std::size_t, const std::uint8_t* const*, float,
-                            float*, std::span<const std::uint8_t* const>);
-
-template <std::size_t... I>
-constexpr std::array<ForwardFn, sizeof...(I)> forward_table(std::index_sequence<I...>) {
-  return {&forward_kernel<static_cast<int>(I) + 1>...};
-}
-template <std::size_t... I>
-constexpr std::array<GradientFn, sizeof...(I)> gradient_table(std::index_sequence<I...>) {
-  return {&gradient_kernel<static_cast<int>(I) + 1>...};
-}
-constexpr auto kForward = forward_table(std::make_index_sequence<kMaxByteGemmOutputs>{});
-constexpr auto kGradient = gradient_table(std::make_index_sequence<kMaxByteGemmOutputs>{});
-
-#pragma GCC diagnostic pop
-
 #endif
+  (void)outputs;
+  return nullptr;
+}
+
+byte_kernels::GradientFn vector_gradient(std::size_t outputs) {
+#if defined(GRADSYNC_ISA_DISPATCH)
+  switch (active_isa()) {
+    case Isa::avx512: return byte_kernels::avx512_gradient(outputs);
+    case Isa::avx2: return byte_kernels::avx2_gradient(outputs);
+    case Isa::baseline: break;
+  }
+#endif
+  (void)outputs;
+  return nullptr;
+}
 
 }  // namespace
 
-bool byte_gemm_vectorized() {
-#if defined(GRADSYNC_BYTE_GEMM_AVX512)
-  return true;
-#else
-  return false;
-#endif
-}
+bool byte_gemm_vectorized() { return vector_forward(1) != nullptr; }
+
+std::string_view byte_gemm_kernels() { return byte_gemm_vectorized() ? isa_name(active_isa()) : "plain"; }
 
 bool byte_gemm_handles(const GemmShape& g) {
   return g.batch_operand && !g.transpose_a && g.m >= 1 && g.m <= kMaxByteGemmOutputs && g.n >= 1 && g.k >= 1;
@@ -158,32 +62,25 @@ bool byte_gemm_handles(const GemmShape& g) {
 void forward_from_bytes(std::size_t outputs, std::size_t n, std::size_t f, const float* w,
                         const std::uint8_t* const* rows, float scale, float* z, std::size_t ldz) {
   check_outputs(outputs);
-#if defined(GRADSYNC_BYTE_GEMM_AVX512)
-  kForward[outputs - 1](n, f, w, rows, scale, z, ldz);
-#else
+  if (const auto kernel = vector_forward(outputs)) return kernel(n, f, w, rows, scale, z, ldz);
   for (std::size_t j = 0; j < n; ++j)
     for (std::size_t c = 0; c < outputs; ++c) {
       float sum = 0;
       for (std::size_t k = 0; k < f; ++k) sum += w[c * f + k] * static_cast<float>(rows[j][k]);
       z[c * ldz + j] += scale * sum;
     }
-#endif
 }
 
 void weight_gradient_from_bytes(std::size_t outputs, std::size_t n, std::size_t f, const float* delta, std::size_t ldd,
                                 const std::uint8_t* const* rows, float scale, float* dw,
                                 std::span<const std::uint8_t* const> upcoming) {
   check_outputs(outputs);
-#if defined(GRADSYNC_BYTE_GEMM_AVX512)
-  kGradient[outputs - 1](n, f, delta, ldd, rows, scale, dw, upcoming);
-#else
-  (void)upcoming;
+  if (const auto kernel = vector_gradient(outputs)) return kernel(n, f, delta, ldd, rows, scale, dw, upcoming);
   std::fill_n(dw, outputs * f, 0.0f);
   for (std::size_t j = 0; j < n; ++j)
     for (std::size_t c = 0; c < outputs; ++c)
       for (std::size_t k = 0; k < f; ++k) dw[c * f + k] += delta[c * ldd + j] * static_cast<float>(rows[j][k]);
   for (std::size_t i = 0; i < outputs * f; ++i) dw[i] *= scale;
-#endif
 }
 
 std::function<void()> byte_gemm_call(const GemmShape& g) {

@@ -21,13 +21,17 @@
 namespace gradsync {
 
 inline constexpr std::string_view kByteKernels = "bytes";
-// Each output is one accumulator register per example (forward) or per 16 features (gradient), two at a time:
-// 2 x 12 of the 32 vector registers, leaving room for the operands.
+// Each output is one accumulator register per example (forward) or per vector of features (gradient): AVX-512
+// keeps 2 x 12 of its 32 vector registers, AVX2 12 of its 16, leaving room for the operands.
 inline constexpr std::size_t kMaxByteGemmOutputs = 12;
 
-// True if the AVX-512 kernels are compiled in. Otherwise a plain loop computes the same products (correct, slow,
-// and other bits than the AVX-512 kernels'): a plan neither times nor installs it.
+// True if the process runs an instruction set the kernels are written for (AVX-512 or AVX2 + FMA: cpu/isa.hpp).
+// Otherwise a plain loop computes the same products (correct, slow, and other bits than the vector kernels'): a
+// plan neither times nor installs it.
 bool byte_gemm_vectorized();
+// Which kernels run: "avx512", "avx2" or "plain". Each computes its own bits (the sums' order differs), so a kernel
+// plan measured with one is not reused with another (model/kernels/plan_cache.hpp).
+std::string_view byte_gemm_kernels();
 
 // True if `g` is one of the input layer's products these kernels compute: g.batch_operand, A untransposed,
 // 1 <= m <= kMaxByteGemmOutputs and n, k >= 1 (the forward product is transposed-B, m x n x k = outputs x

@@ -33,7 +33,8 @@ cntx_s* kernel_set_context(std::string_view name) {
 }
 
 bool can_run_kernels(const BlisConfig& blis, std::string_view set) {
-  // A rank with the plain loop would compute other bits than the ranks with the AVX-512 byte kernels.
+  // A rank with the plain loop would compute other bits than the ranks with vector byte kernels (and ranks on
+  // different instruction sets list theirs apart: RankKernels::of).
   if (set == kByteKernels) return byte_gemm_vectorized();
   if (set == blis.arch) return true;
   return per_call_contexts_available() &&

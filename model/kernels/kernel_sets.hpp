@@ -20,7 +20,7 @@ cntx_s* kernel_set_context(std::string_view name);
 
 // Whether this process can run kernel set `set` on any shape: its default set (`blis.arch`) always, another set
 // only by a per-call context, so only where those exist and configure_blis found the CPU runs it; "bytes" where the
-// byte kernels have their AVX-512 form.
+// byte kernels have a vector form for the process's instruction set (byte_gemm_vectorized).
 bool can_run_kernels(const BlisConfig& blis, std::string_view set);
 // Every set can_run_kernels accepts here, the default set first, "bytes" last where it runs.
 std::vector<std::string> runnable_kernels(const BlisConfig& blis);

@@ -96,11 +96,11 @@ std::optional<std::string> no_plan_reason(const BlisConfig& blis) {
 }  // namespace
 
 std::string kernel_cache_key(const BlisConfig& blis) {
-  // The byte kernels' build (AVX-512 or the plain loop) is part of the key: a plan measured with one must not
-  // choose them for a build that has the other.
+  // Which byte kernels run (AVX-512, AVX2 or the plain loop) is part of the key: a plan measured with one must
+  // not choose them for a process that runs another.
   return fmt::format("plan={} cpu={} ({}) blis={} sets={} threads={} bytes={}", kCacheVersion, cpu_model_name(),
                      cpu_signature(), bli_info_get_version_str(), fmt::join(blis.kernel_sets, ","), blis.threads,
-                     byte_gemm_vectorized() ? "avx512" : "plain");
+                     byte_gemm_kernels());
 }
 
 std::optional<std::filesystem::path> kernel_cache_file(const BlisConfig& blis) {

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "cpu/isa_dispatch.hpp"
 #include "model/dataset.hpp"
 #include "model/kernels/byte_gemm.hpp"
 #include "model/kernels/gemm.hpp"
@@ -124,8 +125,11 @@ PlannedGemm time_shape(const GemmShape& g, std::span<const std::string> sets, co
 double widen_batch_seconds(std::size_t examples, std::size_t features, int rounds) {
   std::vector<std::uint8_t> bytes(examples * features, 77);
   std::vector<float> rows(examples * features);
+  // As gather_batch runs it: compiled for the process's instruction set.
   const auto widen = [&] {
-    for (std::size_t j = 0; j < examples; ++j) widen_row(&bytes[j * features], features, &rows[j * features]);
+    on_active_isa([&]() GRADSYNC_INLINE_LOOP {
+      for (std::size_t j = 0; j < examples; ++j) widen_row(&bytes[j * features], features, &rows[j * features]);
+    });
   };
   const int repeats = static_cast<int>(std::clamp(1.5e7 / static_cast<double>(bytes.size() + 1), 1.0, 2000.0));
   double best = std::numeric_limits<double>::infinity();
