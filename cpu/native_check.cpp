@@ -1,5 +1,7 @@
 #include "cpu/native_check.hpp"
 
+#include <errno.h>  // program_invocation_short_name (glibc)
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -15,63 +17,66 @@ extern const char kBuiltFeatures[];
 
 namespace {
 
+// The check runs before anything else, in a binary whose other code may be compiled for another CPU: it calls no
+// inline or template code from a header (the linker may keep another file's native copy of it), only builtins
+// and C functions on fixed arrays.
 #if defined(__x86_64__)
 // __builtin_cpu_supports takes a literal: one entry per feature native_features.cpp can record.
-#define GRADSYNC_FEATURE(name) \
-  if (__builtin_cpu_supports(name)) have.emplace_back(name)
-std::vector<std::string> cpu_features() {
-  __builtin_cpu_init();
-  std::vector<std::string> have;
-  GRADSYNC_FEATURE("sse3");
-  GRADSYNC_FEATURE("ssse3");
-  GRADSYNC_FEATURE("sse4.1");
-  GRADSYNC_FEATURE("sse4.2");
-  GRADSYNC_FEATURE("popcnt");
-  GRADSYNC_FEATURE("aes");
-  GRADSYNC_FEATURE("pclmul");
-  GRADSYNC_FEATURE("avx");
-  GRADSYNC_FEATURE("avx2");
-  GRADSYNC_FEATURE("fma");
-  GRADSYNC_FEATURE("f16c");
-  GRADSYNC_FEATURE("bmi");
-  GRADSYNC_FEATURE("bmi2");
-  GRADSYNC_FEATURE("avx512f");
-  GRADSYNC_FEATURE("avx512cd");
-  GRADSYNC_FEATURE("avx512dq");
-  GRADSYNC_FEATURE("avx512bw");
-  GRADSYNC_FEATURE("avx512vl");
-  GRADSYNC_FEATURE("avx512vnni");
-  GRADSYNC_FEATURE("avx512bf16");
-  GRADSYNC_FEATURE("avx512vbmi");
-  GRADSYNC_FEATURE("avx512ifma");
-  GRADSYNC_FEATURE("gfni");
-  GRADSYNC_FEATURE("vpclmulqdq");
-  return have;
-}
+#define GRADSYNC_FEATURE(name)                             \
+  {                                                        \
+    name, [] { return __builtin_cpu_supports(name) != 0; } \
+  }
+struct Feature {
+  const char* name;
+  bool (*supported)();
+};
+const Feature kFeatures[] = {
+    GRADSYNC_FEATURE("sse3"),       GRADSYNC_FEATURE("ssse3"),      GRADSYNC_FEATURE("sse4.1"),
+    GRADSYNC_FEATURE("sse4.2"),     GRADSYNC_FEATURE("popcnt"),     GRADSYNC_FEATURE("aes"),
+    GRADSYNC_FEATURE("pclmul"),     GRADSYNC_FEATURE("avx"),        GRADSYNC_FEATURE("avx2"),
+    GRADSYNC_FEATURE("fma"),        GRADSYNC_FEATURE("f16c"),       GRADSYNC_FEATURE("bmi"),
+    GRADSYNC_FEATURE("bmi2"),       GRADSYNC_FEATURE("avx512f"),    GRADSYNC_FEATURE("avx512cd"),
+    GRADSYNC_FEATURE("avx512dq"),   GRADSYNC_FEATURE("avx512bw"),   GRADSYNC_FEATURE("avx512vl"),
+    GRADSYNC_FEATURE("avx512vnni"), GRADSYNC_FEATURE("avx512bf16"), GRADSYNC_FEATURE("avx512vbmi"),
+    GRADSYNC_FEATURE("avx512ifma"), GRADSYNC_FEATURE("gfni"),       GRADSYNC_FEATURE("vpclmulqdq"),
+};
 #undef GRADSYNC_FEATURE
-#else
-std::vector<std::string> cpu_features() { return {}; }
 #endif
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& name : names) out += (out.empty() ? "" : " ") + name;
-  return out;
+// True if this CPU has feature `name` (length `length`, not terminated); a name the table lacks counts as missing.
+bool cpu_has(const char* name, std::size_t length) {
+#if defined(__x86_64__)
+  for (const Feature& f : kFeatures)
+    if (std::strlen(f.name) == length && std::strncmp(f.name, name, length) == 0) return f.supported();
+#endif
+  (void)name;
+  (void)length;
+  return false;
 }
 
 // Runs before every other constructor of the binary (priority 101 is the first an application may use).
 __attribute__((constructor(101))) void check_native_build() {
-  const std::vector<std::string> missing = missing_features(built_features(), cpu_features());
-  if (missing.empty()) return;
-  char name[64] = "gradsync";
-  if (FILE* comm = std::fopen("/proc/self/comm", "r")) {
-    if (std::fgets(name, sizeof name, comm)) name[std::strcspn(name, "\n")] = '\0';
-    std::fclose(comm);
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+#endif
+  char missing[512] = "";
+  std::size_t used = 0;
+  for (const char* p = native_detail::kBuiltFeatures; *p;) {
+    while (*p == ' ') ++p;
+    const std::size_t length = std::strcspn(p, " ");
+    if (length > 0 && !cpu_has(p, length) && used + length + 2 < sizeof missing) {
+      if (used > 0) missing[used++] = ' ';
+      std::memcpy(missing + used, p, length);
+      used += length;
+      missing[used] = '\0';
+    }
+    p += length;
   }
+  if (used == 0) return;
   std::fprintf(stderr,
                "%s: built with GRADSYNC_NATIVE=ON for a CPU with %s, which this CPU lacks; rebuild with "
                "-DGRADSYNC_NATIVE=OFF (the portable build) to run here\n",
-               name, joined(missing).c_str());
+               program_invocation_short_name, missing);
   std::_Exit(1);
 }
 
