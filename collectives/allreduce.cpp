@@ -202,9 +202,13 @@ void Allreduce::wait_for_stage() {
     int done = 0;
     check_mpi(MPI_Testall(n, stage_.requests.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall", comm_.rank());
     if (done) return;
-    if (!roll_call && watchdog_wants_roll_call())
-      roll_call = std::make_unique<RollCall>(comm_, roll_call_tag_, object_id_, seq_);
-    if (roll_call) set_roll_call_result(roll_call->poll());
+    if (!roll_call && watchdog_wants_roll_call()) {
+      const TraceRecorder* t = trace_recorder();
+      roll_call = std::make_unique<RollCall>(comm_, roll_call_tag_, object_id_, seq_, t != nullptr,
+                                             t ? t->recent_entries(kRollCallEntries) : std::vector<CollectiveEntry>{});
+      set_roll_call_result(roll_call->findings());
+    }
+    if (roll_call && roll_call->poll()) set_roll_call_result(roll_call->findings());
   }
 }
 

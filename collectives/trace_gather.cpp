@@ -28,7 +28,12 @@ std::vector<ClockOffset> measure_clock_offsets(const Comm& comm) {
   std::vector<ClockOffset> offsets;
   if (comm.rank() == 0) {
     offsets.resize(static_cast<std::size_t>(comm.size()));
-    for (int peer = 1; peer < comm.size(); ++peer) offsets[static_cast<std::size_t>(peer)] = ping(comm, peer, tag);
+    for (int peer = 1; peer < comm.size(); ++peer) {
+      const ClockOffset found = ping(comm, peer, tag);
+      offsets[static_cast<std::size_t>(peer)] = found;
+      const double estimate[2] = {found.offset_s, found.error_s};
+      comm.send(estimate, 2, MPI_DOUBLE, peer, tag);  // so that the peer can put its own times on rank 0's clock
+    }
     return offsets;
   }
   for (int i = 0; i < kClockPingPongs; ++i) {
@@ -37,6 +42,10 @@ std::vector<ClockOffset> measure_clock_offsets(const Comm& comm) {
     const double now = trace_clock_s();
     comm.send(&now, 1, MPI_DOUBLE, 0, tag);
   }
+  double estimate[2] = {0, 0};
+  comm.recv(estimate, 2, MPI_DOUBLE, 0, tag);
+  offsets.resize(static_cast<std::size_t>(comm.size()));
+  offsets[static_cast<std::size_t>(comm.rank())] = {estimate[0], estimate[1]};
   return offsets;
 }
 

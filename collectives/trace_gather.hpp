@@ -14,8 +14,9 @@ inline constexpr int kClockPingPongs = 16;
 
 // Collective over `comm`. Rank 0 exchanges kClockPingPongs ping-pongs with every other rank in turn, reading
 // trace_clock_s() on both sides; the round with the shortest round trip gives the offset (the remote reading minus
-// the midpoint of rank 0's send and receive) and its error bound (half that round trip). Complete on rank 0 (one
-// entry per rank, rank 0's is zero); other ranks get an empty vector.
+// the midpoint of rank 0's send and receive) and its error bound (half that round trip), which rank 0 then sends
+// the peer. One entry per rank on every rank: complete on rank 0 (rank 0's is zero); elsewhere only the rank's own
+// entry is filled (the others are zero).
 std::vector<ClockOffset> measure_clock_offsets(const Comm& comm);
 
 // Collective over `comm`: every rank's spans and collective entries (recorder.spans(), recorder.entries()), on rank 0

@@ -53,7 +53,7 @@ class CollectiveScope {
 // (collectives/roll_call.hpp) so that the hang report can name the ranks that never entered the collective. Returns
 // true once per such wait. One relaxed load when false.
 bool watchdog_wants_roll_call();
-// The roll call's findings so far (one line of text), printed with the hang report. Copied.
+// The roll call's findings so far (lines of text, no final newline), printed with the hang report. Copied.
 void set_roll_call_result(const std::string& text);
 
 }  // namespace gradsync

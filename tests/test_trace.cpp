@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -102,6 +103,35 @@ TEST_CASE("trace: the slow-rank report names a consistently late rank and nobody
     for (auto& e : rank.entries) e.at_s = static_cast<double>(e.seq) + 1e-5 * static_cast<double>(&rank - &t.ranks[0]);
   const SlowRankReport none = find_slow_rank(t);  // rank 3 is always last, by 10 us: below the lateness threshold
   CHECK(none.named == -1);
+}
+
+TEST_CASE("trace: a hang's lateness comes from the ranks that answered and names those it has no data for") {
+  std::vector<std::optional<std::vector<CollectiveEntry>>> heard(4);
+  for (int r : {0, 1}) {  // rank 1 is 5 ms late into each of 30 calls; rank 2 answered without entries; 3 never did
+    std::vector<CollectiveEntry>& entries = heard[static_cast<std::size_t>(r)].emplace();
+    for (int call = 0; call < 30; ++call)
+      entries.push_back({call + (r == 1 ? 5e-3 : 0.0), static_cast<std::uint64_t>(call), 0});
+  }
+  heard[2].emplace();
+  const std::string text = format_hang_lateness(heard);
+  CHECK(text.find("no data for ranks: 2 (recorded none) 3\n") != std::string::npos);
+  CHECK(text.find("rank 1 was last into 100% of allreduces, 5.0 ms late") != std::string::npos);
+  CHECK(text.find("  rank 3:") == std::string::npos);
+}
+
+TEST_CASE("trace: the recent entries a roll call sends are the newest, on rank 0's clock") {
+  TraceRecorder r({});
+  r.set_clock_offset(2.0);
+  for (std::uint64_t call = 0; call < kCollectiveEntries + 10; ++call) r.enter(0, call);
+  const std::vector<CollectiveEntry> recent = r.recent_entries(3);
+  REQUIRE(recent.size() == 3);
+  CHECK(recent[0].seq == kCollectiveEntries + 7);
+  CHECK(recent[2].seq == kCollectiveEntries + 9);
+  CHECK(recent[2].at_s <= trace_clock_s() - 2.0);
+  CHECK(recent[2].at_s > trace_clock_s() - 2.0 - 60);
+  TraceRecorder fresh({});
+  fresh.enter(1, 4);
+  CHECK(fresh.recent_entries(3).size() == 1);
 }
 
 TEST_CASE("trace: each allreduce span carries the bytes the traffic layer sees moved") {

@@ -178,7 +178,9 @@ TEST_CASE("the train command line turns names into typed choices once, refusing 
                            Refused{{"--sync", "rng"}, "--sync: unknown method 'rng'"},
                            Refused{{"--ps-mode", "eventual"}, "--ps-mode: unknown mode 'eventual'"},
                            Refused{{"--progress", "both"}, "--progress: unknown 'both' (choose calls or thread)"},
-                           Refused{{"--straggler", "1:x"}, "--straggler: '1:x' is not RANK:MS"}}) {
+                           Refused{{"--straggler", "1:x"}, "--straggler: '1:x' is not RANK:MS"},
+                           Refused{{"--inject-pause", "7:1:-1"}, "--inject-pause: '7:1:-1' is not STEP:SECONDS"},
+                           Refused{{"--inject-pause", "7:1x"}, "--inject-pause: '7:1x' is not STEP:SECONDS"}}) {
     CAPTURE(r.args[1]);
     const CliOutcome out = test::parse_train_args(r.args);
     CHECK(!out.config);
@@ -200,6 +202,11 @@ TEST_CASE("the train command line turns names into typed choices once, refusing 
   CHECK(ring.config->faults.straggler_rank == FaultInjection::kRandomStraggler);
   CHECK(ring.config->faults.straggler_ms == 5);
   CHECK(ring.config->faults.pause_step == 7);
+  CHECK(ring.config->faults.pause_rank == -1);
+  const CliOutcome one = test::parse_train_args({"--sync", "ring", "--inject-pause", "7:600:3"});
+  REQUIRE(one.config);
+  CHECK(one.config->faults.pause_rank == 3);
+  CHECK(validate(one.config->faults, 3, 0).find("--inject-pause: rank 3 is not a worker rank (0..2)") == 0);
   const CliOutcome avg = test::parse_train_args({"--sync", "mpi", "--average-every", "4"});
   REQUIRE(avg.config);
   CHECK(avg.config->sync_name() == "mpi-avg4");

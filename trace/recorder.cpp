@@ -99,4 +99,18 @@ std::vector<CollectiveEntry> TraceRecorder::entries() const {
   return all;
 }
 
+std::vector<CollectiveEntry> TraceRecorder::recent_entries(std::size_t n) const {
+  const Ring& r = rings_[t_slot];
+  const std::size_t kept = r.entries_wrapped ? r.entries.size() : r.next_entry;
+  n = std::min(n, kept);
+  std::vector<CollectiveEntry> out;
+  out.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {  // the n before next_entry, wrapping backwards
+    const std::size_t at = (r.next_entry + r.entries.size() - n + i) % r.entries.size();
+    out.push_back(r.entries[at]);
+    out.back().at_s -= clock_offset_s_;
+  }
+  return out;
+}
+
 }  // namespace gradsync

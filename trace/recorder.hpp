@@ -50,6 +50,12 @@ class TraceRecorder {
   void add(Span span);
   // Records that this rank entered collective (object, seq) now. Kept for every step, in a ring of its own.
   void enter(std::uint32_t object, std::uint64_t seq);
+  // This rank's clock minus rank 0's (collectives/trace_gather.hpp measures it), for recent_entries().
+  void set_clock_offset(double offset_s) { clock_offset_s_ = offset_s; }
+  // The calling thread's last `n` (or fewer) collective entries, oldest first, on rank 0's clock: what a watchdog's
+  // roll call sends (collectives/roll_call.hpp). Reads only the caller's own ring, so it is safe while other threads
+  // record; call it from a thread that is not recording at the same time, as a thread blocked in a wait is not.
+  std::vector<CollectiveEntry> recent_entries(std::size_t n) const;
 
   // After every recording thread has stopped: the kept spans of every slot, in the window (a wrapped ring's oldest,
   // partial step left out), sorted by start time; and the collective entries.
@@ -68,6 +74,7 @@ class TraceRecorder {
   };
   TraceWindow window_;
   std::atomic<std::int64_t> step_{-1};
+  double clock_offset_s_ = 0;
   Ring rings_[kTraceSlots];
 };
 

@@ -83,4 +83,19 @@ std::string format_slow_rank_report(const SlowRankReport& r) {
   return out;
 }
 
+std::string format_hang_lateness(const std::vector<std::optional<std::vector<CollectiveEntry>>>& heard) {
+  GatheredTrace t;  // entries arrive on rank 0's clock already: every offset zero
+  t.ranks.resize(heard.size());
+  t.start.resize(heard.size());
+  std::string without;
+  for (std::size_t r = 0; r < heard.size(); ++r) {
+    if (heard[r] && !heard[r]->empty())
+      t.ranks[r].entries = *heard[r];
+    else
+      without += fmt::format(" {}{}", r, heard[r] ? " (recorded none)" : "");
+  }
+  return fmt::format("lateness before the hang, from the entry times the roll call brought; no data for ranks:{}\n{}",
+                     without.empty() ? " none" : without, format_slow_rank_report(find_slow_rank(t)));
+}
+
 }  // namespace gradsync

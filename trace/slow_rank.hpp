@@ -4,6 +4,7 @@
 // collectives and late by at least kSlowRankMinLateness_s at the median, so a run whose lateness is noise names
 // nobody. Lateness of the last rank in a collective: its entry minus the next-latest rank's, the time the collective
 // waited for it alone.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,10 @@ SlowRankReport find_slow_rank(const GatheredTrace& trace);
 // Lines for the end of a run: one per rank, then the verdict ("rank 3 was last into 91% of allreduces, 4.8 ms late
 // at the median", or that no rank was consistently late, with the thresholds).
 std::string format_slow_rank_report(const SlowRankReport& report);
+
+// The same report at a watchdog timeout, from what the ranks of the hung collective's communicator could still send
+// (collectives/roll_call.hpp): heard[r] holds rank r's recent entries on rank 0's clock, or nothing if r never
+// answered. Lateness is among the ranks with entries only; the first line names the ranks it has no data for.
+std::string format_hang_lateness(const std::vector<std::optional<std::vector<CollectiveEntry>>>& heard);
 
 }  // namespace gradsync

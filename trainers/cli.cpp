@@ -166,7 +166,8 @@ void add_fault_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
   app.add_option("--straggler", raw.straggler,
                  "RANK:MS: that rank sleeps MS milliseconds every step; random:MS: each step one worker, drawn from the "
                  "seed, does");
-  app.add_option("--inject-pause", raw.pause, "testing: STEP:SECONDS, every worker sleeps after STEP global steps")
+  app.add_option("--inject-pause", raw.pause,
+                 "testing: STEP:SECONDS[:RANK], every worker (or that rank alone) sleeps after STEP global steps")
       ->group("");
   app.add_option("--inject-nan-step", c.faults.nan_step, "testing: the last rank's gradient turns NaN at this step")
       ->group("");
@@ -281,9 +282,14 @@ void check_given_flags(const CLI::App& app, const TrainConfig& c) {
 void take_faults(const RawFlags& raw, FaultInjection& f) {
   if (!raw.pause.empty()) {
     char tail = 0;
-    if (std::sscanf(raw.pause.c_str(), "%ld:%lf%c", &f.pause_step, &f.pause_s, &tail) != 2 || f.pause_step < 0 ||
-        !(f.pause_s >= 0))
-      throw CLI::ValidationError("--inject-pause", fmt::format("'{}' is not STEP:SECONDS", raw.pause));
+    const char* text = raw.pause.c_str();
+    int rank = -1;
+    const bool with_rank = std::sscanf(text, "%ld:%lf:%d%c", &f.pause_step, &f.pause_s, &rank, &tail) == 3;
+    const bool parsed = (with_rank && rank >= 0) || std::sscanf(text, "%ld:%lf%c", &f.pause_step, &f.pause_s, &tail) == 2;
+    f.pause_rank = with_rank ? rank : -1;
+    if (!parsed || f.pause_step < 0 || !(f.pause_s >= 0))
+      throw CLI::ValidationError("--inject-pause",
+                                 fmt::format("'{}' is not STEP:SECONDS or STEP:SECONDS:RANK", raw.pause));
   }
   if (raw.straggler.empty()) return;
   int rank = -1;

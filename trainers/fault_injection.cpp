@@ -19,6 +19,8 @@ std::string validate(const FaultInjection& f, int ranks, int servers) {
   if (f.straggler_rank >= 0 && f.straggler_rank < servers)
     return fmt::format("--straggler: rank {} is a parameter server (ranks 0..{}); choose a worker rank", f.straggler_rank,
                        servers - 1);
+  if (f.pause_rank >= ranks || (f.pause_rank >= 0 && f.pause_rank < servers))
+    return fmt::format("--inject-pause: rank {} is not a worker rank ({}..{})", f.pause_rank, servers, ranks - 1);
   return {};
 }
 
@@ -34,7 +36,7 @@ void FaultHook::on_gradient(std::span<float> grads, std::int64_t global, int epo
 
 // A fixed point at which a test kills or cuts a host. Every worker says so first.
 void FaultHook::on_step_done(std::int64_t steps_done) const {
-  if (steps_done != faults_.pause_step) return;
+  if (steps_done != faults_.pause_step || (faults_.pause_rank >= 0 && rank_ != faults_.pause_rank)) return;
   fmt::print(stderr, "gradsync: rank {} pausing after step {} for {} s (--inject-pause)\n", rank_, steps_done,
              faults_.pause_s);
   std::fflush(stderr);

@@ -14,8 +14,9 @@ struct FaultInjection {
   int straggler_rank = -1;
   double straggler_ms = 0;
   long nan_step = -1;    // the last rank's gradient becomes NaN at this global step (-1: never)
-  long pause_step = -1;  // every worker sleeps pause_s after this many global steps (-1: never)
+  long pause_step = -1;  // every worker (or pause_rank only) sleeps pause_s after this many global steps (-1: never)
   double pause_s = 0;
+  int pause_rank = -1;  // the world rank that pauses alone (-1: every worker); a pause past --timeout is a hang
 };
 
 // Checks `faults` for a run on `ranks` processes whose world ranks 0..servers-1 serve. Returns an empty string if

@@ -46,6 +46,7 @@ RunTrace::RunTrace(const ObserveOptions& options, const Comm& world, bool commun
   recorder_ = std::make_unique<TraceRecorder>(options_.window);
   const WaitScope wait("clock ping-pongs with rank 0 (--trace)");
   gathered_.start = measure_clock_offsets(world_);
+  recorder_->set_clock_offset(gathered_.start[static_cast<std::size_t>(world_.rank())].offset_s);
   g_trace_recorder = recorder_.get();
 }
 

@@ -15,6 +15,9 @@
 #   badpath   --trace into a missing directory: one error, before any step, exit 2
 #   hang      rank 3 never reaches the first allreduce: the watchdog's report names the collective, its call number
 #             and rank 3 as the one that never entered it
+#   hang_late with --slow-ranks, rank 1 late by 20 ms every step and rank 3 hung after step 20: the hang report names
+#             rank 3 as missing, says it has no entry times from it, and names rank 1 from the ranks that answered
+#             (20 ms, not 5: four ranks share two cores here, and the waiting ranks poll)
 # Launcher and flags: scripts/mpi.sh ($GRADSYNC_MPIEXEC from ctest), as the other shell tests.
 set -euo pipefail
 bin=$1
@@ -83,5 +86,20 @@ PY
     [ "$code" -ne 0 ] || { echo "a hung job exited 0" >&2; exit 1; }
     grep -q 'the wait is in collective ring (object [0-9]*), call #0; roll call .*never entered it: 3$' "$out/hang.txt" ||
       { echo "the hang report does not name rank 3 as missing from call #0" >&2; exit 1; } ;;
+  hang_late)
+    set +e
+    train --sync ring --slow-ranks --straggler 1:20 --inject-pause 20:600:3 --timeout 3 >"$out/hang.txt" 2>&1
+    code=$?
+    set -e
+    cat "$out/hang.txt"
+    [ "$code" -ne 0 ] || { echo "a hung job exited 0" >&2; exit 1; }
+    grep -q 'the wait is in collective ring (object [0-9]*), call #20; roll call .*never entered it: 3$' "$out/hang.txt" ||
+      { echo "the hang report does not name rank 3 as missing from call #20" >&2; exit 1; }
+    grep -q '^lateness before the hang, .*no data for ranks: 3$' "$out/hang.txt" ||
+      { echo "the hang report does not say it has no entry times from rank 3" >&2; exit 1; }
+    grep -q '^  rank 0: last into' "$out/hang.txt" && grep -q '^  rank 2: last into' "$out/hang.txt" ||
+      { echo "the lateness table lacks a rank that answered" >&2; exit 1; }
+    ! grep -q '^  rank 3: last into' "$out/hang.txt" || { echo "the lateness table lists the hung rank" >&2; exit 1; }
+    grep -q '^rank 1 was last into' "$out/hang.txt" || { echo "the slow rank, rank 1, was not named" >&2; exit 1; } ;;
   *) echo "trace_check.sh: unknown case '$case_name'" >&2; exit 2 ;;
 esac
