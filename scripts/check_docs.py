@@ -192,7 +192,7 @@ def check_command(doc, command, targets, helps, problems):
             flag = FLAG.match(word).group(0)
             if owner[0] == "bin" and owner[1] in helps and flag not in helps[owner[1]]:
                 problems.append(f"{rel(doc)}: `{command.strip()}`: {owner[1]} has no flag {flag}")
-            if owner[0] == "script" and flag not in owner[2]:
+            if owner[0] == "script" and not re.search(re.escape(flag) + r"(?![\w-])", owner[2]):
                 problems.append(f"{rel(doc)}: `{command.strip()}`: {owner[1]} has no flag {flag}")
 
 
