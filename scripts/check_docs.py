@@ -10,8 +10,10 @@ results folders say.
      whose table lists exactly the flags of `NAME --help`; every GRADSYNC_* variable the code or the scripts read
      and every GRADSYNC_* CMake option is named in it.
   4. The README's results table. Each figure of the "measured" column (1.63x, 0.969, 93.1%, 0.69-0.71) is a number
-     in a file of the results folder(s) its row links (its .csv, .txt and .md files; only the files the row names,
-     plus README.md, when it names some), to the figure's precision: 0.969 matches 0.9689, not 0.97.
+     in a file of the results folder(s) its row links, to the figure's precision (0.969 matches 0.9689, not 0.97;
+     signs aside). The files: those the row names in backticks, plus the folder's README.md; else every .txt and .md
+     in the folder and below it, logs/ aside. Not the CSVs: they hold every raw run, where almost any value occurs,
+     and a figure derived from them is stated, with its derivation, in the folder's README.md.
 
 Usage: scripts/check_docs.py [--bin DIR] [--no-binaries]
   --bin DIR       where the built binaries are (default build/bin); their --help is run with the environment given
@@ -20,7 +22,6 @@ Exit status 0 when everything holds, 1 with one line per problem otherwise.
 """
 import argparse
 import glob
-import math
 import os
 import re
 import subprocess
@@ -28,8 +29,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# README figures that no results file holds and that cannot be stated there. Keep it tiny: (row start, figure):
-# reason. A figure derived from a results folder's files belongs in that folder's README.md, with its derivation.
+# README figures that no results file holds and that cannot be stated there. Keep it tiny:
+# (the first 30 characters of the row's first cell, the figure as the README writes it, without x or %): reason. A figure derived from a results folder's files belongs in that folder's README.md, with its derivation.
 EXEMPT_FIGURES = {}
 
 CODE_SPAN = re.compile(r"`([^`]+)`")
@@ -130,7 +131,7 @@ def clean(word):
 def check_path(word, doc, tops, targets, problems):
     """`word` if it names a repository path: it must exist (build/bin/NAME: a target)."""
     w = clean(word)
-    if not w or PLACEHOLDER.search(w) or "://" in w:
+    if not w or PLACEHOLDER.search(w.replace("README.md", "")) or "://" in w:
         return
     if w.startswith("build/bin/"):
         name = w[len("build/bin/"):]
