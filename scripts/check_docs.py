@@ -8,7 +8,8 @@ results folders say.
      that binary's --help; the --flags after a script (scripts/*.sh, bench/**/*.sh) occur in that script.
   3. The reference. docs/reference.md has a section per binary of trainers/ and bench/ (a heading `build/bin/NAME`)
      whose table lists exactly the flags of `NAME --help`; every GRADSYNC_* variable the code or the scripts read
-     and every GRADSYNC_* CMake option is named in it; every CSV header it quotes is one the code or a script writes.
+     and every GRADSYNC_* CMake option is named in it. Every CSV header a document quotes is one the code or a
+     script writes.
   4. The README's results table. Each figure of the "measured" column (1.63x, 0.969, 93.1%, 0.69-0.71) is a number
      in a file of the results folder(s) its row links, to the figure's precision (0.969 matches 0.9689, not 0.97;
      signs aside). The files: those the row names in backticks, plus the folder's README.md; else every .txt and .md
@@ -266,15 +267,12 @@ def source_texts():
     return "\n".join(texts)
 
 
-def check_columns(text, problems):
-    """Every CSV header the reference quotes (a code span of comma-separated snake_case names) is written by the
-    code or a script, so that the columns it documents are the ones the files have."""
-    sources = None
-    for span in CODE_SPAN.findall(text):
-        if re.fullmatch(r"[a-z_]+(,[a-z_0-9]+){3,}", span):
-            sources = sources or source_texts()
-            if span not in sources:
-                problems.append(f"docs/reference.md: the columns `{span[:50]}...` are written by no code or script")
+def check_columns(doc, text, sources, problems):
+    """Every CSV header a document quotes (a code span of comma-separated snake_case names) is written by the code
+    or a script, so that the columns it documents are the ones the files have."""
+    for span in CODE_SPAN.findall(strip_fences(text)[0]):
+        if re.fullmatch(r"[a-z_]+(,[a-z_0-9]+){3,}", span) and span not in sources:
+            problems.append(f"{rel(doc)}: the columns `{span[:50]}...` are written by no code or script")
 
 
 def check_reference(bindir, user_bins, problems):
@@ -286,7 +284,6 @@ def check_reference(bindir, user_bins, problems):
     for name in sorted(variables_read()):
         if name not in text:
             problems.append(f"docs/reference.md: {name} (read by the code, the scripts or CMake) is not documented")
-    check_columns(text, problems)
     sections = reference_sections(text)
     for name in sorted(user_bins - set(sections)):
         problems.append(f"docs/reference.md: no section `build/bin/{name}`")
@@ -411,9 +408,11 @@ def main():
     helps = check_reference(None if args.no_binaries else args.bin, user_bins, problems)
     docs = [os.path.join(ROOT, "README.md")] + sorted(
         os.path.join(ROOT, "docs", f) for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md"))
+    sources = source_texts()
     for doc in docs:
         text = read(doc)
         check_links(doc, text, problems)
+        check_columns(doc, text, sources, problems)
         for command in code_of(text):
             for word in words(command):
                 check_path(word, doc, tops, targets, problems)
