@@ -2,8 +2,8 @@
 """The doc check: what README.md and docs/*.md name must exist, and what they quote must be what the code and the
 results folders say.
 
-  1. Paths. Every link target and every word of a code span or code block that names a file or folder of the
-     repository exists (a link's #anchor must be a heading of its file); build/bin/NAME must be a CMake target.
+  1. Paths. Every link target, every word of a code span or code block and every path-like word of the prose that
+     names a file or folder of the repository exists (a link's #anchor must be a heading of its file); build/bin/NAME must be a CMake target.
   2. Commands. In a code span or block, the --flags after build/bin/NAME (or after NAME at its start) are flags of
      that binary's --help; the --flags after a script (scripts/*.sh, bench/**/*.sh) occur in that script.
   3. The reference. docs/reference.md has a section per binary of trainers/ and bench/ (a heading `build/bin/NAME`)
@@ -111,6 +111,12 @@ def code_of(text):
     """Every code span (line breaks inside one become spaces) and every command of a fenced block."""
     prose, commands = strip_fences(text)
     return [s.replace("\n", " ") for s in CODE_SPAN.findall(prose)] + commands
+
+
+def prose_paths(text):
+    """Words outside code and links that look like a path (a/b), e.g. a results folder named in a sentence."""
+    bare = LINK.sub(" ", CODE_SPAN.sub(" ", strip_fences(text)[0]))
+    return re.findall(r"(?<![\w/.-])(?:\.\./)?[a-z][\w.-]*/[\w./-]*[\w/]", bare)
 
 
 def words(command):
@@ -413,6 +419,8 @@ def main():
         text = read(doc)
         check_links(doc, text, problems)
         check_columns(doc, text, sources, problems)
+        for word in prose_paths(text):
+            check_path(word, doc, tops, targets, problems)
         for command in code_of(text):
             for word in words(command):
                 check_path(word, doc, tops, targets, problems)
