@@ -348,25 +348,25 @@ def file_values(paths):
 
 
 def results_files(cell, problems):
-    """The files a row's results cell points at: the files it names in backticks, else every .csv, .txt and .md at
-    the top of each linked folder."""
+    """The files a row's results cell points at: the files it names in backticks (paths inside one of its folders)
+    and each folder's README.md; if it names none, every .txt and .md in its folders and below them, logs/ aside."""
     folders = [os.path.normpath(os.path.join(ROOT, t)) for t in LINK.findall(cell)]
-    named = [n for n in CODE_SPAN.findall(cell) if "/" not in n]
+    folders = [f for f in folders if os.path.isdir(f)]  # a missing one is reported by the path check
+    named = CODE_SPAN.findall(cell)
     paths = []
+    for n in named:
+        found = [os.path.join(f, n) for f in folders if os.path.isfile(os.path.join(f, n))]
+        if not found:
+            problems.append(f"README.md: results cell names `{n}`, which none of its folders holds")
+        paths += found
     for folder in folders:
-        if not os.path.isdir(folder):
-            continue  # reported by the path check
         if named:
-            for n in named + ["README.md"]:
-                p = os.path.join(folder, n)
-                if os.path.isfile(p):
-                    paths.append(p)
-                elif n != "README.md":
-                    problems.append(f"README.md: results cell names `{n}`, which {rel(folder)} does not hold")
-        else:
-            for sub, dirs, files in os.walk(folder):
-                dirs[:] = [d for d in dirs if d != "logs"]
-                paths += [os.path.join(sub, f) for f in sorted(files) if f.endswith((".txt", ".md"))]
+            readme = os.path.join(folder, "README.md")
+            paths += [readme] if os.path.isfile(readme) else []
+            continue
+        for sub, dirs, files in os.walk(folder):
+            dirs[:] = [d for d in dirs if d != "logs"]
+            paths += [os.path.join(sub, f) for f in sorted(files) if f.endswith((".txt", ".md"))]
     return paths
 
 
