@@ -8,7 +8,8 @@ results folders say.
      that binary's --help; the --flags after a script (scripts/*.sh, bench/**/*.sh) occur in that script.
   3. The reference. docs/reference.md has a section per binary of trainers/ and bench/ (a heading `build/bin/NAME`)
      whose table lists exactly the flags of `NAME --help`; every GRADSYNC_* variable the code or the scripts read
-     and every GRADSYNC_* CMake option is named in it. Every CSV header a document quotes is one the code or a
+     and every GRADSYNC_* CMake option is named in it; the flags it names elsewhere (hidden test flags, the scripts')
+     occur in the code, the scripts or the CMake files. Every CSV header a document quotes is one the code or a
      script writes.
   4. The README's results table. Each figure of the "measured" column (1.63x, 0.969, 93.1%, 0.69-0.71) is a number
      in a file of the results folder(s) its row links, to the figure's precision (0.969 matches 0.9689, not 0.97;
@@ -223,6 +224,22 @@ def help_flags(binary, bindir, problems):
     return flags
 
 
+def check_other_flags(text, sources, problems):
+    """The flags reference.md names outside the binaries' sections (hidden test flags, the scripts' flags) occur in
+    the code, the scripts or the CMake files as whole words."""
+    name = None
+    for line in strip_fences(text)[0].split("\n"):
+        if line.startswith("#"):
+            name = re.match(r"^#+\s+`build/bin/(\w+)`\s*$", line)
+            continue
+        if name:
+            continue
+        for span in CODE_SPAN.findall(line):
+            for flag in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", span):
+                if not re.search(re.escape(flag) + r"(?![\w-])", sources):
+                    problems.append(f"docs/reference.md: {flag} occurs in no code, script or CMake file")
+
+
 def reference_sections(text):
     """{binary: (flags in its tables' first column, flags named anywhere in its section)} for each `build/bin/NAME`
     heading of the reference."""
@@ -268,7 +285,7 @@ def source_texts():
     for folder, dirs, files in os.walk(ROOT):
         dirs[:] = [d for d in dirs if not d.startswith((".", "build", "data"))]
         for f in files:
-            if f.endswith((".cpp", ".hpp", ".sh", ".py")) and f != os.path.basename(__file__):
+            if f.endswith((".cpp", ".hpp", ".sh", ".py")) and f != os.path.basename(__file__) or f == "CMakeLists.txt":
                 texts.append(re.sub(r'"\s*\n\s*"', "", read(os.path.join(folder, f))))
     return "\n".join(texts)
 
@@ -290,6 +307,7 @@ def check_reference(bindir, user_bins, problems):
     for name in sorted(variables_read()):
         if name not in text:
             problems.append(f"docs/reference.md: {name} (read by the code, the scripts or CMake) is not documented")
+    check_other_flags(text, source_texts(), problems)
     sections = reference_sections(text)
     for name in sorted(user_bins - set(sections)):
         problems.append(f"docs/reference.md: no section `build/bin/{name}`")
