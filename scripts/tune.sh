@@ -2,7 +2,7 @@
 # Measures this machine's link between ranks of one host (a ping-pong on two ranks bound to two cores) and its
 # reduction kernel (bench_membw on one rank), fits alpha, beta and gamma (bench/cluster/fit_cost_model.py) and
 # writes them as the "intra" link of auto's tuning file (collectives/cost_model.hpp), keeping any "inter" lines a
-# cluster measurement wrote there (bench/cluster/bench_cluster.sh --tuning-out). About half a minute once built.
+# cluster measurement wrote there (bench/cluster/bench_algorithms.sh). About half a minute once built.
 # Usage: scripts/tune.sh [--out FILE]    (default $HOME/.config/gradsync/tuning.txt, where train and the benchmarks
 #                                        look; GRADSYNC_TUNING=FILE points them elsewhere)
 set -euo pipefail

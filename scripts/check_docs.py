@@ -1,0 +1,454 @@
+#!/usr/bin/env python3
+"""The doc check: what README.md and docs/*.md name must exist, and what they quote must be what the code and the
+results folders say.
+
+  1. Paths. Every link target, every word of a code span or code block and every path-like word of the prose that
+     names a file or folder of the repository exists (a link's #anchor must be a heading of its file); build/bin/NAME must be a CMake target.
+  2. Commands. In a code span or block, the --flags after build/bin/NAME (or after NAME at its start) are flags of
+     that binary's --help; the --flags after a script (scripts/*.sh, bench/**/*.sh) occur in that script.
+  3. The reference. docs/reference.md has a section per binary of trainers/ and bench/ (a heading `build/bin/NAME`)
+     whose table lists exactly the flags of `NAME --help`; every GRADSYNC_* variable the code or the scripts read
+     and every GRADSYNC_* CMake option is named in it; the flags it names elsewhere (hidden test flags, the scripts')
+     occur in the code, the scripts or the CMake files. Every CSV header a document quotes is one the code or a
+     script writes.
+  4. The README's results table. Each figure of the "measured" column (1.63x, 0.969, 93.1%, 0.69-0.71) is a number
+     in a file of the results folder(s) its row links, to the figure's precision (0.969 matches 0.9689, not 0.97;
+     signs aside). The files: those the row names in backticks, plus the folder's README.md; else every .txt and .md
+     in the folder and below it, logs/ aside. Not the CSVs: they hold every raw run, where almost any value occurs,
+     and a figure derived from them is stated, with its derivation, in the folder's README.md.
+
+Usage: scripts/check_docs.py [--bin DIR] [--no-binaries]
+  --bin DIR       where the built binaries are (default build/bin); their --help is run with the environment given
+  --no-binaries   skip what needs the binaries (2 and 3's flag lists), e.g. while editing docs without a build
+Exit status 0 when everything holds, 1 with one line per problem otherwise.
+"""
+import argparse
+import glob
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# README figures that no results file holds and that cannot be stated there. Keep it tiny:
+# (the first 30 characters of the row's first cell, the figure as the README writes it, without x or %): reason. A figure derived from a results folder's files belongs in that folder's README.md, with its derivation.
+EXEMPT_FIGURES = {}
+
+CODE_SPAN = re.compile(r"`([^`]+)`")
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+FLAG = re.compile(r"^--[a-z0-9][a-z0-9-]*")
+# A word that stands for something a user fills in (DIR, FILE, RESULTS_DIR, %h, <S>, *, $HOME, ...).
+PLACEHOLDER = re.compile(r"(^|[/_.-])[A-Z][A-Z_]+($|[/_.-])|[*<>{}%$\[\]]|\.\.\.")
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def rel(path):
+    return os.path.relpath(path, ROOT)
+
+
+# --- what the repository holds ------------------------------------------------------------------------------
+
+def cmake_targets():
+    """Every add_executable of the tree, and those a user runs (the ones in trainers/ and bench/)."""
+    every, user = set(), set()
+    for folder, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "build", "data"))]
+        if "CMakeLists.txt" in files:
+            for name in re.findall(r"add_executable\(\s*([\w$]+)", read(os.path.join(folder, "CMakeLists.txt"))):
+                if "$" in name:
+                    continue
+                every.add(name)
+                if rel(folder).split(os.sep)[0] in ("trainers", "bench"):
+                    user.add(name)
+    return every, user
+
+
+def top_entries():
+    """Names a repository path starts with: the tracked top-level entries (build trees and fetched data are not)."""
+    return {e for e in os.listdir(ROOT) if not e.startswith(("build", ".git")) and e != "data"} | {".ci"}
+
+
+def slug(heading):
+    """GitHub's anchor for a heading."""
+    text = re.sub(r"[`*]|\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip().lower())
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(path):
+    return {slug(m) for m in re.findall(r"^#+\s+(.*)$", strip_fences(read(path))[0], re.M)}
+
+
+# --- markdown ---------------------------------------------------------------------------------------------------
+
+def strip_fences(text):
+    """The text without its fenced blocks, and the blocks' commands (continued lines joined)."""
+    prose, commands, fenced, diff = [], [], False, False
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            # A diff shows files that an example adds: they need not exist.
+            diff = fenced and line.strip() == "```diff"
+            prose.append("")
+            continue
+        if diff:
+            prose.append("")
+        elif fenced:
+            if commands and commands[-1].endswith("\\"):
+                commands[-1] = commands[-1][:-1] + " " + line
+            else:
+                commands.append(line)
+            prose.append("")
+        else:
+            prose.append(line)
+    return "\n".join(prose), commands
+
+
+def code_of(text):
+    """Every code span (line breaks inside one become spaces) and every command of a fenced block."""
+    prose, commands = strip_fences(text)
+    return [s.replace("\n", " ") for s in CODE_SPAN.findall(prose)] + commands
+
+
+def prose_paths(text):
+    """Words outside code and links that look like a path (a/b), e.g. a results folder named in a sentence."""
+    bare = LINK.sub(" ", CODE_SPAN.sub(" ", strip_fences(text)[0]))
+    return re.findall(r"(?<![\w/.-])(?:\.\./)?[a-z][\w.-]*/[\w./-]*[\w/]", bare)
+
+
+def words(command):
+    """A command's words, up to its comment."""
+    out = []
+    for w in command.split():
+        if w.startswith("#"):
+            break
+        out.append(w)
+    return out
+
+
+def clean(word):
+    return word.strip("\"'(),;:.").rstrip("/") if word not in (".", "..") else word
+
+
+# --- 1 and 2: paths and commands ------------------------------------------------------------------------------
+
+def check_path(word, doc, tops, targets, problems):
+    """`word` if it names a repository path: it must exist (build/bin/NAME: a target)."""
+    w = clean(word)
+    if not w or PLACEHOLDER.search(w.replace("README.md", "")) or "://" in w:
+        return
+    if w.startswith("build/bin/"):
+        name = w[len("build/bin/"):]
+        if "/" not in name and name not in targets:
+            problems.append(f"{rel(doc)}: `{w}`: no CMake target {name}")
+        return
+    head = w.split("/")[0]
+    if w.startswith("../") or ("/" in w and head in tops) or w in tops:
+        # A module may be named without its extension: collectives/cost_model for its .hpp and .cpp.
+        candidates = [os.path.join(ROOT, w), os.path.join(os.path.dirname(doc), w)]
+        if not any(os.path.exists(c) or glob.glob(glob.escape(c) + ".*") for c in candidates):
+            problems.append(f"{rel(doc)}: `{w}` does not exist")
+
+
+def check_links(doc, text, problems):
+    prose, _ = strip_fences(text)
+    for target in LINK.findall(prose):
+        if "://" in target or target.startswith("mailto:"):
+            continue
+        path, _, anchor = target.partition("#")
+        full = os.path.normpath(os.path.join(os.path.dirname(doc), path)) if path else doc
+        if not os.path.exists(full):
+            problems.append(f"{rel(doc)}: link ({target}) does not exist")
+        elif anchor and full.endswith(".md") and anchor not in anchors(full):
+            problems.append(f"{rel(doc)}: link ({target}): no heading #{anchor} in {rel(full)}")
+
+
+def script_of(word):
+    w = clean(word)
+    if re.match(r"^(scripts|bench|plots)/[\w/.-]+\.(sh|py)$", w) and os.path.isfile(os.path.join(ROOT, w)):
+        return w
+    return None
+
+
+def subcommand_scripts(word):
+    """The scripts a script's sub-command may run: `scripts/simulate.sh scale` runs bench/sim/experiments/scale.sh."""
+    return glob.glob(os.path.join(ROOT, "**", clean(word) + ".sh"), recursive=True) if re.match(r"^[a-z][\w-]*$", word) else []
+
+
+def check_command(doc, command, targets, helps, problems):
+    """The --flags of each binary and script the command runs."""
+    owner = None  # ("bin", name) or ("script", path, its text and its sub-command's)
+    ws = words(command)
+    for i, word in enumerate(ws):
+        w = clean(word)
+        name = w[len("build/bin/"):] if w.startswith("build/bin/") else None
+        if name is None and i == 0 and w in targets and len(ws) > 1 and ws[1].startswith("--"):
+            name = w
+        if name in targets:
+            owner = ("bin", name)
+        elif script_of(word):
+            owner = ("script", script_of(word), read(os.path.join(ROOT, script_of(word))))
+        elif owner and owner[0] == "script" and not word.startswith("-") and ws[i - 1] == ws[i - 1].lstrip("-") and \
+                script_of(ws[i - 1]):
+            owner = owner[:2] + (owner[2] + "".join(read(p) for p in subcommand_scripts(word)),)
+        elif word in ("|", "&&", ";", "--", "||") or word.startswith(("|", ">")):
+            owner = None
+        elif owner and FLAG.match(word):
+            flag = FLAG.match(word).group(0)
+            if owner[0] == "bin" and owner[1] in helps and flag not in helps[owner[1]]:
+                problems.append(f"{rel(doc)}: `{command.strip()}`: {owner[1]} has no flag {flag}")
+            if owner[0] == "script" and not re.search(re.escape(flag) + r"(?![\w-])", owner[2]):
+                problems.append(f"{rel(doc)}: `{command.strip()}`: {owner[1]} has no flag {flag}")
+
+
+# --- 3: the reference ------------------------------------------------------------------------------------------
+
+def help_flags(binary, bindir, problems):
+    """The flags `binary --help` lists (CLI11: an option's line starts with two spaces; pingpong's usage line)."""
+    path = os.path.join(bindir, binary)
+    try:
+        run = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        problems.append(f"{binary} --help did not run: {e}")
+        return None
+    out = run.stdout + run.stderr
+    flags = set(re.findall(r"^  (?:-\w, ?)?(--[a-z0-9][a-z0-9-]*)", out, re.M))
+    flags |= set(re.findall(r"\[(--[a-z0-9][a-z0-9-]*)", out))
+    if not flags:
+        problems.append(f"{binary} --help listed no flags (exit {run.returncode}): {out.strip()[:200]}")
+        return None
+    return flags
+
+
+def check_other_flags(text, sources, problems):
+    """The flags reference.md names outside the binaries' sections (hidden test flags, the scripts' flags) occur in
+    the code, the scripts or the CMake files as whole words."""
+    name = None
+    for line in strip_fences(text)[0].split("\n"):
+        if line.startswith("#"):
+            name = re.match(r"^#+\s+`build/bin/(\w+)`\s*$", line)
+            continue
+        if name:
+            continue
+        for span in CODE_SPAN.findall(line):
+            for flag in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", span):
+                if not re.search(re.escape(flag) + r"(?![\w-])", sources):
+                    problems.append(f"docs/reference.md: {flag} occurs in no code, script or CMake file")
+
+
+def reference_sections(text):
+    """{binary: (flags in its tables' first column, flags named anywhere in its section)} for each `build/bin/NAME`
+    heading of the reference."""
+    sections, name = {}, None
+    prose, _ = strip_fences(text)
+    for line in prose.split("\n"):
+        m = re.match(r"^(#+)\s+`build/bin/([\w]+)`\s*$", line)
+        if m:
+            name = m.group(2)
+            sections[name] = (set(), set())
+            continue
+        if line.startswith("#"):
+            name = None
+        if name is None:
+            continue
+        if line.startswith("|"):
+            first = line.split("|")[1]
+            sections[name][0].update(f for f in re.findall(r"(?<![\w-])--[a-z0-9][a-z0-9-]*", first))
+        sections[name][1].update(re.findall(r"`(--[a-z0-9][a-z0-9-]*)", line))
+    return sections
+
+
+def variables_read():
+    """GRADSYNC_* names the code reads (getenv), the scripts take from the environment (${NAME:-...}), or CMake
+    offers as options."""
+    names = set()
+    for folder, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "build", "data"))]
+        for f in files:
+            path = os.path.join(folder, f)
+            if f.endswith((".cpp", ".hpp", ".c", ".h")):
+                names |= set(re.findall(r'getenv\("(GRADSYNC_\w+)"\)', read(path)))
+            elif f.endswith(".sh"):
+                names |= set(re.findall(r"\$\{(GRADSYNC_\w+):-", read(path)))
+            elif f == "CMakeLists.txt":
+                names |= set(re.findall(r"option\((GRADSYNC_\w+)", read(path)))
+    return names
+
+
+def source_texts():
+    """The code's and the scripts' text, C string literals split over lines joined ("a," "b" reads as "a,b")."""
+    texts = []
+    for folder, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "build", "data"))]
+        for f in files:
+            if f.endswith((".cpp", ".hpp", ".sh", ".py")) and f != os.path.basename(__file__) or f == "CMakeLists.txt":
+                texts.append(re.sub(r'"\s*\n\s*"', "", read(os.path.join(folder, f))))
+    return "\n".join(texts)
+
+
+def check_columns(doc, text, sources, problems):
+    """Every CSV header a document quotes (a code span of comma-separated snake_case names) is written by the code
+    or a script, so that the columns it documents are the ones the files have."""
+    for span in CODE_SPAN.findall(strip_fences(text)[0]):
+        if re.fullmatch(r"[a-z_]+(,[a-z_0-9]+){3,}", span) and span not in sources:
+            problems.append(f"{rel(doc)}: the columns `{span[:50]}...` are written by no code or script")
+
+
+def check_reference(bindir, user_bins, problems):
+    path = os.path.join(ROOT, "docs", "reference.md")
+    if not os.path.exists(path):
+        problems.append("docs/reference.md is missing")
+        return {}
+    text = read(path)
+    for name in sorted(variables_read()):
+        if name not in text:
+            problems.append(f"docs/reference.md: {name} (read by the code, the scripts or CMake) is not documented")
+    check_other_flags(text, source_texts(), problems)
+    sections = reference_sections(text)
+    for name in sorted(user_bins - set(sections)):
+        problems.append(f"docs/reference.md: no section `build/bin/{name}`")
+    helps = {}
+    if bindir is None:
+        return helps
+    for name in sorted(user_bins | set(sections)):
+        flags = help_flags(name, bindir, problems)
+        if flags is None:
+            continue
+        helps[name] = flags
+        if name not in sections:
+            continue
+        table, named = sections[name]
+        for flag in sorted(table - flags):
+            problems.append(f"docs/reference.md: {name} {flag} is not in `{name} --help`")
+        for flag in sorted(flags - table):
+            problems.append(f"docs/reference.md: {name} {flag} (in `{name} --help`) is missing from its table")
+        for flag in sorted(named - flags - table):
+            problems.append(f"docs/reference.md: {name} section names {flag}, which `{name} --help` does not list")
+    return helps
+
+
+# --- 4: the README's figures ------------------------------------------------------------------------------------
+
+NUMBER = r"\d+(?:\.\d+)?"
+FIGURE = re.compile(rf"(?<![\w.\-])([-+]?)({NUMBER})(?:-({NUMBER}))?(x|%)?(?![\w.])")
+
+
+def figures(cell):
+    """The measured figures of a table cell: numbers with decimals, and numbers (or ranges) marked x or %."""
+    cell = CODE_SPAN.sub(" ", cell)
+    out = []
+    for sign, a, b, unit in FIGURE.findall(cell):
+        ends = [a] + ([b] if b else [])
+        if unit or any("." in e for e in ends):
+            out += [(sign if e is a and sign == "-" else "") + e for e in ends]
+    return out
+
+
+def matches(figure, values):
+    """Whether some file value, given at least the figure's precision, rounds to the figure (signs aside: "within 0.15
+    points" quotes a difference of -0.15)."""
+    decimals = len(figure.split(".")[1]) if "." in figure else 0
+    f = abs(float(figure))
+    tol = 0.5 * 10 ** -decimals + 1e-9
+    return any(d >= decimals and abs(v - f) <= tol for v, d in values)
+
+
+def file_values(paths):
+    values = set()
+    for p in paths:
+        for m in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?", read(p)):
+            values.add((abs(float(m)), len(m.split(".")[1]) if "." in m else 0))
+    return values
+
+
+def results_files(cell, problems):
+    """The files a row's results cell points at: the files it names in backticks (paths inside one of its folders)
+    and each folder's README.md; if it names none, every .txt and .md in its folders and below them, logs/ aside."""
+    folders = [os.path.normpath(os.path.join(ROOT, t)) for t in LINK.findall(cell)]
+    folders = [f for f in folders if os.path.isdir(f)]  # a missing one is reported by the path check
+    named = CODE_SPAN.findall(cell)
+    paths = []
+    for n in named:
+        found = [os.path.join(f, n) for f in folders if os.path.isfile(os.path.join(f, n))]
+        if not found:
+            problems.append(f"README.md: results cell names `{n}`, which none of its folders holds")
+        paths += found
+    for folder in folders:
+        if named:
+            readme = os.path.join(folder, "README.md")
+            paths += [readme] if os.path.isfile(readme) else []
+            continue
+        for sub, dirs, files in os.walk(folder):
+            dirs[:] = [d for d in dirs if d != "logs"]
+            paths += [os.path.join(sub, f) for f in sorted(files) if f.endswith((".txt", ".md"))]
+    return paths
+
+
+def check_results_table(problems):
+    text = read(os.path.join(ROOT, "README.md"))
+    section = text.split("\n## Results", 1)[1].split("\n## ", 1)[0]
+    lines = section.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        rows.append(line)
+    header = [c.strip() for c in rows[0].strip("|").split("|")]
+    if "measured" not in header or "results" not in header:
+        problems.append("README.md: the results table has no 'measured' or 'results' column")
+        return
+    col_m, col_r = header.index("measured"), header.index("results")
+    checked = 0
+    for row in rows[2:]:
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        if len(cells) != len(header):
+            problems.append(f"README.md: results row has {len(cells)} cells, not {len(header)}: {row[:60]}")
+            continue
+        values = file_values(results_files(cells[col_r], problems))
+        label = re.sub(r"\W+", " ", cells[0]).strip()[:50]
+        for fig in figures(cells[col_m]):
+            checked += 1
+            if not matches(fig, values) and (cells[0][:30], fig) not in EXEMPT_FIGURES:
+                problems.append(f"README.md: results row '{label}': {fig} is in no results file it names")
+    if checked == 0:
+        problems.append("README.md: no figures found in the results table's measured column")
+
+
+# --- main ---------------------------------------------------------------------------------------------------------
+
+def main():
+    parser = argparse.ArgumentParser(description="Check README.md and docs/*.md against the tree.")
+    parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
+    parser.add_argument("--no-binaries", action="store_true")
+    args = parser.parse_args()
+    problems = []
+    targets, user_bins = cmake_targets()
+    tops = top_entries()
+    helps = check_reference(None if args.no_binaries else args.bin, user_bins, problems)
+    docs = [os.path.join(ROOT, "README.md")] + sorted(
+        os.path.join(ROOT, "docs", f) for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md"))
+    sources = source_texts()
+    for doc in docs:
+        text = read(doc)
+        check_links(doc, text, problems)
+        check_columns(doc, text, sources, problems)
+        for word in prose_paths(text):
+            check_path(word, doc, tops, targets, problems)
+        for command in code_of(text):
+            for word in words(command):
+                check_path(word, doc, tops, targets, problems)
+            check_command(doc, command, targets, helps, problems)
+    check_results_table(problems)
+    for p in problems:
+        print(p)
+    print(f"check_docs: {len(docs)} documents, {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
