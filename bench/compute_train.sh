@@ -4,7 +4,9 @@
 # choice, BLIS_ARCH_TYPE=<default set>), and with --before BIN also on another build's train (e.g. the tree before
 # a change), all alternating run for run so that the host's drift hits every variant alike. One rank, one core.
 # Writes train_<variant>.csv (train's --csv rows) and summary.txt (medians and ratios) to DIR.
-# Usage: bench/compute_train.sh --out DIR [--reps R] [--epochs E] [--before TRAIN_BINARY]
+# With --only MODEL:BATCH (e.g. mlp:32) just that configuration. The before/plan column is the median of the
+# runs' own ratios (before and plan run back to back), which a drifting host moves less than a ratio of medians.
+# Usage: bench/compute_train.sh --out DIR [--reps R] [--epochs E] [--before TRAIN_BINARY] [--only MODEL:BATCH]
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
@@ -12,11 +14,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 reps=5
 epochs=5
 before=""
+only=""
 out=""
 parse_flags compute_train.sh \
   "--reps reps uint 1" \
   "--epochs epochs uint 1" \
   "--before before" \
+  "--only only" \
   "--out out" \
   -- "$@"
 [ -n "$out" ] || die "--out DIR is required"
@@ -24,6 +28,10 @@ need_bins train
 [ -z "$before" ] || [ -x "$before" ] || die "--before: '$before' is not an executable"
 mkdir -p "$out"
 configs=("mlp 256" "mlp 32" "softmax 32" "softmax 256")
+if [ -n "$only" ]; then
+  [[ "$only" =~ ^(mlp|softmax):[0-9]+$ ]] || die "--only: '$only' is not MODEL:BATCH (e.g. mlp:32)"
+  configs=("${only/:/ }")
+fi
 # BLIS's default set for this process, as the run header names it.
 default_set="$("$BIN/train" --model softmax --epochs 1 --iterations-per-epoch 1 --quiet |
   sed -n 's/^BLIS kernels: \([a-z0-9]*\) .*/\1/p')"
@@ -58,7 +66,7 @@ medians() {
   echo "plan: per-shape kernel plan; fixed: BLIS_ARCH_TYPE=$default_set for every shape${before:+; before: $before}"
   printf '%-9s %5s' model batch
   for v in "${variants[@]}"; do printf ' %9s' "$v"; done
-  printf ' %12s%s\n' "fixed/plan" "${before:+   before/plan}"
+  printf ' %12s%s\n' "fixed/plan" "${before:+   before/plan (median of paired runs)}"
   for c in "${configs[@]}"; do
     read -r model batch <<<"$c"
     name="$model"
@@ -70,7 +78,12 @@ medians() {
       printf ' %9.3f' "${m[$v]}"
     done
     awk -v f="${m[fixed]}" -v p="${m[plan]}" 'BEGIN { printf " %11.2fx", f / p }'
-    [ -z "$before" ] || awk -v b="${m[before]}" -v p="${m[plan]}" 'BEGIN { printf " %12.2fx", b / p }'
+    if [ -n "$before" ]; then
+      # Row i of each CSV for this configuration is run i: before and plan ran back to back.
+      paste -d, <(awk -F, -v k="$name,$batch" 'NR > 1 && $2 "," $7 == k { print $10 }' "$out/train_before.csv") \
+        <(awk -F, -v k="$name,$batch" 'NR > 1 && $2 "," $7 == k { print $10 }' "$out/train_plan.csv") | awk -F, '{ print $1 / $2 }' | sort -g |
+        awk '{ v[++n] = $1 } END { printf " %12.3fx", (v[int((n + 1) / 2)] + v[int(n / 2) + 1]) / 2 }'
+    fi
     echo
   done
 } | tee "$out/summary.txt"

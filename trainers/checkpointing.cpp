@@ -1,4 +1,5 @@
 #include "trainers/checkpointing.hpp"
+#include "cpu/isa_dispatch.hpp"
 
 #include <fmt/format.h>
 
@@ -7,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "cpu/isa_dispatch.hpp"
 #include "trainers/host_map.hpp"
 
 namespace gradsync {
@@ -39,18 +41,24 @@ std::int64_t step_of_set_dir(const std::string& name) {
   return step;
 }
 
-// A float is NaN or Inf exactly when its exponent bits are all ones. An integer max over the masked bits
-// vectorizes; a float sum (acc += v - v) would be one serial dependency chain.
 std::size_t piece_optimizer_count(const Manifest& m, const ManifestPiece& p) {
   if (m.servers == 0) return m.optimizer_count;
   return m.optimizer_count ? p.end - p.begin : 0;
 }
 
+// A float is NaN or Inf exactly when its exponent bits are all ones. An integer max over the masked bits
+// vectorizes (a float sum, acc += v - v, would be one serial dependency chain), but only from SSE4.1 on, which
+// has an unsigned 32-bit max: the loop runs compiled for the process's instruction set (cpu/isa_dispatch.hpp).
 bool all_finite(std::span<const float> values) {
-  constexpr std::uint32_t kExponent = 0x7f800000u;
-  std::uint32_t top = 0;
-  for (float v : values) top = std::max(top, std::bit_cast<std::uint32_t>(v) & kExponent);
-  return top != kExponent;
+  return on_active_isa([values]() GRADSYNC_INLINE_LOOP {
+    constexpr std::uint32_t kExponent = 0x7f800000u;
+    std::uint32_t top = 0;
+    for (float v : values) {
+      const std::uint32_t exponent = std::bit_cast<std::uint32_t>(v) & kExponent;
+      top = exponent > top ? exponent : top;
+    }
+    return top != kExponent;
+  });
 }
 
 }  // namespace gradsync

@@ -49,7 +49,7 @@ struct ResumePoint {
 // all of it in a replicated piece, where the workers' synchronizer state follows the optimizer's (checkpoint_set.hpp).
 std::size_t piece_optimizer_count(const Manifest& m, const ManifestPiece& p);
 
-// True if every value is finite. Vectorizes: x - x is 0 for finite x and NaN for NaN or Inf.
+// True if every value is finite (no NaN, no Inf).
 bool all_finite(std::span<const float> values);
 
 }  // namespace gradsync
