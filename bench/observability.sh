@@ -92,7 +92,7 @@ for i in $(seq 1 "$runs"); do
 done
 
 {
-  echo "# bench/observability.sh on $(uname -n) ($(cpu_summary)), $(date -u +%Y-%m-%d)"
+  results_header "bench/observability.sh"
   echo "## Tracing's cost: bench_sync, 2 ranks, MLP-128, batch 32, ring vs ring-traced alternated in blocks of $block"
   awk -F, 'NR == 1 { next } { step[$1, $2] = $6; b[$1] = $7; a[$1] = $8; if ($1 > n) n = $1 }
     END { for (r = 1; r <= n; r++) if ((r, "ring") in step)
