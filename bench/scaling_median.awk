@@ -44,9 +44,9 @@ function list_odd(k, m, np,   i, r) {
   for (i = 1; i <= cnt[k]; i++) {
     if (state[k, i] == med_state) continue
     r = run[k, i]
-    printf "%s np=%d rep %s saw %s (xcore 1 MiB %s us before, %s us after; fast: up to %.0f us), the other %d " \
-           "run(s) %s: wall %.2f s, left out of the median\n", m, np, prep[r], seen_as(state[k, i]), pb[r], pa[r],
-           2 * ref, med_n, med_state, wall[k, i] > oddlist
+    printf "%s np=%d rep %s saw %s (xcore 1 MiB %s us before, %s us after; fast: up to %.0f us): wall %.2f s, " \
+           "left out of the median of %d run(s) in the %s state\n", m, np, prep[r], seen_as(state[k, i]), pb[r], pa[r],
+           2 * ref, wall[k, i], med_n, med_state > oddlist
   }
 }
 END {
