@@ -105,8 +105,7 @@ driver_results() {
   out="${out:-$GRADSYNC_ROOT/results/$name-$(date +%Y%m%d-%H%M%S)}"
   refuse_existing "$out" "$@" "logs/$name"
   driver_folders "$out" "$name"
-  # The folder's header, kept by the first driver that writes into it: charts of it name this machine too.
-  [ -e "$out/host.txt" ] || results_header "$name" >"$out/host.txt"
+  host_txt "$out" "$name"
 }
 
 # run_limited LIMIT_S LOG CMD...: CMD's exit status, or 124 exactly when it ran out of time. (timeout itself says
@@ -152,6 +151,9 @@ cpu_summary() {
         (peak > 0 ? sprintf("core peak %.1f GFLOP/s measured", peak) : "core peak not measured (no bench_compute --peak)")
     }' /proc/cpuinfo
 }
+# host_txt DIR WHAT: DIR/host.txt, the results folder's header (results_header WHAT), unless an earlier driver of
+# the same folder wrote it: plots/make_charts.sh names the machine in its charts' subtitle from it.
+host_txt() { [ -e "$1/host.txt" ] || results_header "$2" >"$1/host.txt"; }
 # results_header WHAT: the first line of a results file or folder: what ran, on which host and CPU (cpu_summary),
 # when (UTC). The one place a results header is written: figures without their machine mean little.
 results_header() {

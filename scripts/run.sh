@@ -43,7 +43,7 @@ mkdir -p "$out/logs"
 ncores=$(cores)
 mpi_setup
 # The machine and its state before anything runs: every figure below is this host's at these moments.
-results_header "scripts/run.sh" >"$out/host.txt"
+host_txt "$out" scripts/run.sh
 echo "# host at the start: load average $(cut -d' ' -f1-3 /proc/loadavg) on $ncores cores, cross-core probe" \
   "(xcore, 1 MiB ring through a shared window, 2 ranks) $(xcore_probe "$out/logs/probe_start.log") us" >>"$out/host.txt"
 sed 's/^# /==> /' "$out/host.txt" >&2
