@@ -1,7 +1,8 @@
 # The host's cross-core state around a run, from the probes before and after it (scripts/common.sh xcore_probe):
 # the rule bench/scaling.sh and scripts/run.sh share, loaded with `awk -f scripts/host_state.awk -f PROGRAM`.
 # A probe within 2x the fastest probe of the whole job (ref) saw the fast state, one above it the slow state: the
-# two states seen on the hosts this was written on differ about fivefold, load alone moves a probe far less.
+# slow state is several times the fast one. Heavy load from other processes slows a probe as much; a run marked
+# slow then saw a disturbed host, whatever disturbed it.
 
 # A probe's time in us, as xcore_probe prints it ("nan" when it failed, "unprobed" when there was none).
 function isnum(v) { return v ~ /^[0-9]+(\.[0-9]*)?$/ && v + 0 > 0 }
