@@ -31,6 +31,7 @@ cores=$(nproc)
 if [[ -s $results/host.txt ]]; then
     subtitle=$(sed -n '1s/^# *//p' "$results/host.txt")
 else
+    # shellcheck source=scripts/common.sh
     subtitle=$(source "$here/../scripts/common.sh" && results_header "charts drawn" | sed 's/^# *//')
 fi
 subtitle=${subtitle//\'/}
