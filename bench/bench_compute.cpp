@@ -160,7 +160,7 @@ void print_plan(const KernelPlan& plan, const std::string& default_set) {
 
 struct Flags {
   int epochs = 5, reps = 3;
-  bool compare_default = false, remeasure = false;
+  bool compare_default = false, remeasure = false, peak_only = false;
   std::string data_dir, csv;
   std::vector<std::string> models = {"softmax", "mlp"};
   std::vector<std::size_t> batches = {32, 256};
@@ -180,6 +180,9 @@ void add_options(CLI::App& app, Flags& f) {
   app.add_flag("--remeasure", f.remeasure,
                "measure the kernel plan in this run instead of reading the cache (the rates printed are then this "
                "run's; the cache is left as it is)");
+  app.add_flag("--peak", f.peak_only,
+               "print the core's measured FMA peak at each vector width this build has, as 'avx512_gflops=X "
+               "avx2_gflops=Y' (0: not in this build), and exit: no MPI, no data (scripts/common.sh cpu_summary)");
 }
 
 // What every configuration shares: the data, the BLIS setup, the core's peak and the CSV file (or nullptr).
@@ -346,6 +349,11 @@ int main(int argc, char** argv) {
   Flags f;
   add_options(app, f);
   CLI11_PARSE(app, argc, argv);
+  if (f.peak_only) {
+    const bench::FmaPeaks p = bench::fma_peaks();
+    fmt::print("avx512_gflops={:.1f} avx2_gflops={:.1f}\n", p.avx512, p.avx2);
+    return 0;
+  }
   if (f.remeasure) setenv("GRADSYNC_KERNEL_CACHE", "off", 1);  // make_kernel_plan: always measure, never write
   // Opened before a minute of runs, so that a bad path fails at once.
   std::FILE* out = nullptr;

@@ -1,17 +1,22 @@
 #pragma once
-// The core's peak single-precision rate, measured: independent chains of fused multiply-adds, as wide as this build
-// compiles them (AVX-512 where -march allows, else AVX2+FMA), enough chains in flight to cover the FMA latency on
-// every pipe. No GEMM can run faster on one core, so a FLOP bound's rate over this says how near the machine's
-// limit the kernels are (docs/compute.md). Only x86 with FMA; elsewhere 0.
+// The core's peak single-precision rate, measured: independent chains of fused multiply-adds at each vector width
+// the CPU runs (AVX-512 and AVX2+FMA, chosen at run time, whatever -march the build used), enough chains in flight
+// to cover the FMA latency on every pipe. No GEMM can run faster on one core, so a FLOP bound's rate over this says
+// how near the machine's limit the kernels are (docs/compute.md). Only x86; elsewhere 0.
 #include <algorithm>
 #include <chrono>
 
-#if defined(__AVX512F__) || defined(__FMA__)
+#if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
 namespace gradsync::bench {
 
+#if defined(__x86_64__)
+// Every call below is inlined into an ISA's own function (flatten), so no vector crosses a call boundary: the ABI
+// warning about vector returns in a baseline build does not apply.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
 namespace detail {
 // `iterations` rounds of ten FMA chains on vectors of V; the asm barrier keeps every chain in a register and the
 // compiler from folding the rounds. Returns GFLOP/s.
@@ -31,28 +36,46 @@ double fma_chains_gflops(long iterations, int lanes) {
   return static_cast<double>(iterations) * 10.0 * lanes * 2.0 / s / 1e9;
 }
 
-#if defined(__AVX512F__)
-inline __m512 fma512(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
-inline __m512 splat512(float v) { return _mm512_set1_ps(v); }
-#endif
-#if defined(__FMA__)
-inline __m256 fma256(__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); }
-inline __m256 splat256(float v) { return _mm256_set1_ps(v); }
-#endif
-}  // namespace detail
-
-// GFLOP/s of this core at its widest FMA, best of `rounds` runs of about 0.1 s each (0 without FMA in this build).
-inline double fma_peak_gflops(int rounds = 3) {
-  double best = 0;
-  for (int r = 0; r < rounds; ++r) {
-#if defined(__AVX512F__)
-    best = std::max(best, detail::fma_chains_gflops<__m512, detail::fma512, detail::splat512>(20'000'000, 16));
-#endif
-#if defined(__FMA__)
-    best = std::max(best, detail::fma_chains_gflops<__m256, detail::fma256, detail::splat256>(40'000'000, 8));
-#endif
-  }
-  return best;
+__attribute__((target("avx512f"))) inline __m512 fma512(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
+__attribute__((target("avx512f"))) inline __m512 splat512(float v) { return _mm512_set1_ps(v); }
+__attribute__((target("avx2,fma"))) inline __m256 fma256(__m256 a, __m256 b, __m256 c) {
+  return _mm256_fmadd_ps(a, b, c);
 }
+__attribute__((target("avx2,fma"))) inline __m256 splat256(float v) { return _mm256_set1_ps(v); }
+
+// Only called where the CPU has the ISA (fma_peaks checks).
+__attribute__((target("avx512f"), flatten)) inline double avx512_gflops() {
+  return fma_chains_gflops<__m512, fma512, splat512>(20'000'000, 16);
+}
+__attribute__((target("avx2,fma"), flatten)) inline double avx2_gflops() {
+  return fma_chains_gflops<__m256, fma256, splat256>(40'000'000, 8);
+}
+}  // namespace detail
+#pragma GCC diagnostic pop
+#endif
+
+// GFLOP/s of this core at each vector width the CPU has, best of `rounds` runs of about 0.1 s each; 0 for a width
+// it lacks. Both are kept because their ratio tells how wide the FMA units are: a core that runs AVX-512 on
+// 256-bit units gets no more from 512-bit vectors than from AVX2.
+struct FmaPeaks {
+  double avx512 = 0;
+  double avx2 = 0;
+  double widest() const { return std::max(avx512, avx2); }
+};
+inline FmaPeaks fma_peaks(int rounds = 3) {
+  FmaPeaks p;
+#if defined(__x86_64__)
+  const bool has512 = __builtin_cpu_supports("avx512f");
+  const bool has256 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  for (int r = 0; r < rounds; ++r) {
+    if (has512) p.avx512 = std::max(p.avx512, detail::avx512_gflops());
+    if (has256) p.avx2 = std::max(p.avx2, detail::avx2_gflops());
+  }
+#endif
+  return p;
+}
+
+// GFLOP/s of this core at its widest FMA (0 without FMA).
+inline double fma_peak_gflops(int rounds = 3) { return fma_peaks(rounds).widest(); }
 
 }  // namespace gradsync::bench

@@ -51,13 +51,8 @@ run() {
   check_run "$name" "$rc" "$limit" "$logs/$name.log" || return 1
 }
 
-# The time of a 1 MiB ring schedule through a shared window on 2 ranks, us: the host's cross-core state now.
-probe() {
-  run "probe_$1" 120 2 "$BIN/bench_allreduce" --methods xcore --min-bytes 1M --max-bytes 1M --reps 3 \
-    --csv "$logs/probe_$1.csv" >/dev/null || { echo nan; return; }
-  awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $c["method"] == "xcore" { print $c["time_us"] }' \
-    "$logs/probe_$1.csv"
-}
+# The host's cross-core state now (scripts/common.sh xcore_probe), us.
+probe() { xcore_probe "$logs/probe_$1.log"; }
 
 # Rank r's clock error bounds from a traced run's log ("rank 1: start +3.1 us +- 4.2 us, end ... +- 0.6 us").
 clock_rows() {
@@ -92,7 +87,7 @@ for i in $(seq 1 "$runs"); do
 done
 
 {
-  echo "# bench/observability.sh on $(uname -n) ($(cpu_summary)), $(date -u +%Y-%m-%d)"
+  results_header "bench/observability.sh"
   echo "## Tracing's cost: bench_sync, 2 ranks, MLP-128, batch 32, ring vs ring-traced alternated in blocks of $block"
   awk -F, 'NR == 1 { next } { step[$1, $2] = $6; b[$1] = $7; a[$1] = $8; if ($1 > n) n = $1 }
     END { for (r = 1; r <= n; r++) if ((r, "ring") in step)

@@ -8,9 +8,16 @@
 # Methods: ring, mpi, ring-bf16, ps-bsp, ps-asp, ps-ssp[S], ring-avg[H], mpi-avg[H], ps-...-kK (see scripts/common.sh).
 # Writes into DIR (default results/scaling-DATE): train.csv (a row per run), epochs.csv (a row per epoch),
 # scaling.csv (a row per point: method,np,workers,oversubscribed,wall_s,speedup,efficiency,compute_s,sync_s,
-# steps,test_accuracy), train_median.csv and epochs_median.csv (the median run of each point: what the charts
-# draw, see plots/make_charts.sh) and logs/scaling/ (each run's output). Refuses a DIR that
-# already holds these.
+# steps,test_accuracy,wall_min_s,wall_max_s,runs,left_out,host_state), train_median.csv and epochs_median.csv (the
+# median run of each point: what the charts draw, see plots/make_charts.sh), host_state.csv (run,method,np,rep,
+# xcore_before_us,xcore_after_us: train.csv's row run, between two cross-core probes), host.txt (the machine) and
+# logs/scaling/ (each run's output). Refuses a DIR that already holds these.
+# The host's state: a cross-core probe (scripts/common.sh xcore_probe) before the first run and after each. A run
+# whose probes are both within 2x the fastest probe of the whole driver saw the fast state, both above it the
+# slow one, one of each a change. Each point's median and its runs column count only the runs in the state most
+# of its runs saw (host_state); the others are listed under the table and counted in left_out, never mixed in
+# silently. wall_min_s and wall_max_s range over all its runs. With --hostfile the ranks are not on this node's
+# cores: no probes (host_state "unprobed").
 # Progress goes to stderr, the final table to stdout. Failed or timed-out runs are listed and make the exit
 # status 1; the points that did run are still written.
 set -euo pipefail
@@ -50,7 +57,7 @@ for m in "${toks[@]}"; do
   [ "$m" != serial ] || die "--methods: serial is always measured; list only the parallel methods"
   need_method "$m"
 done
-need_bins train
+need_bins train bench_allreduce
 mpi_setup
 mpi_extra=()
 if [ -n "$hostfile" ]; then
@@ -58,7 +65,7 @@ if [ -n "$hostfile" ]; then
   hostfile_flags "$(cd "$(dirname "$hostfile")" && pwd)/$(basename "$hostfile")"
   mpi_extra=("${HOSTFILE_FLAGS[@]}")
 fi
-driver_results scaling train.csv epochs.csv scaling.csv train_median.csv epochs_median.csv
+driver_results scaling train.csv epochs.csv scaling.csv train_median.csv epochs_median.csv host_state.csv
 
 ncores=$(cores)
 # Oversubscribed ranks time-share cores, so their timings describe the scheduler, not the method. A hostfile
@@ -91,8 +98,13 @@ done
 say "scaling: ${#runs[@]} runs, $epochs epoch(s), batch $batch per worker, $reps rep(s), results in $out$note"
 [ -n "$hostfile" ] || say "parallel runs that fit the cores: $MPIEXEC ${TRAINING_SHM_FLAGS[*]} (scripts/mpi.sh)"
 
+# probe TAG: the cross-core probe now (us), logged as logs/scaling/probe_TAG; "unprobed" with a hostfile.
+probe() { if [ -n "$hostfile" ]; then echo unprobed; else xcore_probe "$logs/probe_$1.log"; fi; }
+echo "run,method,np,rep,xcore_before_us,xcore_after_us" >"$out/host_state.csv"
+before="$(probe 0)"
 failed=()
 i=0
+row=0
 for run in "${runs[@]}"; do
   read -r n m r <<<"$run"
   i=$((i + 1))
@@ -113,6 +125,9 @@ for run in "${runs[@]}"; do
   where="[$i/${#runs[@]}] $m np=$n rep $r/$reps"
   rc=0
   run_limited "$limit" "$logs/$tag.log" "${cmd[@]}" || rc=$?
+  after="$(probe "$i")"
+  prev="$before"
+  before="$after"
   wrote=""
   if [ "$(lines "$csv")" -ne 2 ]; then
     wrote="wrote no CSV row"
@@ -126,57 +141,20 @@ for run in "${runs[@]}"; do
   fi
   append_rows "$csv" "$out/train.csv"
   append_rows "$ecsv" "$out/epochs.csv"
-  awk -F, -v w="$where" -v tok="$m" -v ov="$(if oversub "$n"; then echo ", oversubscribed"; fi)" '
+  row=$((row + 1))
+  echo "$row,$m,$n,$r,$prev,$after" >>"$out/host_state.csv"
+  awk -F, -v w="$where" -v tok="$m" -v ov="$(if oversub "$n"; then echo ", oversubscribed"; fi)" \
+    -v xc="$(if [ -z "$hostfile" ]; then echo ", xcore $prev/$after us"; fi)" '
     NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
     { b = $c["compute_s"] + $c["comm_s"]
-      printf "==> %s%s: wall %.2fs, acc %.4f, sync %.0f%%%s\n", w, ($c["sync"] == tok ? "" : " (" $c["sync"] ")"),
-             $c["wall_s"], $c["test_accuracy"], (b > 0 ? 100 * $c["comm_s"] / b : 0), ov }' "$csv" >&2
+      printf "==> %s%s: wall %.2fs, acc %.4f, sync %.0f%%%s%s\n", w, ($c["sync"] == tok ? "" : " (" $c["sync"] ")"),
+             $c["wall_s"], $c["test_accuracy"], (b > 0 ? 100 * $c["comm_s"] / b : 0), ov, xc }' "$csv" >&2
 done
 
 [ -s "$out/train.csv" ] || die "no run succeeded; see the logs in $logs"
-# One row per (method, np): the median wall time; compute, sync and accuracy come from the same median run (the
-# mean of the two middle runs for an even count), so compute + sync never exceeds the wall time shown with them.
-awk -F, -v ncores="$ncores" -v hostfile="$hostfile" -v rows="$TRAIN_ROWS" -v runlist="$work/median_runs" '
-  NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-  {
-    m = $c["sync"]; k = m SUBSEP $c["np"]
-    if (!(m in seen)) { seen[m] = 1; order[++nm] = m }
-    if (!(k in cnt)) nplist[m] = nplist[m] " " $c["np"]
-    j = ++cnt[k]
-    run[k, j] = NR - 1; wall[k, j] = $c["wall_s"]; comp[k, j] = $c["compute_s"]; sync[k, j] = $c["comm_s"]; acc[k, j] = $c["test_accuracy"]
-    workers[k] = $c["workers"]; steps[k] = $c["epochs"] * int(rows / ($c["batch"] * $c["workers"]))
-  }
-  function median(k,   n, a, b, i, j, t, idx) {
-    n = cnt[k]
-    for (i = 1; i <= n; i++) idx[i] = i
-    for (i = 2; i <= n; i++)
-      for (j = i; j > 1 && wall[k, idx[j]] + 0 < wall[k, idx[j - 1]] + 0; j--) { t = idx[j]; idx[j] = idx[j - 1]; idx[j - 1] = t }
-    a = idx[int((n + 1) / 2)]; b = idx[int(n / 2) + 1]
-    med_wall = (wall[k, a] + wall[k, b]) / 2; med_comp = (comp[k, a] + comp[k, b]) / 2
-    med_sync = (sync[k, a] + sync[k, b]) / 2; med_acc = (acc[k, a] + acc[k, b]) / 2
-    med_run = run[k, a]
-  }
-  END {
-    if (!(("serial" SUBSEP 1) in cnt)) { print "scaling.sh: no serial row in train.csv" > "/dev/stderr"; exit 1 }
-    median("serial" SUBSEP 1); base = med_wall
-    print "method,np,workers,oversubscribed,wall_s,speedup,efficiency,compute_s,sync_s,steps,test_accuracy"
-    # serial first, then each method in order of first appearance with its np ascending.
-    order[0] = "serial"
-    for (o = 0; o <= nm; o++) {
-      m = order[o]
-      if (o > 0 && m == "serial") continue
-      n = split(nplist[m], v, " ")
-      for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j] + 0 < v[j - 1] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
-      for (i = 1; i <= n; i++) {
-        k = m SUBSEP v[i]; median(k)
-        over = (hostfile == "" && v[i] + 0 > ncores + 0) ? 1 : 0
-        speed = med_wall > 0 ? base / med_wall : 0
-        printf "%s,%d,%d,%d,%.4f,%.3f,%.3f,%.4f,%.4f,%d,%.4f\n", m, v[i], workers[k], over, med_wall, speed,
-               speed / v[i], med_comp, med_sync, steps[k], med_acc
-        print med_run > runlist
-      }
-    }
-  }' "$out/train.csv" >"$work/scaling.csv"
+awk -F, -v ncores="$ncores" -v hostfile="$hostfile" -v rows="$TRAIN_ROWS" -v runlist="$work/median_runs" \
+  -v oddlist="$work/odd_runs" -f "$GRADSYNC_ROOT/scripts/host_state.awk" -f "$GRADSYNC_ROOT/bench/scaling_median.awk" \
+  "$out/host_state.csv" "$out/train.csv" >"$work/scaling.csv"
 # The median run of each point, whole: charts that draw runs (train_time, time_to_accuracy) show one per point
 # instead of every repetition. Run k is train.csv data row k and epochs.csv data rows (k-1)*E+1 .. k*E, as each
 # run appended one row and exactly E epoch rows.
@@ -191,7 +169,12 @@ awk -F, -v e="$epochs" 'NR == FNR { want[++n] = $1; next }
   "$work/median_runs" "$out/epochs.csv" >"$work/epochs_median.csv"
 for f in scaling train_median epochs_median; do mv "$work/$f.csv" "$out/$f.csv"; done
 
+cat "$out/host.txt"
 echo "MNIST, $model_name, $epochs epoch(s), batch $batch per worker, constant total work, median of $reps run(s)"
 "$GRADSYNC_ROOT/bench/compare_table.sh" "$out/scaling.csv"
+if [ -s "$work/odd_runs" ]; then
+  echo "runs that saw another host state than the rest of their point (in the range, not in the median):"
+  sed 's/^/  /' "$work/odd_runs"
+fi
 echo "results: $out/scaling.csv (medians), $out/train.csv (every run), $out/epochs.csv (every epoch)"
 exit_if_failed "run(s) failed"

@@ -24,11 +24,16 @@ gnuplot -e 'set terminal pngcairo' </dev/null >/dev/null 2>&1 \
     || die "this gnuplot has no pngcairo terminal (Debian: gnuplot-nox 5.4 has it)"
 mkdir -p "$out"
 
-# The subtitle says which machine the numbers describe: timings mean little without it.
+# The subtitle says which machine the numbers describe: timings mean little without it. The folder's host.txt,
+# written when the figures were measured (scripts/common.sh results_header), says so even when the charts are drawn
+# elsewhere; a folder without one is described as this machine, now.
 cores=$(nproc)
-cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p;' | sed -n 1p || true)
-[[ -n $cpu ]] || cpu=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo 2>/dev/null | sed -n 1p || true)
-subtitle="$(uname -n) - ${cpu:-unknown CPU}, $cores cores - $(date '+%Y-%m-%d %H:%M %Z')"
+if [[ -s $results/host.txt ]]; then
+    subtitle=$(sed -n '1s/^# *//p' "$results/host.txt")
+else
+    # shellcheck source=scripts/common.sh
+    subtitle=$(source "$here/../scripts/common.sh" && results_header "charts drawn" | sed 's/^# *//')
+fi
 subtitle=${subtitle//\'/}
 
 # Fail on the first bad line with its number, rather than let gnuplot draw a silently wrong chart.

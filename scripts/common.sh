@@ -97,13 +97,15 @@ need_bins() {
 }
 
 # driver_results NAME FILE...: the results folder of a driver that runs on this node: $out (default
-# results/NAME-DATE) holding none of FILE... nor logs/NAME yet, and its $logs and $work (driver_folders).
+# results/NAME-DATE) holding none of FILE... nor logs/NAME yet, and its $logs and $work (driver_folders); writes
+# OUT/host.txt (results_header) unless an earlier driver of the same folder did.
 driver_results() {
   local name="$1"
   shift
   out="${out:-$GRADSYNC_ROOT/results/$name-$(date +%Y%m%d-%H%M%S)}"
   refuse_existing "$out" "$@" "logs/$name"
   driver_folders "$out" "$name"
+  host_txt "$out" "$name"
 }
 
 # run_limited LIMIT_S LOG CMD...: CMD's exit status, or 124 exactly when it ran out of time. (timeout itself says
@@ -126,12 +128,52 @@ run_limited() {
   fi
   return "$rc"
 }
-# The CPU a figure came from, for results headers: "AMD EPYC, family 0x19 model 0x01, AVX2 + FMA".
+# cpu_summary: the CPU a figure came from, for every results header (results_header) and chart subtitle, e.g.
+# "AMD EPYC 7B13 (AMD family 0x19 model 0x01), AVX2 + FMA, core peak 61.8 GFLOP/s measured". The vector width is
+# the widest ISA the CPU exposes; for AVX-512 the measured peaks also tell the FMA units' width (512-bit vectors
+# no faster than 256-bit ones: 256-bit units). The peak is bench_compute --peak (bench/fma_peak.hpp), measured on
+# every call: on a busy host it is lower, and the header should say so.
 cpu_summary() {
-  awk -F': ' '/^model name/ && !n { n = $2 } /^cpu family/ && f == "" { f = $2 } /^model[ \t]*:/ && m == "" { m = $2 }
-    /^flags/ && !fl { fl = " " $2 " " }
-    END { isa = fl ~ / avx512f / ? "AVX-512" : fl ~ / avx2 / ? "AVX2" : "SSE"; if (fl ~ / fma /) isa = isa " + FMA"
-      printf "%s, family 0x%02x model 0x%02x, %s", n, f, m, isa }' /proc/cpuinfo
+  local peaks=""
+  [ ! -x "$BIN/bench_compute" ] || peaks="$("$BIN/bench_compute" --peak 2>/dev/null || true)"
+  awk -F': ' -v peaks="$peaks" '
+    /^vendor_id/ && v == "" { v = $2 } /^model name/ && n == "" { n = $2 }
+    /^cpu family/ && f == "" { f = $2 } /^model[ \t]*:/ && m == "" { m = $2 } /^flags/ && fl == "" { fl = " " $2 " " }
+    END {
+      vendor = v == "GenuineIntel" ? "Intel" : v == "AuthenticAMD" ? "AMD" : v
+      split(peaks, kv, /[ =]/); p512 = kv[2] + 0; p256 = kv[4] + 0; peak = p512 > p256 ? p512 : p256
+      if (fl ~ / avx512f /) {
+        isa = "AVX-512"
+        if (p512 > 0 && p256 > 0) isa = isa (p512 > 1.5 * p256 ? " (512-bit FMA units)" : " (256-bit FMA units)")
+      } else isa = fl ~ / avx2 / ? "AVX2" : "SSE"
+      if (fl ~ / fma /) isa = isa " + FMA"
+      printf "%s (%s family 0x%02x model 0x%02x), %s, %s", n, vendor, f, m, isa,
+        (peak > 0 ? sprintf("core peak %.1f GFLOP/s measured", peak) : "core peak not measured (no bench_compute --peak)")
+    }' /proc/cpuinfo
+}
+# host_txt DIR WHAT: DIR/host.txt, the results folder's header (results_header WHAT), unless an earlier driver of
+# the same folder wrote it: plots/make_charts.sh names the machine in its charts' subtitle from it.
+host_txt() { [ -e "$1/host.txt" ] || results_header "$2" >"$1/host.txt"; }
+# results_header WHAT: the first line of a results file or folder: what ran, on which host and CPU (cpu_summary),
+# when (UTC). The one place a results header is written: figures without their machine mean little.
+results_header() {
+  printf '# %s (%s, %s, %s UTC)\n' "$1" "$(uname -n)" "$(cpu_summary)" "$(date -u '+%Y-%m-%d %H:%M')"
+}
+# xcore_probe LOG: the host's cross-core state now, on stdout: the time in us of a 1 MiB ring schedule through a
+# shared window between two ranks on two cores (bench_allreduce's xcore, bench/cross_core_bound.hpp), or nan if
+# the probe failed (its output is in LOG, its CSV in LOG.csv). One short launch. Some hosts (VMs whose vCPUs move)
+# stay several times slower at this for minutes at a time, and so is every run that exchanges gradients meanwhile:
+# a probe before and after a run tells which state the run saw. Needs mpi_setup.
+xcore_probe() {
+  local MPIRUN_FLAGS=()
+  mpirun_flags 2
+  if run_limited 60 "$1" "$MPIEXEC" -n 2 "${MPIRUN_FLAGS[@]}" "$BIN/bench_allreduce" --methods xcore \
+       --min-bytes 1M --max-bytes 1M --iters 20 --reps 3 --csv "$1.csv"; then
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+      $c["method"] == "xcore" { v = $c["time_us"] } END { print v == "" ? "nan" : v }' "$1.csv"
+  else
+    echo nan
+  fi
 }
 # lines FILE: its line count, 0 when a failed run never created it.
 lines() { if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi; }

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing, builds, fetches MNIST, then on this machine's cores (np = N = nproc, at
-# least 2) trains the MLP on real MNIST with every sync method, and prints one comparison table: each method at
-# np = N against the serial run (median of R runs). Along the way it measures what the charts need: the same
-# methods at every np from 1 to N (speedup, step split, time to accuracy), a small allreduce sweep at np = N and a
-# short straggler run (parameter-server staleness). A few minutes on 2 cores once built.
+# least 2) trains the MLP on real MNIST with every sync method and compares each against the serial run. It prints
+# the CPU (host.txt) and the host's state: a cross-core probe (scripts/common.sh xcore_probe) before and after every
+# timed run, so that a run which saw the host's slow cross-core state is named and kept out of its median instead
+# of moving it silently. The headline speedups (ring, mpi, ring-bf16 against serial) come from steps alternated
+# inside one run (bench_sync), R runs: paired measurements see the same moments of the host. The secondary table is
+# every method in runs of its own (bench/scaling.sh): median and range of R runs at np = N, the same methods at
+# every np from 1 to N for the charts (speedup, step split, time to accuracy), then a small allreduce sweep at
+# np = N and a short straggler run (parameter-server staleness). A few minutes on 2 cores once built.
 # Usage: scripts/run.sh [--np N] [--epochs E] [--batch B] [--reps R] [--out DIR]
-# Results go to results/run-DATE/ (or DIR): the CSVs, each driver's table (*.txt), logs/ and charts/.
+# Results go to results/run-DATE/ (or DIR): host.txt (CPU, host state at the start), the CSVs, each driver's table
+# (*.txt), sync_ab.csv (each paired run's steps and its probes), logs/ and charts/.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 start=$SECONDS
@@ -33,10 +38,24 @@ done
 "$GRADSYNC_ROOT/scripts/setup.sh"
 "$GRADSYNC_ROOT/scripts/fetch_mnist.sh"
 out="${out:-$GRADSYNC_ROOT/results/run-$(date +%Y%m%d-%H%M%S)}"
-mkdir -p "$out"
+refuse_existing "$out" host.txt sync_ab.txt sync_ab.csv
+mkdir -p "$out/logs"
 ncores=$(cores)
+mpi_setup
+# The machine and its state before anything runs: every figure below is this host's at these moments.
+host_txt "$out" scripts/run.sh
+echo "# host at the start: load average $(cut -d' ' -f1-3 /proc/loadavg) on $ncores cores, cross-core probe" \
+  "(xcore, 1 MiB ring through a shared window, 2 ranks) $(xcore_probe "$out/logs/probe_start.log") us" >>"$out/host.txt"
+sed 's/^# /==> /' "$out/host.txt" >&2
 # Staleness needs a server and at least two workers; on fewer cores than that the straggler run is oversubscribed.
 straggler_np=$(( np < 3 ? 4 : np ))
+
+# headline SYNC_CSV SCALING_CSV NP: bench/sync_headline.awk on the job's files (SCALING_CSV's folder holds
+# host_state.csv).
+headline() {
+  awk -F, -v np="$3" -f "$GRADSYNC_ROOT/scripts/host_state.awk" -f "$GRADSYNC_ROOT/bench/sync_headline.awk" \
+    "$(dirname "$2")/host_state.csv" "$1" "$2"
+}
 
 failed=()
 say "1/5 training: serial, then $METHODS at np 1..$np ($reps run(s) each, $epochs epochs)"
@@ -53,33 +72,51 @@ say "3/5 straggler: np=$straggler_np, one random worker 5 ms slow per step, one 
   >"$out/straggler.txt" || failed+=("straggler (bench/straggler.sh)")
 
 # Separate runs land in different states of a noisy host; alternating the methods and the serial baseline inside
-# one run does not.
-say "4/5 ring, mpi, ring-bf16 and serial steps alternated inside one training run (bench_sync, np=$np)"
-mpi_setup
+# one run does not: the headline comes from here.
+say "4/5 ring, mpi, ring-bf16 and serial steps alternated inside one training run (bench_sync, np=$np, $reps run(s))"
 mpirun_flags "$np"
 [ "$np" -gt "$ncores" ] || MPIRUN_FLAGS+=("${TRAINING_SHM_FLAGS[@]}")  # as bench/scaling.sh launches training
-mkdir -p "$out/logs"
-run_limited 300 "$out/logs/bench_sync.log" "$MPIEXEC" -n "$np" "${MPIRUN_FLAGS[@]}" "$BIN/bench_sync" --methods ring,mpi,ring-bf16,serial \
-  --batch "$batch" --steps 6000 --block 32 && cp "$out/logs/bench_sync.log" "$out/sync_ab.txt" || failed+=("in-run comparison (bench_sync)")
+echo "run,method,step_us,speedup,xcore_before_us,xcore_after_us" >"$out/sync_ab.csv"
+{ sed 1q "$out/host.txt"; echo; } >"$out/sync_ab.txt"
+before="$(xcore_probe "$out/logs/probe_sync_0.log")"
+for ((r = 1; r <= reps; r++)); do
+  log="$out/logs/bench_sync_$r.log"
+  rc=0
+  run_limited 300 "$log" "$MPIEXEC" -n "$np" "${MPIRUN_FLAGS[@]}" "$BIN/bench_sync" --methods ring,mpi,ring-bf16,serial \
+    --batch "$batch" --steps 3000 --block 32 || rc=$?
+  after="$(xcore_probe "$out/logs/probe_sync_$r.log")"
+  if [ "$rc" -ne 0 ]; then failed+=("in-run comparison (bench_sync run $r, log: $log)"); before="$after"; continue; fi
+  { echo "run $r of $reps, cross-core probe $before us before, $after us after:"; cat "$log"; echo; } >>"$out/sync_ab.txt"
+  awk -v r="$r" -v b="$before" -v a="$after" '/speedup vs serial/ { ok = 1 }
+    ok && $1 ~ /^(ring|mpi|ring-bf16|serial)$/ && $2 ~ /^[0-9]+$/ { print r "," $1 "," $6 "," $NF "," b "," a }' \
+    "$log" >>"$out/sync_ab.csv"
+  before="$after"
+done
 
 say "5/5 charts"
 "$GRADSYNC_ROOT/plots/make_charts.sh" "$out" >"$out/charts.txt" || failed+=("charts (plots/make_charts.sh)")
 
 echo
-echo "MNIST, MLP 784-128-10, $epochs epochs, batch $batch per worker, constant total work, median of $reps run(s)"
-echo "every sync method at np=$np on $ncores cores, against the serial run:"
-"$GRADSYNC_ROOT/bench/compare_table.sh" "$out/scaling.csv" "$np"
-if [ -s "$out/sync_ab.txt" ]; then
-  echo
-  echo "ring, mpi, ring-bf16 and serial (rank 0 alone) alternated every 32 steps inside one run (per-step times, mean over ranks):"
-  grep -E '^ *(method|ring|mpi|ring-bf16|serial) ' "$out/sync_ab.txt"
+sed 's/^# //' "$out/host.txt"
+echo "MNIST, MLP 784-128-10, batch $batch per worker, np=$np on $ncores cores, against the serial run."
+if [ "$(lines "$out/sync_ab.csv")" -gt 1 ]; then
+  echo "Headline: ring, mpi, ring-bf16 and serial (rank 0 alone) steps alternated every 32 steps inside one run"
+  echo "(bench_sync, per-step times; speedup = np x serial step / step), median and range of the paired runs:"
+  headline "$out/sync_ab.csv" "$out/scaling.csv" "$np"
 fi
+echo
+echo "Secondary: each method in runs of its own (train, $epochs epochs, constant total work), median of the runs in"
+echo "the host state most of them saw, range of all $reps:"
+"$GRADSYNC_ROOT/bench/compare_table.sh" "$out/scaling.csv" "$np"
+sed -n '/^runs that saw another host state/,/^results: /{/^results: /!p}' "$out/scaling.txt"
 echo
 [ "$straggler_np" -le "$ncores" ] || \
   echo "note: the straggler run uses $straggler_np ranks on $ncores cores (oversubscribed): its staleness is real, its timings are not"
 echo "results: $out"
-echo "  tables:  scaling.txt (np 1..$np), collectives.txt (allreduce sweep), straggler.txt (staleness), sync_ab.txt"
-echo "  data:    scaling.csv train.csv epochs.csv allreduce.csv straggler.csv staleness.csv; per-run logs in logs/"
+echo "  machine: host.txt (CPU, host state at the start)"
+echo "  tables:  sync_ab.txt (paired runs), scaling.txt (np 1..$np), collectives.txt (allreduce sweep), straggler.txt"
+echo "  data:    sync_ab.csv scaling.csv train.csv epochs.csv host_state.csv allreduce.csv straggler.csv staleness.csv;"
+echo "           per-run logs in logs/"
 if [ -s "$out/charts.txt" ] && grep -q '\.png$' "$out/charts.txt"; then
   echo "  charts:  $out/charts/ ($(sed -n 's|.*/\([^/]*\)\.png$|\1|p' "$out/charts.txt" | tr '\n' ' ' | sed 's/ $//'); PNG and SVG)"
 fi

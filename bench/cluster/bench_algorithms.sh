@@ -77,7 +77,7 @@ cluster_down
 
 # The targets as ratios within each run: a method's time over another's at the same size.
 {
-  echo "# bench_algorithms: $hosts emulated hosts (flat) and 2 x $per_host (hosts) at $rate ($(date -u +%Y-%m-%d), $(uname -n))"
+  results_header "bench_algorithms: $hosts emulated hosts (flat) and 2 x $per_host (hosts) at $rate"
   for f in flat hosts; do
     [ -s "$out/$f.csv" ] || continue
     awk -F, -v f="$f" 'NR > 1 { t[$1, $3] = $6; m[$1] = 1; if (!($3 in seen)) { seen[$3] = 1; sizes[++n] = $3 } }

@@ -75,8 +75,8 @@ cluster_down
 # The targets, as ratios to the dense ring of this run: bytes per step, time to the target accuracy (epoch
 # granularity: the first epoch that reached it), accuracy after the last epoch.
 {
-  echo "# bench_compression: $hosts emulated hosts at $rate, one rank each, MLP $hidden, batch $batch per worker," \
-    "$epochs epochs ($(date -u +%Y-%m-%d), $(uname -n), $(cpu_summary))"
+  results_header "bench_compression: $hosts emulated hosts at $rate, one rank each, MLP $hidden, batch $batch per worker,"\
+" $epochs epochs"
   python3 "$CLUSTER_DIR/compression_report.py" --runs "$out/compression.csv" --epochs "$out/epochs.csv" \
     --target "$target"
 } >"$out/compression.txt"

@@ -45,6 +45,7 @@ mkdir -p "$out"
 [ "$only" = loss ] || refuse_existing "$out" checkpoint_overhead.csv
 [ "$only" = overhead ] || refuse_existing "$out" elastic.csv
 driver_folders "$out" elastic
+host_txt "$out" bench_elastic
 [ -x "$BIN/train" ] || die "$BIN/train is missing (build first, or set BUILD_DIR)"
 mpi_setup
 export GRADSYNC_MPIEXEC="$MPIEXEC"

@@ -97,7 +97,7 @@ cluster_down
 
 # The targets, as ratios within this run.
 {
-  echo "# bench_overlap: $hosts emulated hosts at $rate, MLP $hidden, batch $batch per worker ($(date -u +%Y-%m-%d), $(uname -n))"
+  results_header "bench_overlap: $hosts emulated hosts at $rate, MLP $hidden, batch $batch per worker"
   awk -F, 'NR > 1 { key = $1 "," $3; step[key] = $8; comp[key] = $5; sync[key] = $6; set[$1] = 1 }
     END { for (s in set) {
       for (m in step) { split(m, k, ","); if (k[1] != s) continue; base = k[2]; sub(/-.*/, "", base)

@@ -41,8 +41,8 @@ cluster_run train 600 -- "$BIN/train" "${overlap_args[@]}" --model mlp --hidden 
 cluster_down
 exit_if_cluster_failed
 {
-  echo "# bench_timeline: $hosts emulated hosts at $rate, one rank each, train $overlap, MLP $hidden, batch $batch," \
-    "$steps steps ($(date -u +%Y-%m-%d), $(uname -n), $(cpu_summary))"
+  results_header "bench_timeline: $hosts emulated hosts at $rate, one rank each, train $overlap,"\
+" MLP $hidden, batch $batch, $steps steps"
   grep -A"$hosts" '^trace: clock offsets' "$out/logs/train.log" || true
 } >"$out/README.md"
 "$GRADSYNC_ROOT/plots/make_charts.sh" "$out" "$out" >&2

@@ -27,7 +27,7 @@ cluster_run() {
 }
 
 # cluster_results NAME FILE...: $out (default results/NAME-DATE), holding none of FILE... yet, with logs/ in it;
-# made absolute, since the ranks on the namespace-hosts start elsewhere.
+# made absolute, since the ranks on the namespace-hosts start elsewhere; and its host.txt (scripts/common.sh).
 cluster_results() {
   local name="$1"
   shift
@@ -35,6 +35,7 @@ cluster_results() {
   refuse_existing "$out" "$@"
   mkdir -p "$out/logs"
   out="$(cd "$out" && pwd)"
+  host_txt "$out" "$name (emulated hosts on this machine)"
 }
 
 # cluster_up UP_ARGS...: a fresh cluster (cluster.sh up UP_ARGS), torn down when the driver ends; cluster_down
