@@ -101,7 +101,7 @@ inline std::filesystem::path temp_dir(const std::string& name, int rank) {
 // Skipping a case whose precondition this run lacks (a CPU feature, a second BLIS kernel set, a rank count), so
 // that it is reported as skipped with its reason instead of passing without having checked anything:
 //   TEST_CASE("..." * doctest::test_suite("needs_avx512")) {
-//     SKIP_UNLESS(byte_gemm_vectorized(), "the byte kernels need AVX-512");
+//     SKIP_UNLESS(cpu_isa() >= Isa::avx512, "this CPU has no AVX-512 (F, CD, DQ, BW, VL)");
 // A case whose precondition the machine or the rank count decides sits in a doctest suite named needs_<what>,
 // which tests/CMakeLists.txt runs as a ctest entry of its own: where every case an entry selected was skipped,
 // tests/main.cpp exits 77 and ctest lists the entry as skipped. A case that merely needs 2 or 3 ranks stays in the
