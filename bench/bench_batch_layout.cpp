@@ -82,7 +82,8 @@ constexpr std::size_t kTile = 0;
 // 8 examples x 8 features at a time, feature blocks outermost.
 void gather_tiled(const Dataset& data, std::span<const std::uint32_t> indices, float* rows, float* columns) {
   const std::size_t n = indices.size(), f = data.features;
-  const std::size_t n_tiled = kTile ? n - n % kTile : 0, f_tiled = kTile ? f - f % kTile : 0;
+  constexpr std::size_t kStep = kTile ? kTile : 1;  // no division by zero where the tile is compiled out
+  const std::size_t n_tiled = kTile ? n - n % kStep : 0, f_tiled = kTile ? f - f % kStep : 0;
   for (std::size_t i0 = 0; i0 < f_tiled; i0 += kTile)
     for (std::size_t j0 = 0; j0 < n_tiled; j0 += kTile) {
       const std::uint8_t* src[8];
