@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 
 #include "collectives/agreement.hpp"
 #include "collectives/roll_call.hpp"
@@ -122,8 +123,13 @@ void Allreduce::reduce(std::byte* data, std::size_t count, Dtype type) {
   phase_ = Phase::idle;
 }
 
-void Allreduce::start(void* data, std::size_t count, Dtype type) {
+void Allreduce::start(void* data, std::size_t count, Dtype type) { start_operation(data, count, type, false); }
+
+void Allreduce::start_held(void* data, std::size_t count, Dtype type) { start_operation(data, count, type, true); }
+
+void Allreduce::start_operation(void* data, std::size_t count, Dtype type, bool held) {
   if (in_flight()) throw std::logic_error(fmt::format("{}: start() while an operation is in flight", name()));
+  held_ = held;
   data_ = static_cast<std::byte*>(data);
   count_ = count;
   type_ = type;
@@ -135,7 +141,17 @@ void Allreduce::start(void* data, std::size_t count, Dtype type) {
     phase_ = Phase::checking;
     return;
   }
-  begin_moving();
+  if (held_)
+    phase_ = Phase::checked;
+  else
+    begin_moving();
+}
+
+void Allreduce::release() {
+  if (!held_ || !in_flight()) throw std::logic_error(fmt::format("{}: release() without start_held()", name()));
+  held_ = false;
+  if (span_.start_s != 0) span_.start_s = stage_started_s_ = trace_clock_s();
+  if (phase_ == Phase::checked) begin_moving();
 }
 
 void Allreduce::begin_moving() {
@@ -152,12 +168,17 @@ void Allreduce::begin_moving() {
 }
 
 void Allreduce::step_forward() {
-  trace_stage_done();
+  if (!held_) trace_stage_done();
   if (phase_ == Phase::checking) {
     if (!agreement_.advance(comm_)) return;  // its next round is posted: stage_ still names its requests
     phase_ = Phase::idle;                    // a mismatch leaves the object usable
+    const bool held = std::exchange(held_, false);
     agreement_.verify(comm_, name());
-    begin_moving();
+    held_ = held;
+    if (held_)
+      phase_ = Phase::checked;
+    else
+      begin_moving();
   } else if (advance()) {
     phase_ = Phase::done;
     trace_end();
@@ -165,7 +186,7 @@ void Allreduce::step_forward() {
 }
 
 bool Allreduce::test() {
-  while (in_flight()) {
+  while (in_flight() && phase_ != Phase::checked) {
     int done = 0;
     check_mpi(MPI_Testall(static_cast<int>(stage_.requests.size()), stage_.requests.data(), &done, MPI_STATUSES_IGNORE),
               "MPI_Testall", comm_.rank());
@@ -177,6 +198,7 @@ bool Allreduce::test() {
 
 void Allreduce::wait() {
   if (phase_ == Phase::idle) throw std::logic_error(fmt::format("{}: wait() with no operation started", name()));
+  if (held_) throw std::logic_error(fmt::format("{}: wait() on an operation held by start_held()", name()));
   drive_to_completion();
 }
 

@@ -95,6 +95,19 @@ class Allreduce {
   void wait();
   bool in_flight() const { return phase_ != Phase::idle && phase_ != Phase::done; }
 
+  // start() in two halves, for a queue of objects on one communicator (trainers/comm_engine.hpp): start_held()
+  // posts the agreement check, which has tags of this object's own, so it may run while an earlier object's data
+  // still moves; test() moves the check on and returns false until release() lets the data move (at once if the
+  // check is complete, else when it completes). The check's rounds are left out of the trace, and the operation's
+  // span starts at release(), so that spans on the communication track still follow each other. The same contract
+  // as start() otherwise; wait() before release() is a std::logic_error, as is release() without start_held().
+  void start_held(void* data, std::size_t count, Dtype type);
+  template <class T>
+  void start_held(std::span<T> data) {
+    start_held(data.data(), data.size(), dtype_of<T>());
+  }
+  void release();
+
   virtual std::string_view name() const = 0;
   // Whether `rank`'s input is part of the sum (false only for dedicated server ranks).
   virtual bool contributes(int rank) const;
@@ -141,8 +154,9 @@ class Allreduce {
   Stage stage_;
 
  private:
-  enum class Phase : std::uint8_t { idle, checking, moving, done };
+  enum class Phase : std::uint8_t { idle, checking, checked, moving, done };  // checked: held after the check
   CallFingerprint fingerprint(std::size_t count, Dtype type);
+  void start_operation(void* data, std::size_t count, Dtype type, bool held);
   void begin_moving();
   // The current stage completed: go on to the next phase or stage.
   void step_forward();
@@ -164,6 +178,7 @@ class Allreduce {
   double stage_started_s_ = 0;
   std::uint64_t plan_fingerprint_ = 0;  // computed on first use: name() is virtual
   Phase phase_ = Phase::idle;
+  bool held_ = false;  // start_held() until release()
   PendingAgreement agreement_;
   std::byte* data_ = nullptr;
   std::size_t count_ = 0;

@@ -119,6 +119,21 @@ void gemm_observed(PassObserver* observer, bool batch_operand, Op ta, Op tb, std
   });
 }
 
+// dW (out x in, at `dw_offset` in the gradient buffer) = delta (out x n) . op(B), as gemm_observed would compute it,
+// with each row block reported ready as it becomes final (the last block first) and a progress point after every
+// block but the last: a bucket of dW's rows ships while the rows above it compute.
+void weight_gradient_observed(PassObserver* observer, bool batch_operand, Op tb, std::size_t out, std::size_t in,
+                              std::size_t n, const float* delta, const float* b, std::size_t ldb, float* dw,
+                              std::size_t dw_offset) {
+  cntx_t* cntx = planned_context(GemmShape{false, tb == Op::T, out, in, n, batch_operand});
+  gemm_in_row_blocks_from_end(Op::N, tb, out, in, n, 1.0f, delta, n, b, ldb, 0.0f, dw, in, cntx,
+                              [=](std::size_t first, std::size_t rows) {
+                                if (!observer) return;
+                                observer->gradient_ready(dw_offset + first * in, dw_offset + (first + rows) * in);
+                                if (first > 0) observer->between_kernels();
+                              });
+}
+
 }  // namespace
 
 Workspace::Workspace(const std::vector<std::size_t>& sizes, std::size_t max_batch)
@@ -212,17 +227,19 @@ float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, 
     const TraceScope traced(SpanKind::backward, "backward", static_cast<int>(l));
     const std::size_t in = sizes_[l], out = sizes_[l + 1];
     // dW = delta A_in^T. The input layer reads the batch's row-major copy, which is A_in^T already.
+    // The layer's gradient is reported from its end: the biases, then dW's rows from the last block up.
+    bias_gradient(delta, out, n, grads.data() + bias_offset(l));
+    if (observer) observer->gradient_ready(bias_offset(l), bias_offset(l) + out);
     float* dw = grads.data() + weight_offset(l);
-    if (l == 0 && path.gradient_on_bytes)
+    if (l == 0 && path.gradient_on_bytes) {
       weight_gradient_from_bytes(out, n, in, delta, n, batch.row_bytes.data(), kPixelScale, dw, batch.next_rows());
-    else if (l == 0)
-      gemm_observed(observer, true, Op::N, Op::N, out, in, n, 1.0f, delta, n, batch.rows.data(), in, 0.0f, dw, in);
-    else
-      gemm_observed(observer, false, Op::N, Op::T, out, in, n, 1.0f, delta, n, ws.activations_[l - 1].data(), n, 0.0f, dw,
-                    in);
-    float* db = grads.data() + bias_offset(l);
-    bias_gradient(delta, out, n, db);
-    if (observer) observer->gradient_ready(weight_offset(l), bias_offset(l) + out);
+      if (observer) observer->gradient_ready(weight_offset(l), bias_offset(l));
+    } else if (l == 0) {
+      weight_gradient_observed(observer, true, Op::N, out, in, n, delta, batch.rows.data(), in, dw, weight_offset(l));
+    } else {
+      weight_gradient_observed(observer, false, Op::T, out, in, n, delta, ws.activations_[l - 1].data(), n, dw,
+                               weight_offset(l));
+    }
     if (l == 0) break;  // no gradient w.r.t. the input images
     // delta_in = (W^T delta) * relu'(Z_in); relu'(z) > 0 exactly where the stored activation is > 0.
     const float* a_in = ws.activations_[l - 1].data();

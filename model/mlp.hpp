@@ -42,7 +42,8 @@ class PassObserver {
  public:
   virtual ~PassObserver() = default;
   // Elements [begin, end) of the gradient buffer are final for this pass. Reported from the end of the buffer
-  // towards its start (the output layer's first), each element exactly once per pass.
+  // towards its start (the output layer's first), each element exactly once per pass: a layer's biases, then its
+  // weights' rows a block at a time from the last (so a caller may ship part of a layer while the rest computes).
   virtual void gradient_ready(std::size_t begin, std::size_t end) = 0;
   // Between two kernels of the forward or the backward pass: a moment to move communication on.
   virtual void between_kernels() {}

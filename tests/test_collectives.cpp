@@ -76,14 +76,21 @@ std::vector<std::size_t> segments_for(const Case& c) {
   return {kAutoSegmentBytes, 12};
 }
 
-// How a test drives a reduction: blocking run(), or the nonblocking form completed by wait() or by polling test().
-enum class Drive { run, start_wait, start_test };
-constexpr Drive kDrives[] = {Drive::run, Drive::start_wait, Drive::start_test};
+// How a test drives a reduction: blocking run(), or the nonblocking form completed by wait() or by polling test(),
+// or started held (start_held: polled while held, then released) and polled.
+enum class Drive { run, start_wait, start_test, held_test };
+constexpr Drive kDrives[] = {Drive::run, Drive::start_wait, Drive::start_test, Drive::held_test};
 
 template <class T>
 void reduce_with(Allreduce& allreduce, std::span<T> data, Drive drive) {
   if (drive == Drive::run) return allreduce.run(data);
-  allreduce.start(data);
+  if (drive == Drive::held_test) {
+    allreduce.start_held(data);
+    for (int i = 0; i < 3; ++i) REQUIRE_FALSE(allreduce.test());  // held: nothing completes before release()
+    allreduce.release();
+  } else {
+    allreduce.start(data);
+  }
   if (drive == Drive::start_wait) return allreduce.wait();
   while (!allreduce.test()) {
   }
@@ -201,7 +208,7 @@ TEST_CASE("at any P every method sums exactly: counts around P, chunks, pieces, 
     for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{3}, p + 1, 64 * p + 1}) {
       for (std::size_t chunk : chunks_for(c, {std::size_t{64}, kSharedMemoryChunkBytes})) {
         for (std::size_t segment : segments_for(c)) {
-          const Drive drive = kDrives[cell % 3];
+          const Drive drive = kDrives[cell % std::size(kDrives)];
           const std::size_t window = 1 + cell / 4 % 3;
           CAPTURE(c.method);
           CAPTURE(c.servers);
@@ -428,6 +435,41 @@ TEST_CASE("the nonblocking form reports a count mismatch from wait() on every ra
     std::vector<float> ok(10, 1.0f);
     allreduce->start(std::span<float>(ok));
     CHECK_NOTHROW(allreduce->wait());
+  }
+}
+
+// What the communication engine does with a queue of buckets (trainers/comm_engine.hpp): the next object's check
+// runs while this one's data moves, and its data moves once released.
+TEST_CASE("a held operation checks while another object moves data, sums once released, and reports a mismatch" *
+          doctest::test_suite("sweep")) {
+  const Comm world = Comm::world();
+  SKIP_UNLESS(world.size() >= 2, "a count mismatch needs 2 ranks");
+  for (const Case& c : all_methods(world.size())) {
+    CAPTURE(c.method);
+    AllreduceOptions options;
+    options.servers = c.servers;
+    options.server_contributes = c.server_contributes;
+    options.ranks_per_host = c.ranks_per_host;
+    auto first = make_allreduce(c.method, world, options), second = make_allreduce(c.method, world, options);
+    std::vector<float> a(100000, 1.0f), b(1000, 2.0f);
+    first->start(std::span<float>(a));
+    second->start_held(std::span<float>(b));
+    while (!first->test()) CHECK_FALSE(second->test());
+    CHECK_FALSE(second->test());
+    CHECK_THROWS_AS(second->wait(), std::logic_error);  // held
+    second->release();
+    second->wait();
+    const ElementRange range = second->result_range(world.rank(), b.size());
+    float workers = 0;
+    for (int r = 0; r < world.size(); ++r) workers += second->contributes(r) ? 1.0f : 0.0f;
+    CHECK(std::count(b.begin() + static_cast<long>(range.begin), b.begin() + static_cast<long>(range.end),
+                     2.0f * workers) == static_cast<long>(range.size()));
+    std::vector<float> bad(world.rank() == 0 ? 7 : 8, 1.0f);
+    second->start_held(std::span<float>(bad));
+    second->release();
+    CHECK_THROWS_WITH_AS(second->wait(), doctest::Contains("rank 0: 7 x float"), MismatchError);
+    CHECK_FALSE(second->in_flight());
+    CHECK_THROWS_AS(second->release(), std::logic_error);  // nothing held
   }
 }
 

@@ -2,7 +2,11 @@
 // gives the blocking path's model, and pipelined SGD gives exactly serial SGD with each update one step late.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <span>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/comm.hpp"
@@ -12,6 +16,8 @@
 #include "model/sgd.hpp"
 #include "model/synthetic.hpp"
 #include "test_support.hpp"
+#include "trainers/comm_engine.hpp"
+#include "trainers/gradient_jobs.hpp"
 #include "trainers/trainer.hpp"
 
 using namespace gradsync;
@@ -20,10 +26,11 @@ namespace {
 
 constexpr long kSteps = 12;
 
-// Three layers, so that buckets can split the gradient at two boundaries.
+// Three layers, so that buckets can split the gradient at two boundaries, the first of 40 rows, which 1-byte buckets
+// cut between rows (two pieces of kMinBucketRows or more).
 TrainConfig small_mlp(const std::string& sync, std::size_t batch) {
   TrainConfig c = test::small_mlp(sync, batch, kSteps);
-  c.hidden = {16, 12};
+  c.hidden = {40, 12};
   c.epochs = 2;
   c.sgd.momentum = 0.5f;
   return c;
@@ -133,13 +140,74 @@ TEST_CASE("pipelined SGD equals serial SGD that applies each gradient one step l
   }
 }
 
+TEST_CASE("the engine starts the next job's part ahead while the head is in flight, and the job itself in order") {
+  struct Job final : CommJob {
+    std::vector<std::string>* log;
+    std::string name;
+    int polls_to_finish;
+    Job(std::vector<std::string>* l, std::string n, int polls) : log(l), name(std::move(n)), polls_to_finish(polls) {}
+    void start() override { log->push_back(name + " start"); }
+    bool test() override { return --polls_to_finish <= 0; }
+    void wait() override { polls_to_finish = 0; }
+    void start_ahead() override { log->push_back(name + " ahead"); }
+    void test_ahead() override { log->push_back(name + " test ahead"); }
+  };
+  std::vector<std::string> log;
+  Job a(&log, "a", 3), b(&log, "b", 2), c(&log, "c", 1);
+  CommEngine engine(Progress::calls, 3);
+  for (Job* j : {&a, &b, &c}) engine.enqueue(*j);
+  engine.poll();  // a starts, is in flight: b goes ahead
+  engine.poll();  // a still in flight: b's part ahead is moved on
+  engine.poll();  // a completes; b starts and is in flight: c goes ahead
+  engine.wait_all();
+  const std::vector<std::string> expected = {"a start", "b ahead", "b test ahead", "b start", "c ahead", "c start"};
+  CHECK(log == expected);
+}
+
+TEST_CASE("buckets end at layer starts, and with the layer sizes also between the rows of a large layer") {
+  const Mlp model({784, 1024, 1024, 10});
+  const std::vector<std::size_t>& offsets = model.layer_offsets();
+  const std::size_t count = model.parameter_count();
+  const auto row_start = [&](std::size_t at) {  // at a layer's start or between two rows of its weights
+    for (std::size_t l = 0; l < offsets.size(); ++l)
+      if (at >= offsets[l] && at < offsets[l] + model.sizes()[l] * model.sizes()[l + 1])
+        return (at - offsets[l]) % model.sizes()[l] == 0;
+    return false;
+  };
+  for (const std::size_t bucket_bytes : {std::size_t{1}, std::size_t{1} << 20, std::size_t{64} << 20}) {
+    for (const bool rows : {false, true}) {
+      const std::vector<ElementRange> b =
+          bucket_ranges(bucket_bytes, offsets, count, rows ? std::span(model.sizes()) : std::span<const std::size_t>{});
+      CAPTURE(bucket_bytes);
+      CAPTURE(rows);
+      REQUIRE(!b.empty());
+      CHECK(b.front().end == count);
+      CHECK(b.back().begin == 0);
+      std::size_t in_first_layer = 0;
+      for (std::size_t i = 0; i < b.size(); ++i) {
+        if (i > 0) CHECK(b[i].end == b[i - 1].begin);  // they tile the gradient, output layer first
+        CHECK(row_start(b[i].begin));
+        if (!rows) CHECK(std::find(offsets.begin(), offsets.end(), b[i].begin) != offsets.end());
+        if (i + 1 < b.size()) CHECK(b[i].size() * sizeof(float) >= bucket_bytes);
+        in_first_layer += b[i].end <= offsets[1];
+      }
+      // The input layer's 3.1 MiB of weights: 3 pieces of 1 MiB, 64 of kMinBucketRows with 1 byte, one without the
+      // sizes; 64 MiB is one bucket for the whole model.
+      const std::size_t expected = bucket_bytes > (std::size_t{4} << 20) ? 0 : !rows ? 1 : bucket_bytes == 1 ? 64 : 3;
+      CHECK(in_first_layer == expected);
+    }
+  }
+  CHECK_THROWS_AS(bucket_ranges(1, offsets, count, std::span(model.sizes()).first(2)), std::invalid_argument);
+}
+
 TEST_CASE("an observed pass computes the unobserved pass's bits, with progress points inside long kernels") {
   struct Counter final : PassObserver {
-    std::size_t ready_from = ~std::size_t{0}, calls = 0;
-    bool descending = true;
+    std::size_t ready_from = 0, reports = 0, calls = 0;
+    bool contiguous = true;
     void gradient_ready(std::size_t begin, std::size_t end) override {
-      descending = descending && end <= ready_from;
+      contiguous = contiguous && end == ready_from && begin < end;
       ready_from = begin;
+      ++reports;
     }
     void between_kernels() override { ++calls; }
   };
@@ -155,10 +223,12 @@ TEST_CASE("an observed pass computes the unobserved pass's bits, with progress p
   gather_batch(data, all, batch);
   const float a = model.loss_and_gradient(params, batch, plain, ws);
   Counter counter;
+  counter.ready_from = model.parameter_count();
   const float b = model.loss_and_gradient(params, batch, observed, ws, &counter);
   CHECK(a == b);
   CHECK(plain == observed);
-  CHECK(counter.descending);
+  CHECK(counter.contiguous);       // from the end down, each element once
   CHECK(counter.ready_from == 0);  // the whole gradient was reported
   CHECK(counter.calls > 3);        // more progress points than the 3 between whole kernels
+  CHECK(counter.reports > 4);      // the input layer's weights in more than one piece (2 layers x (W, b) otherwise)
 }

@@ -97,7 +97,8 @@ void add_model_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
 void add_overlap_and_ps_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
   app.add_flag("--buckets", c.buckets,
                "allreduce the gradient in buckets as the backward pass finishes its layers (an allreduce method)");
-  app.add_option("--bucket-kib", raw.bucket_kib, "bucket size in KiB with --buckets (whole layers, output layer first)")
+  app.add_option("--bucket-kib", raw.bucket_kib,
+                 "bucket size in KiB with --buckets (output layer first; a larger layer is cut between rows)")
       ->capture_default_str();
   app.add_option("--pipeline", raw.pipeline,
                  "1: pipelined SGD, step t's gradient synchronized while step t+1 is computed and applied one step "

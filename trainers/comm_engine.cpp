@@ -93,16 +93,37 @@ bool CommEngine::advance(bool blocking) {
       head_started_ = true;
       head_started_at_ = now_s();
     }
-    if (blocking)
+    if (blocking) {
       job->wait();
-    else if (!job->test())
+    } else if (!job->test()) {
+      look_ahead();
       return false;
+    }
     const std::lock_guard lock(mutex_);
     busy_s_ += now_s() - head_started_at_;
     head_started_ = false;
+    next_started_ahead_ = false;  // the next job is the head now: start() goes on from where start_ahead() left it
     head_ = (head_ + 1) % jobs_.size();
     --count_;
   }
+}
+
+void CommEngine::look_ahead() {
+  CommJob* next = nullptr;
+  bool started = false;
+  {
+    const std::lock_guard lock(mutex_);
+    if (count_ < 2) return;
+    next = jobs_[(head_ + 1) % jobs_.size()];
+    started = next_started_ahead_;
+  }
+  if (started) {
+    next->test_ahead();
+    return;
+  }
+  next->start_ahead();
+  const std::lock_guard lock(mutex_);
+  next_started_ahead_ = true;
 }
 
 void CommEngine::thread_main() {

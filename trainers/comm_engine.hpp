@@ -1,8 +1,9 @@
 #pragma once
 // Moves communication on while a worker computes. Jobs (a bucket's allreduce, a parameter-server push and pull)
-// run one after another in the order they were queued: a job starts when the one before it completes, which is
-// what lets several allreduce objects share one communicator (collectives/allreduce.hpp). Progress comes from one
-// of two places:
+// run one after another in the order they were queued: a job's data moves once the one before it completes, which
+// is what lets several allreduce objects share one communicator (collectives/allreduce.hpp); only a part on tags of
+// its own (the next bucket's agreement check) goes ahead while the job before it is in flight. Progress comes from
+// one of two places:
 //   calls   the worker calls poll() between kernels (PassObserver::between_kernels) and wait_all() at the end;
 //           every MPI call stays on the worker's thread
 //   thread  a communication thread polls the queue, sleeping briefly between polls so that it does not take a core
@@ -22,12 +23,17 @@ namespace gradsync {
 
 // One nonblocking operation. start() posts it, test() moves it on without blocking and says whether it is done,
 // wait() blocks until it is. Called only by the engine, on one thread at a time.
+// A job may have a part that need not wait for the job queued before it (an allreduce's agreement check, on tags of
+// its own): the engine calls start_ahead() while that job is in flight and test_ahead() at each poll after, and
+// start() when the job's turn comes, which then does the rest. By default there is no such part.
 class CommJob {
  public:
   virtual ~CommJob() = default;
   virtual void start() = 0;
   virtual bool test() = 0;
   virtual void wait() = 0;
+  virtual void start_ahead() {}
+  virtual void test_ahead() {}
 };
 
 class CommEngine {
@@ -54,12 +60,15 @@ class CommEngine {
  private:
   // Moves the head of the queue on; true when the queue is empty. `blocking` waits for each job instead.
   bool advance(bool blocking);
+  // While the head is in flight, moves the next job's part ahead on (CommJob::start_ahead).
+  void look_ahead();
   void thread_main();
 
   Progress mode_;
   std::vector<CommJob*> jobs_;  // fixed capacity: a ring of max_jobs slots
   std::size_t head_ = 0, count_ = 0;
   bool head_started_ = false;
+  bool next_started_ahead_ = false;  // the job after the head
   double head_started_at_ = 0;
   double busy_s_ = 0;
   // Thread mode.

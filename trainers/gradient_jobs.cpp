@@ -1,5 +1,9 @@
 #include "trainers/gradient_jobs.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
 #include <utility>
 
 #include "collectives/methods.hpp"
@@ -12,13 +16,26 @@ class AllreduceJob final : public RangeJob {
  public:
   explicit AllreduceJob(std::unique_ptr<Allreduce> allreduce) : allreduce_(std::move(allreduce)) {}
   void set_data(std::span<float> data) override { data_ = data; }
-  void start() override { allreduce_->start(data_); }
+  // The agreement check goes ahead: with progress by calls, a check left to the job's turn would cost a whole
+  // interval between two polls for each bucket before its data could move.
+  void start_ahead() override {
+    allreduce_->start_held(data_);
+    ahead_ = true;
+  }
+  void test_ahead() override { allreduce_->test(); }
+  void start() override {
+    if (std::exchange(ahead_, false))
+      allreduce_->release();
+    else
+      allreduce_->start(data_);
+  }
   bool test() override { return allreduce_->test(); }
   void wait() override { allreduce_->wait(); }
 
  private:
   std::unique_ptr<Allreduce> allreduce_;
   std::span<float> data_;
+  bool ahead_ = false;  // start_ahead() ran: start() releases the data movement
 };
 
 class AllreduceJobs final : public GradientJobs {
@@ -39,22 +56,36 @@ class AllreduceJobs final : public GradientJobs {
 }  // namespace
 
 std::vector<ElementRange> bucket_ranges(std::size_t bucket_bytes, std::span<const std::size_t> layer_offsets,
-                                        std::size_t count) {
+                                        std::size_t count, std::span<const std::size_t> layer_sizes) {
+  if (!layer_sizes.empty() && layer_sizes.size() != layer_offsets.size() + 1)
+    throw std::invalid_argument(
+        fmt::format("bucket_ranges: {} layer sizes for {} layers", layer_sizes.size(), layer_offsets.size()));
   std::vector<ElementRange> buckets;
   std::size_t end = count;
-  for (std::size_t l = layer_offsets.size(); l-- > 0;) {
-    const std::size_t begin = layer_offsets[l];
-    if ((end - begin) * sizeof(float) >= bucket_bytes || l == 0) {
+  const auto close_at = [&](std::size_t begin, bool last) {
+    if ((end - begin) * sizeof(float) >= bucket_bytes || last) {
       buckets.push_back({begin, end});
       end = begin;
     }
+  };
+  for (std::size_t l = layer_offsets.size(); l-- > 0;) {
+    if (!layer_sizes.empty()) {
+      // Row starts inside the layer's weights, pieces of at least bucket_bytes and kMinBucketRows rows each.
+      const std::size_t in = layer_sizes[l], out = layer_sizes[l + 1];
+      const std::size_t pieces =
+          std::clamp<std::size_t>(out * in * sizeof(float) / std::max<std::size_t>(bucket_bytes, 1), 1,
+                                  std::max<std::size_t>(out / kMinBucketRows, 1));
+      const std::size_t rows = out / pieces;
+      for (std::size_t piece = pieces; piece-- > 1;) close_at(layer_offsets[l] + piece * rows * in, false);
+    }
+    close_at(layer_offsets[l], l == 0);
   }
   return buckets;
 }
 
 std::vector<ElementRange> gradient_ranges(const TrainConfig& config, std::span<const std::size_t> layer_offsets,
-                                          std::size_t count) {
-  if (config.buckets) return bucket_ranges(config.bucket_bytes, layer_offsets, count);
+                                          std::size_t count, std::span<const std::size_t> layer_sizes) {
+  if (config.buckets) return bucket_ranges(config.bucket_bytes, layer_offsets, count, layer_sizes);
   return {ElementRange{0, count}};
 }
 

@@ -46,8 +46,9 @@ class BucketedSync final : public JobSync, public PassObserver {
   // Layers finish from the end of the buffer down: a bucket is complete once the finished part reaches its start.
   void gradient_ready(std::size_t begin, std::size_t) override {
     const std::span<const ElementRange> buckets = jobs().ranges();
+    const std::size_t queued = next_;
     while (next_ < buckets.size() && buckets[next_].begin >= begin) enqueue_next();
-    engine_.poll();  // start it before the next kernel
+    if (next_ != queued) engine_.poll();  // start it before the next kernel
   }
   void between_kernels() override { engine_.poll(); }
 

@@ -24,7 +24,9 @@ struct SyncSetup {
   // buffer's size: needed with config.buckets (std::invalid_argument without them) and by families with servers.
   std::span<const std::size_t> layer_offsets = {};
   std::size_t parameter_count = 0;
-  std::span<const std::size_t> layer_sizes = {};  // Mlp::sizes(): needed with config.compression (tensor shapes)
+  // Mlp::sizes(): needed with config.compression (tensor shapes); with dense buckets, lets a bucket end between a
+  // layer's rows (bucket_ranges).
+  std::span<const std::size_t> layer_sizes = {};
 };
 
 struct SyncFamilyInfo {

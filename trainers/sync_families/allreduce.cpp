@@ -63,10 +63,12 @@ class ModelAveraging final : public Synchronizer {
 std::unique_ptr<Synchronizer> make_job_sync(const TrainConfig& config, const SyncSetup& s) {
   if (config.buckets && (s.layer_offsets.empty() || s.parameter_count == 0))
     throw std::invalid_argument("make_synchronizer: buckets need the model's layer offsets and size");
-  std::vector<ElementRange> ranges = gradient_ranges(config, s.layer_offsets, s.parameter_count);
-  std::unique_ptr<GradientJobs> jobs = config.compression.enabled()
-                                           ? make_compressed_jobs(config, s, std::move(ranges))
-                                           : make_allreduce_jobs(config, s.workers, std::move(ranges));
+  // A compressor works on whole tensors; a dense bucket may end between a layer's rows.
+  const bool compressed = config.compression.enabled();
+  std::vector<ElementRange> ranges = gradient_ranges(config, s.layer_offsets, s.parameter_count,
+                                                     compressed ? std::span<const std::size_t>{} : s.layer_sizes);
+  std::unique_ptr<GradientJobs> jobs = compressed ? make_compressed_jobs(config, s, std::move(ranges))
+                                                  : make_allreduce_jobs(config, s.workers, std::move(ranges));
   if (config.pipeline) return make_pipelined_sync(config, s.workers, s.sgd, std::move(jobs));
   if (config.buckets) return make_bucketed_sync(config, s.workers, s.sgd, std::move(jobs));
   return make_blocking_sync(s.workers, s.sgd, std::move(jobs));
