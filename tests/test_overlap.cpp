@@ -162,6 +162,23 @@ TEST_CASE("the engine starts the next job's part ahead while the head is in flig
   engine.wait_all();
   const std::vector<std::string> expected = {"a start", "b ahead", "b test ahead", "b start", "c ahead", "c start"};
   CHECK(log == expected);
+
+  // Announced jobs (buckets whose gradient is not computed yet): only the part ahead runs until ready().
+  log.clear();
+  Job d(&log, "d", 2), e(&log, "e", 1);
+  engine.announce(d);
+  engine.announce(e);
+  engine.poll();  // d may not start: its part ahead does
+  engine.poll();
+  CHECK_THROWS_AS(engine.wait_all(), std::logic_error);  // nothing would ever make d ready
+  engine.ready();
+  engine.poll();  // d starts and is in flight: e goes ahead though it is not ready
+  engine.poll();  // d completes; e may not start
+  engine.ready();
+  engine.wait_all();
+  CHECK_THROWS_AS(engine.ready(), std::logic_error);  // nothing announced
+  const std::vector<std::string> announced = {"d ahead", "d test ahead", "d start", "e ahead", "e test ahead", "e start"};
+  CHECK(log == announced);
 }
 
 TEST_CASE("buckets end at layer starts, and with the layer sizes also between the rows of a large layer") {

@@ -21,7 +21,8 @@ constexpr auto kThreadPollInterval = std::chrono::microseconds(50);
 
 }  // namespace
 
-CommEngine::CommEngine(Progress mode, std::size_t max_jobs) : mode_(mode), jobs_(std::max<std::size_t>(1, max_jobs)) {
+CommEngine::CommEngine(Progress mode, std::size_t max_jobs)
+    : mode_(mode), jobs_(std::max<std::size_t>(1, max_jobs)), ahead_(jobs_.size(), 0) {
   if (mode_ != Progress::thread) return;
   if (mpi_thread_level() < MPI_THREAD_SERIALIZED)
     throw std::runtime_error(
@@ -40,12 +41,28 @@ CommEngine::~CommEngine() {
 }
 
 void CommEngine::enqueue(CommJob& job) {
+  announce(job);
+  ready();
+}
+
+void CommEngine::announce(CommJob& job) {
   {
     const std::lock_guard lock(mutex_);
     if (count_ == jobs_.size())
       throw std::logic_error(fmt::format("CommEngine: more than {} jobs queued at once", jobs_.size()));
-    jobs_[(head_ + count_) % jobs_.size()] = &job;
+    const std::size_t slot = (head_ + count_) % jobs_.size();
+    jobs_[slot] = &job;
+    ahead_[slot] = 0;
     ++count_;
+  }
+  if (mode_ == Progress::thread) work_.notify_one();
+}
+
+void CommEngine::ready() {
+  {
+    const std::lock_guard lock(mutex_);
+    if (ready_ == count_) throw std::logic_error("CommEngine: ready() with no job announced and not ready");
+    ++ready_;
   }
   if (mode_ == Progress::thread) work_.notify_one();
 }
@@ -55,6 +72,10 @@ void CommEngine::poll() {
 }
 
 double CommEngine::wait_all() {
+  {
+    const std::lock_guard lock(mutex_);
+    if (ready_ < count_) throw std::logic_error("CommEngine: wait_all() with a job that is not ready");
+  }
   const TraceScope traced(SpanKind::wait, "wait (communication in flight)");
   const double t0 = now_s();
   if (mode_ == Progress::calls) {
@@ -84,8 +105,12 @@ bool CommEngine::advance(bool blocking) {
     {
       const std::lock_guard lock(mutex_);
       if (count_ == 0) return true;
-      job = jobs_[head_];
+      job = ready_ == 0 ? nullptr : jobs_[head_];
       started = head_started_;
+    }
+    if (!job) {  // the head may not start yet: only its part ahead moves
+      look_ahead();
+      return false;
     }
     if (!started) {
       job->start();
@@ -102,20 +127,23 @@ bool CommEngine::advance(bool blocking) {
     const std::lock_guard lock(mutex_);
     busy_s_ += now_s() - head_started_at_;
     head_started_ = false;
-    next_started_ahead_ = false;  // the next job is the head now: start() goes on from where start_ahead() left it
     head_ = (head_ + 1) % jobs_.size();
     --count_;
+    --ready_;
   }
 }
 
 void CommEngine::look_ahead() {
   CommJob* next = nullptr;
+  std::size_t slot = 0;
   bool started = false;
   {
     const std::lock_guard lock(mutex_);
-    if (count_ < 2) return;
-    next = jobs_[(head_ + 1) % jobs_.size()];
-    started = next_started_ahead_;
+    const std::size_t offset = ready_ == 0 ? 0 : 1;  // the head while it may not start, else the job after it
+    if (offset >= count_) return;
+    slot = (head_ + offset) % jobs_.size();
+    next = jobs_[slot];
+    started = ahead_[slot] != 0;
   }
   if (started) {
     next->test_ahead();
@@ -123,7 +151,7 @@ void CommEngine::look_ahead() {
   }
   next->start_ahead();
   const std::lock_guard lock(mutex_);
-  next_started_ahead_ = true;
+  ahead_[slot] = 1;
 }
 
 void CommEngine::thread_main() {
@@ -139,7 +167,7 @@ void CommEngine::thread_main() {
     } catch (...) {
       const std::lock_guard lock(mutex_);
       error_ = std::current_exception();
-      count_ = 0;  // fatal for the run (the caller ends the job): nothing queued is moved on again
+      count_ = ready_ = 0;  // fatal for the run (the caller ends the job): nothing queued is moved on again
       head_started_ = false;
     }
     idle_.notify_all();

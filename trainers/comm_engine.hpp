@@ -23,9 +23,10 @@ namespace gradsync {
 
 // One nonblocking operation. start() posts it, test() moves it on without blocking and says whether it is done,
 // wait() blocks until it is. Called only by the engine, on one thread at a time.
-// A job may have a part that need not wait for the job queued before it (an allreduce's agreement check, on tags of
-// its own): the engine calls start_ahead() while that job is in flight and test_ahead() at each poll after, and
-// start() when the job's turn comes, which then does the rest. By default there is no such part.
+// A job may have a part that needs neither its data nor the job queued before it (an allreduce's agreement check, on
+// tags of its own): the engine calls start_ahead() once the job is next in line (the head, while the head may not
+// start yet, or the job after a head in flight) and test_ahead() at each poll after, and start() when the job's
+// turn comes, which then does the rest. By default there is no such part.
 class CommJob {
  public:
   virtual ~CommJob() = default;
@@ -49,6 +50,12 @@ class CommEngine {
   // Queues `job`, which must stay alive and leave its buffers to the engine until wait_all() returns. More than
   // max_jobs queued at once throws std::logic_error.
   void enqueue(CommJob& job);
+  // Queues `job` as enqueue() does but not ready: it may not start, only its part ahead may run (a bucket announced
+  // at the start of a pass, whose gradient is not computed yet). ready() makes the first announced job that is not
+  // ready yet ready (jobs become ready in queue order; std::logic_error if there is none). wait_all() with a job
+  // not ready is a std::logic_error.
+  void announce(CommJob& job);
+  void ready();
   // Calls mode: starts and moves on the queued jobs without blocking. Thread mode: nothing (the thread does it).
   void poll();
   // Blocks until every queued job has completed (the worker's only wait). Returns the seconds spent blocked. A job
@@ -60,15 +67,16 @@ class CommEngine {
  private:
   // Moves the head of the queue on; true when the queue is empty. `blocking` waits for each job instead.
   bool advance(bool blocking);
-  // While the head is in flight, moves the next job's part ahead on (CommJob::start_ahead).
+  // Moves the part ahead of the job next in line on (CommJob::start_ahead).
   void look_ahead();
   void thread_main();
 
   Progress mode_;
   std::vector<CommJob*> jobs_;  // fixed capacity: a ring of max_jobs slots
+  std::vector<char> ahead_;     // per slot: its job's part ahead was started
   std::size_t head_ = 0, count_ = 0;
+  std::size_t ready_ = 0;  // the first ready_ queued jobs may start
   bool head_started_ = false;
-  bool next_started_ahead_ = false;  // the job after the head
   double head_started_at_ = 0;
   double busy_s_ = 0;
   // Thread mode.

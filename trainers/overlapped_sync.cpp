@@ -37,9 +37,17 @@ class BucketedSync final : public JobSync, public PassObserver {
   BucketedSync(const TrainConfig& config, const Comm& workers, Sgd& sgd, std::unique_ptr<GradientJobs> jobs)
       : JobSync(workers, sgd, std::move(jobs)), engine_(config.progress, this->jobs().ranges().size()) {}
 
+  // Every bucket is announced as the pass begins, so that its agreement check (which reads no data) can be done
+  // before its gradient is: a bucket then moves data as soon as it is ready and the bucket before it is through.
   PassObserver* observer(std::span<float> grads) override {
     grads_ = grads;
     next_ = 0;
+    const std::span<const ElementRange> buckets = jobs().ranges();
+    for (std::size_t i = 0; i < buckets.size(); ++i) {
+      RangeJob& job = jobs().job(i);
+      job.set_data(grads_.subspan(buckets[i].begin, buckets[i].size()));
+      engine_.announce(job);
+    }
     return this;
   }
 
@@ -47,14 +55,14 @@ class BucketedSync final : public JobSync, public PassObserver {
   void gradient_ready(std::size_t begin, std::size_t) override {
     const std::span<const ElementRange> buckets = jobs().ranges();
     const std::size_t queued = next_;
-    while (next_ < buckets.size() && buckets[next_].begin >= begin) enqueue_next();
+    while (next_ < buckets.size() && buckets[next_].begin >= begin) ready_next();
     if (next_ != queued) engine_.poll();  // start it before the next kernel
   }
   void between_kernels() override { engine_.poll(); }
 
   void step(std::span<float> params, std::span<float> grads) override {
     if (grads.data() != grads_.data()) observer(grads);  // a pass that was not observed: every bucket starts now
-    while (next_ < jobs().ranges().size()) enqueue_next();
+    while (next_ < jobs().ranges().size()) ready_next();
     const double blocked = engine_.wait_all();
     hidden_s_ += hidden_part(engine_.take_busy_seconds(), blocked);
     apply(params, grads);
@@ -64,17 +72,14 @@ class BucketedSync final : public JobSync, public PassObserver {
   double take_hidden_seconds() override { return std::exchange(hidden_s_, 0.0); }
 
  private:
-  void enqueue_next() {
-    const ElementRange b = jobs().ranges()[next_];
-    RangeJob& job = jobs().job(next_);
-    job.set_data(grads_.subspan(b.begin, b.size()));
-    engine_.enqueue(job);
+  void ready_next() {
+    engine_.ready();
     ++next_;
   }
 
   CommEngine engine_;
   std::span<float> grads_;  // the gradient the observed pass computes
-  std::size_t next_ = 0;    // first bucket not queued yet
+  std::size_t next_ = 0;    // first bucket not ready yet
   double hidden_s_ = 0;
 };
 
