@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "trainers/compression/compressor.hpp"
+#include "trainers/compression/part_codec.hpp"
 
 namespace gradsync {
 
@@ -24,6 +25,9 @@ struct CompressorInfo {
   std::string (*check_model)(double param, std::span<const Tensor> tensors) = nullptr;
   // Plans the compressor on setup.workers: collective over them when it plans an allreduce (make_allreduce).
   std::unique_ptr<Compressor> (*make)(const CompressorSetup& setup) = nullptr;
+  // Its part codec on `tensors` (part_codec.hpp), for a parameter server's compressed push
+  // (compressed_push.hpp); null: it has none and cannot push (its sums must come back to every worker between steps).
+  std::unique_ptr<PartCodec> (*make_codec)(double param, std::span<const Tensor> tensors) = nullptr;
   // The size of Compressor::state() for `param` and `tensors`; null: it keeps none.
   std::size_t (*state_size)(double param, std::span<const Tensor> tensors) = nullptr;
 };

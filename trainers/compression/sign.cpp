@@ -1,8 +1,11 @@
 // sign - 1-bit scaled sign: per tensor, one scale (the mean |x|, from a double sum) and one bit per entry (set for
-// x >= 0), so a worker's contribution is scale * (+1 or -1) entrywise. The parts are all-gathered
-// (collectives/part_all_gather.hpp) and every worker adds them up in rank order, the same bits everywhere.
+// x >= 0), so a worker's contribution is scale * (+1 or -1) entrywise: a part (part_codec.hpp) that the workers
+// all-gather (gathering_compressor.hpp) or push to the parameter servers (compressed_push.hpp).
+#include <fmt/format.h>
+
 #include <bit>
 #include <cmath>
+#include <stdexcept>
 
 #include "trainers/compression/compressors.hpp"
 #include "trainers/compression/gathering_compressor.hpp"
@@ -12,12 +15,12 @@ namespace {
 
 constexpr std::size_t kBits = 32;
 
-class Sign final : public GatheringCompressor {
+class Sign final : public PartCodec {
  public:
-  Sign(const Comm& workers, std::span<const Tensor> tensors)
-      : GatheringCompressor(workers, tensors.size() + words(tensors)), tensors_(tensors.begin(), tensors.end()) {}
+  explicit Sign(std::span<const Tensor> tensors) : tensors_(tensors.begin(), tensors.end()) {}
 
- private:
+  std::size_t words() const override { return tensors_.size() + bit_words(tensors_); }
+
   // A part is one scale per tensor (float bits), then the bits of the whole buffer, 32 to a word.
   void encode(std::span<const float> in, std::span<float> mine, std::span<std::int32_t> part) override {
     const std::size_t t = tensors_.size();
@@ -34,12 +37,9 @@ class Sign final : public GatheringCompressor {
     add_part(part, mine);
   }
 
-  static std::size_t words(std::span<const Tensor> tensors) {
-    const std::size_t n = tensors.empty() ? 0 : tensors.back().offset + tensors.back().size();
-    return (n + kBits - 1) / kBits;
-  }
-
   void add_part(std::span<const std::int32_t> part, std::span<float> out) const override {
+    if (part.size() != words())
+      throw std::runtime_error(fmt::format("sign: a part of {} words, planned {}", part.size(), words()));
     const std::size_t t = tensors_.size();
     for (std::size_t j = 0; j < t; ++j) {
       const Tensor& x = tensors_[j];
@@ -49,6 +49,12 @@ class Sign final : public GatheringCompressor {
         out[i] += up ? scale : -scale;
       }
     }
+  }
+
+ private:
+  static std::size_t bit_words(std::span<const Tensor> tensors) {
+    const std::size_t n = tensors.empty() ? 0 : tensors.back().offset + tensors.back().size();
+    return (n + kBits - 1) / kBits;
   }
 
   std::vector<Tensor> tensors_;
@@ -63,7 +69,10 @@ extern const CompressorInfo sign_compressor = {
     .check_param = [](double) { return std::string{}; },
     .check_model = [](double, std::span<const Tensor>) { return std::string{}; },
     .make = [](const CompressorSetup& s) -> std::unique_ptr<Compressor> {
-      return std::make_unique<Sign>(s.workers, s.tensors);
+      return std::make_unique<GatheringCompressor>(s.workers, std::make_unique<Sign>(s.tensors));
+    },
+    .make_codec = [](double, std::span<const Tensor> tensors) -> std::unique_ptr<PartCodec> {
+      return std::make_unique<Sign>(tensors);
     },
 };
 

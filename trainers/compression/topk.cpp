@@ -1,6 +1,6 @@
-// topk:F - each worker sends the largest F of its gradient's entries by magnitude, as values and indices; the parts
-// are all-gathered (collectives/part_all_gather.hpp) and every worker adds them up in rank order, so every worker
-// holds the same bits.
+// topk:F - each worker sends the largest F of its gradient's entries by magnitude, as values and indices: a part
+// (part_codec.hpp) that the workers all-gather (gathering_compressor.hpp) or push to the parameter servers
+// (compressed_push.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -21,14 +21,14 @@ std::size_t kept(double fraction, std::size_t count) {
   return std::clamp<std::size_t>(k, 1, count);
 }
 
-class TopK final : public GatheringCompressor {
+class TopK final : public PartCodec {
  public:
-  TopK(const Comm& workers, std::size_t count, double fraction)
-      : GatheringCompressor(workers, 2 * kept(fraction, count)), k_(kept(fraction, count)), order_(count) {
+  TopK(std::size_t count, double fraction) : k_(kept(fraction, count)), order_(count) {
     if (count >= (std::size_t{1} << 31)) throw std::invalid_argument("topk: indices are 31-bit; the model is larger");
   }
 
- private:
+  std::size_t words() const override { return 2 * k_; }
+
   // A part is k values (float bits) then their k indices, ascending.
   void encode(std::span<const float> in, std::span<float> mine, std::span<std::int32_t> part) override {
     select(in);
@@ -41,6 +41,19 @@ class TopK final : public GatheringCompressor {
     }
   }
 
+  void add_part(std::span<const std::int32_t> part, std::span<float> sum) const override {
+    if (part.size() != words())
+      throw std::runtime_error(fmt::format("topk: a part of {} words, planned {}", part.size(), words()));
+    const std::size_t k = k_;
+    for (std::size_t j = 0; j < k; ++j) {
+      const auto i = static_cast<std::size_t>(static_cast<std::uint32_t>(part[k + j]));
+      if (i >= sum.size())
+        throw std::runtime_error(fmt::format("topk: index {} from the wire, beyond {}", i, sum.size()));
+      sum[i] += std::bit_cast<float>(part[j]);
+    }
+  }
+
+ private:
   // order_[0, k) := the indices of the k largest |in|, ties to the lower index (the same choice on every
   // implementation), ascending.
   void select(std::span<const float> in) {
@@ -51,16 +64,6 @@ class TopK final : public GatheringCompressor {
     };
     if (k_ < order_.size()) std::nth_element(order_.begin(), order_.begin() + k_ - 1, order_.end(), larger);
     std::sort(order_.begin(), order_.begin() + k_);
-  }
-
-  void add_part(std::span<const std::int32_t> part, std::span<float> sum) const override {
-    const std::size_t k = part.size() / 2;
-    for (std::size_t j = 0; j < k; ++j) {
-      const auto i = static_cast<std::size_t>(static_cast<std::uint32_t>(part[k + j]));
-      if (i >= sum.size())
-        throw std::runtime_error(fmt::format("topk: index {} from the wire, beyond {}", i, sum.size()));
-      sum[i] += std::bit_cast<float>(part[j]);
-    }
   }
 
   std::size_t k_;
@@ -85,7 +88,11 @@ extern const CompressorInfo topk_compressor = {
     .check_param = check_fraction,
     .check_model = [](double, std::span<const Tensor>) { return std::string{}; },
     .make = [](const CompressorSetup& s) -> std::unique_ptr<Compressor> {
-      return std::make_unique<TopK>(s.workers, parameter_count(s.tensors), s.param);
+      return std::make_unique<GatheringCompressor>(s.workers,
+                                                   std::make_unique<TopK>(parameter_count(s.tensors), s.param));
+    },
+    .make_codec = [](double fraction, std::span<const Tensor> tensors) -> std::unique_ptr<PartCodec> {
+      return std::make_unique<TopK>(parameter_count(tensors), fraction);
     },
 };
 
