@@ -99,9 +99,10 @@ Manifest parse_manifest(const std::string& text, const std::string& name) {
   std::size_t k_count = 0;
   number(expect("pieces"), k_count, "pieces");
   if (k_count == 0 || k_count > 4096) throw bad(name, fmt::format("malformed manifest: {} pieces", k_count));
-  // Sharded state cuts the optimizer's like the parameters; a replicated piece may carry more (checkpoint_set.hpp).
-  if (m.servers > 0 && m.optimizer_count != 0 && m.optimizer_count != m.param_count)
-    throw bad(name, "malformed manifest: sharded optimizer state neither empty nor one value per parameter");
+  // Sharded state cuts the optimizer's like the parameters, in blocks of one value per parameter; a replicated piece
+  // may carry more (checkpoint_set.hpp).
+  if (m.servers > 0 && (m.param_count == 0 ? m.optimizer_count != 0 : m.optimizer_count % m.param_count != 0))
+    throw bad(name, "malformed manifest: sharded optimizer state not a whole number of values per parameter");
   std::uint64_t covered = 0;
   for (std::size_t k = 0; k < k_count; ++k) {
     std::istringstream s = expect("piece");

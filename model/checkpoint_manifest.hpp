@@ -3,9 +3,10 @@
 // A set is the whole training state at one step, cut into pieces (one per parameter-server shard, or one for a
 // replicated model); each piece is a checkpoint file (checkpoint.hpp) holding one key range of the parameters and
 // of the optimizer state (a replicated piece holds all of it, followed by any state of the workers' synchronizer,
-// e.g. compression residuals: its optimizer count is then the sum). Every host that holds pieces of a set writes its own
-// manifest naming ALL the set's pieces (with their checksums), marking the ones it holds, so a reader can tell a complete
-// set from a torn one using the files of any hosts that are left.
+// e.g. compression residuals: its optimizer count is then the sum; sharded state comes in blocks of one value per
+// parameter, the optimizer's and then each worker's residual, and a piece holds its key range of each block). Every host
+// that holds pieces of a set writes its own manifest naming ALL the set's pieces (with their checksums), marking the ones
+// it holds, so a reader can tell a complete set from a torn one using the files of any hosts that are left.
 //
 // Text layout, version 1 (one field per line, '\n' line ends, numbers in decimal, CRCs as 8 hex digits):
 //   gradsync-manifest 1
@@ -15,7 +16,7 @@
 //   epoch_examples <positions of that epoch's permutation already trained>
 //   shape <ranks> <workers> <servers> <per-worker batch>
 //   params <count> <crc of all parameters>
-//   optimizer <count> <crc of all optimizer state>
+//   optimizer <count> <crc of all optimizer state, as its pieces hold it, in piece order>
 //   pieces <K>
 //   piece <k> <begin> <end> <file name> <file bytes> <file crc> <here: 1 if this host holds it, else 0>   (K lines)
 //   end <crc of every byte before this line>
@@ -46,7 +47,7 @@ struct Manifest {
   int ranks = 0, workers = 0, servers = 0;
   std::uint64_t batch = 0;
   std::uint64_t param_count = 0, optimizer_count = 0;
-  std::uint32_t params_crc = 0, optimizer_crc = 0;  // crc32_floats of the whole vectors
+  std::uint32_t params_crc = 0, optimizer_crc = 0;  // of the whole vectors (the optimizer's in piece order)
   std::vector<ManifestPiece> pieces;
 
   bool operator==(const Manifest&) const = default;

@@ -196,19 +196,25 @@ TEST_CASE("--compress is refused before any step when the name, its parameter or
     TrainConfig config;
     std::string message;
   };
-  TrainConfig ps = ring, serial = ring, buckets = ring, pipeline = ring, feedback_alone{};
+  TrainConfig ps = ring, powersgd_ps = ring, serial = ring, buckets = ring, pipeline = ring, feedback_alone{};
   ps.sync = sync_method("ps");
+  powersgd_ps.sync = sync_method("ps");
+  powersgd_ps.compression = compression("powersgd:4");
   serial.sync = sync_method("serial");
   buckets.buckets = true;
   pipeline.pipeline = true;
   feedback_alone.sync = sync_method("ring");
   feedback_alone.compression.error_feedback_given = true;
   for (const Invalid& i :
-       {Invalid{ps, "--compress sign: the parameter server (--sync ps) does not carry compressed gradients"},
+       {Invalid{powersgd_ps,
+                "--compress powersgd4: the parameter server (--sync ps) takes pushes it can decode key "
+                "range by key range (topk, sign)"},
         Invalid{serial, "--compress sign: needs an allreduce --sync (ring, "},
         Invalid{feedback_alone, "--error-feedback: only with --compress"}})
     test::check_mentions(validate(i.config, i.config.sync == sync_method("serial") ? 1 : 4), {i.message});
-  // Compression composes with both overlap modes (tests/test_compression_overlap.cpp trains them).
+  // Compression composes with both overlap modes (tests/test_compression_overlap.cpp trains them), and top-k and
+  // sign with the parameter server (tests/test_ps_compression.cpp).
+  CHECK(validate(ps, 4).empty());
   CHECK(validate(buckets, 4).empty());
   CHECK(validate(pipeline, 4).empty());
 

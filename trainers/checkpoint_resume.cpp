@@ -48,6 +48,14 @@ std::vector<std::string> decode_choice(const std::string& text) {
   return parts;
 }
 
+// Piece p's optimizer values into the whole state: all of it (replicated), or its key range of each block.
+void place_optimizer(const Manifest& m, const ManifestPiece& p, std::span<const float> piece, ResumePoint& point) {
+  if (m.servers == 0)
+    std::ranges::copy(piece, point.optimizer_state.begin());
+  else
+    place_piece_state(piece, m.param_count, {p.begin, p.end}, point.optimizer_state);
+}
+
 ResumePoint empty_point(const Manifest& m, std::size_t parameter_count) {
   ResumePoint point;
   point.manifest = m;
@@ -76,8 +84,7 @@ std::string send_piece(const Comm& world, PieceTags tags, const std::string& pat
   if (world.rank() == 0) {
     if (status) {
       std::copy(c.params.begin(), c.params.end(), point.params.begin() + static_cast<std::ptrdiff_t>(p.begin));
-      std::copy(c.optimizer_state.begin(), c.optimizer_state.end(),
-                point.optimizer_state.begin() + static_cast<std::ptrdiff_t>(p.begin));
+      place_optimizer(m, p, c.optimizer_state, point);
     }
     return error;
   }
@@ -100,8 +107,11 @@ std::string receive_piece(const Comm& world, PieceTags tags, int source, const M
   world.recv(std::span(&status, 1), source, tags.status);
   if (!status) return fmt::format("piece {} could not be read again on rank {}", k, source);
   world.recv(std::span(point.params).subspan(p.begin, n), source, tags.params);
-  if (m.optimizer_count)
-    world.recv(std::span(point.optimizer_state).subspan(p.begin, piece_optimizer_count(m, p)), source, tags.optimizer);
+  if (m.optimizer_count) {
+    std::vector<float> optimizer(piece_optimizer_count(m, p));
+    world.recv(optimizer, source, tags.optimizer);
+    place_optimizer(m, p, optimizer, point);
+  }
   return {};
 }
 
@@ -130,7 +140,8 @@ std::string fetch_pieces(const Comm& world, const HostMap& hosts, const Manifest
 
 // Rank 0: whether the pieces put together are the state the manifest read at `where` names.
 std::string check_whole(const ResumePoint& point, const Manifest& m, const std::string& where) {
-  const std::uint32_t params_crc = crc32_floats(point.params), optimizer_crc = crc32_floats(point.optimizer_state);
+  const std::uint32_t params_crc = crc32_floats(point.params),
+                      optimizer_crc = optimizer_state_crc(m, point.optimizer_state);
   if (params_crc == m.params_crc && optimizer_crc == m.optimizer_crc) return {};
   return fmt::format(
       "{}: the pieces put together do not give the state the manifest names (params crc {:08x}, "

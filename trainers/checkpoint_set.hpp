@@ -17,7 +17,8 @@ namespace gradsync {
 // rank 0 and present, bit-identical, on every worker (replicated: ring, mpi, serial).
 struct StateLayout {
   std::size_t parameter_count = 0;
-  // Sharded: 0 (plain SGD) or parameter_count. Replicated: the optimizer's (0 or parameter_count), then the
+  // Sharded: blocks of parameter_count (checkpointing.hpp): the optimizer's (none for plain SGD), then with a
+  // compressed push each worker's residual. Replicated: the optimizer's (0 or parameter_count), then the
   // synchronizer's own state (Synchronizer::state_size), all in the one piece.
   std::size_t optimizer_count = 0;
   bool sharded = false;
@@ -55,8 +56,8 @@ class CheckpointWriter {
   struct Held;  // a piece this rank writes: which one, its key range, its state and then its file image
   std::vector<Held> collect_pieces(std::span<const float> params, std::span<const float> optimizer,
                                    std::int64_t step) const;
-  void post_piece_transfers(std::size_t k, int owner, const std::vector<int>& holders, std::span<const float> params,
-                            std::span<const float> optimizer, Held* mine, std::vector<MPI_Request>& requests) const;
+  void post_piece_transfers(int owner, const std::vector<int>& holders, Held* mine,
+                            std::vector<MPI_Request>& requests) const;
   std::vector<std::int64_t> agree_on_pieces(std::vector<Held>& held, const CheckpointProgress& progress) const;
   Manifest manifest_of(const std::vector<std::int64_t>& agreed, const CheckpointProgress& progress) const;
   std::string commit(const std::vector<Held>& held, const Manifest& m, std::int64_t step) const;

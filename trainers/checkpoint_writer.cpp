@@ -84,7 +84,7 @@ std::vector<CheckpointWriter::Held> CheckpointWriter::collect_pieces(std::span<c
                                                                      std::int64_t step) const {
   const int me = world_.rank();
   const std::size_t pieces = layout_.pieces();
-  const bool with_optimizer = layout_.optimizer_count > 0;
+  const std::size_t blocks = layout_.optimizer_count / std::max<std::size_t>(layout_.parameter_count, 1);
   std::vector<Held> held;
   held.reserve(pieces);  // never moved: receives land in the pieces' buffers
   std::vector<MPI_Request> requests;
@@ -95,15 +95,17 @@ std::vector<CheckpointWriter::Held> CheckpointWriter::collect_pieces(std::span<c
     Held* mine = nullptr;
     if (std::find(holders.begin(), holders.end(), me) != holders.end()) {
       Held& h = held.emplace_back(Held{k, range, std::vector<float>(range.size()), {}, {}});
-      h.optimizer.resize(!with_optimizer ? 0 : layout_.sharded ? range.size() : layout_.optimizer_count);
+      h.optimizer.resize(!layout_.sharded ? layout_.optimizer_count : blocks * range.size());
       if (me == owner || !layout_.sharded) {
         std::copy_n(params.begin() + static_cast<std::ptrdiff_t>(range.begin), range.size(), h.params.begin());
-        std::copy_n(optimizer.begin() + static_cast<std::ptrdiff_t>(range.begin), h.optimizer.size(),
-                    h.optimizer.begin());
+        if (layout_.sharded)
+          copy_piece_state(optimizer, layout_.parameter_count, range, h.optimizer);
+        else
+          std::copy_n(optimizer.begin(), h.optimizer.size(), h.optimizer.begin());
       }
       mine = &h;
     }
-    if (layout_.sharded) post_piece_transfers(k, owner, holders, params, optimizer, mine, requests);
+    if (layout_.sharded) post_piece_transfers(owner, holders, mine, requests);
   }
   if (!requests.empty()) {
     const WaitScope wait("MPI_Waitall (checkpoint pieces to their buddies)", step);
@@ -112,20 +114,17 @@ std::vector<CheckpointWriter::Held> CheckpointWriter::collect_pieces(std::span<c
   return held;
 }
 
-// Sharded state: piece k's owner sends it to each other holder, which receives it into `mine` (its copy; null on
-// ranks that hold none).
-void CheckpointWriter::post_piece_transfers(std::size_t k, int owner, const std::vector<int>& holders,
-                                            std::span<const float> params, std::span<const float> optimizer, Held* mine,
+// Sharded state: piece k's owner sends its copy (`mine`: the owner always holds its piece) to each other holder,
+// which receives it into `mine` (its copy; null on ranks that hold none).
+void CheckpointWriter::post_piece_transfers(int owner, const std::vector<int>& holders, Held* mine,
                                             std::vector<MPI_Request>& requests) const {
   const int me = world_.rank();
-  const ElementRange range = partition(layout_.parameter_count, layout_.pieces(), k);
   const bool with_optimizer = layout_.optimizer_count > 0;
   for (int holder : holders) {
     if (holder == owner) continue;
     if (me == owner) {
-      requests.push_back(world_.isend(params.subspan(range.begin, range.size()), holder, tag_));
-      if (with_optimizer)
-        requests.push_back(world_.isend(optimizer.subspan(range.begin, range.size()), holder, tag_ + 1));
+      requests.push_back(world_.isend(mine->params, holder, tag_));
+      if (with_optimizer) requests.push_back(world_.isend(mine->optimizer, holder, tag_ + 1));
     } else if (me == holder) {
       requests.push_back(world_.irecv(mine->params, owner, tag_));
       if (with_optimizer) requests.push_back(world_.irecv(mine->optimizer, owner, tag_ + 1));
@@ -193,11 +192,11 @@ Manifest CheckpointWriter::manifest_of(const std::vector<std::int64_t>& agreed,
                       progress.step, k, pieces));
     const ElementRange range = partition(layout_.parameter_count, pieces, k);
     const std::uint64_t floats = range.size() * sizeof(float);
+    const std::uint64_t blocks = layout_.optimizer_count / std::max<std::size_t>(layout_.parameter_count, 1);
     m.params_crc = k == 0 ? static_cast<std::uint32_t>(max[0])
                           : crc32_concat(m.params_crc, static_cast<std::uint32_t>(max[0]), floats);
     m.optimizer_crc = k == 0 ? static_cast<std::uint32_t>(max[1])
-                             : crc32_concat(m.optimizer_crc, static_cast<std::uint32_t>(max[1]),
-                                            layout_.optimizer_count > 0 ? floats : 0);
+                             : crc32_concat(m.optimizer_crc, static_cast<std::uint32_t>(max[1]), blocks * floats);
     m.pieces.push_back({range.begin, range.end, piece_file_name(k, pieces), static_cast<std::uint64_t>(max[3]),
                         static_cast<std::uint32_t>(max[2]), false});
   }

@@ -43,7 +43,34 @@ std::int64_t step_of_set_dir(const std::string& name) {
 
 std::size_t piece_optimizer_count(const Manifest& m, const ManifestPiece& p) {
   if (m.servers == 0) return m.optimizer_count;
-  return m.optimizer_count ? p.end - p.begin : 0;
+  const std::uint64_t blocks = m.param_count ? m.optimizer_count / m.param_count : 0;
+  return blocks * (p.end - p.begin);
+}
+
+void copy_piece_state(std::span<const float> state, std::size_t n, ElementRange range, std::span<float> piece) {
+  for (std::size_t block = 0, at = 0; at < piece.size(); block += n, at += range.size())
+    std::copy_n(state.begin() + static_cast<std::ptrdiff_t>(block + range.begin), range.size(),
+                piece.begin() + static_cast<std::ptrdiff_t>(at));
+}
+
+void place_piece_state(std::span<const float> piece, std::size_t n, ElementRange range, std::span<float> state) {
+  for (std::size_t block = 0, at = 0; at < piece.size(); block += n, at += range.size())
+    std::copy_n(piece.begin() + static_cast<std::ptrdiff_t>(at), range.size(),
+                state.begin() + static_cast<std::ptrdiff_t>(block + range.begin));
+}
+
+std::uint32_t optimizer_state_crc(const Manifest& m, std::span<const float> state) {
+  if (m.servers == 0 || state.empty() || m.param_count == 0) return crc32_floats(state);
+  std::uint32_t crc = 0;
+  bool first = true;
+  for (const ManifestPiece& p : m.pieces)
+    for (std::size_t block = 0; block < state.size(); block += m.param_count) {
+      const std::span<const float> segment = state.subspan(block + p.begin, p.end - p.begin);
+      const std::uint32_t c = crc32_floats(segment);
+      crc = first ? c : crc32_concat(crc, c, segment.size_bytes());
+      first = false;
+    }
+  return crc;
 }
 
 // A float is NaN or Inf exactly when its exponent bits are all ones. An integer max over the masked bits

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/allreduce.hpp"
 #include "model/checkpoint.hpp"
 #include "model/checkpoint_manifest.hpp"
 #include "trainers/train_config.hpp"
@@ -45,9 +46,20 @@ struct ResumePoint {
   std::string skipped;              // rank 0: files of sets as new as this one that were unusable, and why
 };
 
-// The optimizer values piece `p` of the set `m` holds: its key range's of sharded state (or none without momentum);
-// all of it in a replicated piece, where the workers' synchronizer state follows the optimizer's (checkpoint_set.hpp).
+// The optimizer values piece `p` of the set `m` holds: all of them in a replicated piece, where the workers'
+// synchronizer state follows the optimizer's (checkpoint_set.hpp). Sharded state is a whole number of blocks of the
+// model's size (the optimizer's, then the workers' residuals of a compressed push; none for plain SGD) and a piece
+// holds its key range of each block, block after block.
 std::size_t piece_optimizer_count(const Manifest& m, const ManifestPiece& p);
+// Piece `range`'s optimizer values out of the whole block-major `state` (blocks of `parameter_count`), into `piece`
+// (blocks * range.size() floats), and back.
+void copy_piece_state(std::span<const float> state, std::size_t parameter_count, ElementRange range,
+                      std::span<float> piece);
+void place_piece_state(std::span<const float> piece, std::size_t parameter_count, ElementRange range,
+                       std::span<float> state);
+// The CRC of the whole optimizer state as a manifest names it: of its pieces' values in piece order (for sharded
+// state; for replicated state simply crc32_floats(state)).
+std::uint32_t optimizer_state_crc(const Manifest& m, std::span<const float> state);
 
 // True if every value is finite (no NaN, no Inf).
 bool all_finite(std::span<const float> values);

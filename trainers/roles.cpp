@@ -17,13 +17,14 @@ Roles::Roles(const TrainConfig& config, const Dataset& train, const Mlp& model, 
       server_comm_(world.split(world.rank() < layout_.servers ? 0 : MPI_UNDEFINED, world.rank())),
       ps_comm_(world.split(0, world.rank())), sgd_(config.sgd, model.parameter_count()) {
   const int me = world.rank();
-  if (me < layout_.servers) {
-    server_ =
-        std::make_unique<ParameterServer>(ps_comm_, server_comm_, layout_, config, start.params, start.optimizer_state);
-    return;
-  }
+  // The optimizer's state comes first; a synchronizer's own may follow (the workers' residuals).
   const std::span<const float> saved = start.optimizer_state;
   const std::size_t velocity = std::min(saved.size(), sgd_.state().size());  // empty in a fresh run
+  if (me < layout_.servers) {
+    server_ = std::make_unique<ParameterServer>(ps_comm_, server_comm_, layout_, config, start.params,
+                                                saved.first(velocity), model.sizes());
+    return;
+  }
   std::copy_n(saved.begin(), velocity, sgd_.state().begin());
   sync_ = make_synchronizer(
       config, {ps_comm_, worker_comm_, sgd_, model.layer_offsets(), model.parameter_count(), model.sizes()});
@@ -50,7 +51,15 @@ void Roles::finish() {
 std::span<const float> Roles::local_params() const { return server_ ? server_->local_model() : worker_->params(); }
 
 std::span<const float> Roles::local_optimizer_state() {
+  hand_worker_state_to_servers();
   return server_ ? server_->local_optimizer_state() : worker_state();
+}
+
+void Roles::hand_worker_state_to_servers() {
+  if (server_)
+    server_->collect_worker_state();
+  else
+    sync_->send_state_to_servers();
 }
 
 std::span<const float> Roles::worker_state() {
@@ -64,6 +73,7 @@ std::span<const float> Roles::worker_state() {
 std::span<const float> Roles::model_on_root() { return server_ ? server_->gather_model() : worker_->params(); }
 
 std::span<const float> Roles::optimizer_state_on_root() {
+  hand_worker_state_to_servers();
   return server_ ? server_->gather_optimizer_state() : worker_state();
 }
 

@@ -55,6 +55,8 @@ class Roles {
   std::unique_ptr<ParameterServer> server_;
   // A worker's optimizer state, then its synchronizer's, when the synchronizer keeps any (else empty). Collective.
   std::span<const float> worker_state();
+  // Collective: a parameter server's workers send it their own state (Synchronizer::send_state_to_servers).
+  void hand_worker_state_to_servers();
   std::vector<float> checkpoint_state_;
 };
 

@@ -6,6 +6,16 @@
 #include "trainers/train_config.hpp"
 
 namespace gradsync {
+namespace {
+
+std::string pushable_compressors() {
+  std::string names;
+  for (const CompressorInfo* c : compressor_table())
+    if (c->make_codec) names += fmt::format("{}{}", names.empty() ? "" : ", ", c->name);
+  return names;
+}
+
+}  // namespace
 
 std::string validate_compression(const TrainConfig& c) {
   const CompressionChoice& choice = c.compression;
@@ -15,11 +25,14 @@ std::string validate_compression(const TrainConfig& c) {
   const std::string flag = fmt::format("--compress {}", choice.name());
   if (std::string problem = choice.compressor->check_param(choice.param); !problem.empty())
     return fmt::format("--compress: {}", problem);
-  if (c.sync.family == SyncFamily::ps)
+  if (c.sync.family == SyncFamily::ps) {
+    if (choice.compressor->make_codec) return {};
     return fmt::format(
-        "{}: the parameter server (--sync ps) does not carry compressed gradients: its servers sum and apply dense "
-        "key ranges; use an allreduce method ({})",
-        flag, allreduce_method_names(trains));
+        "{}: the parameter server (--sync ps) takes pushes it can decode key range by key range ({}); this "
+        "compressor's factors are sums that every worker needs back before its next product, so it needs an allreduce "
+        "method ({})",
+        flag, pushable_compressors(), allreduce_method_names(trains));
+  }
   if (!c.sync.allreduce)
     return fmt::format("{}: needs an allreduce --sync ({}), not {}", flag, allreduce_method_names(trains), c.sync.name());
   if (c.average_every > 0) return fmt::format("{}: not with --average-every (that averages models, not gradients)", flag);

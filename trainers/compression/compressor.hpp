@@ -29,6 +29,10 @@ struct Tensor {
 // sizes[l+1]), in buffer order; they tile the buffer.
 std::vector<Tensor> model_tensors(const std::vector<std::size_t>& sizes);
 
+// The parts of `tensors` (tiling a buffer) that lie in `range`, offsets rebased to its start, so that they tile
+// [0, range.size()). A tensor cut by an end of the range is left as the vector of its part (one row).
+std::vector<Tensor> tensors_cut(std::span<const Tensor> tensors, ElementRange range);
+
 class Compressor {
  public:
   virtual ~Compressor() = default;

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "trainers/compression/compressor.hpp"
 
 namespace gradsync {
@@ -15,6 +17,21 @@ std::vector<Tensor> model_tensors(const std::vector<std::size_t>& sizes) {
     offset += out;
   }
   return tensors;
+}
+
+std::vector<Tensor> tensors_cut(std::span<const Tensor> tensors, ElementRange range) {
+  std::vector<Tensor> cut;
+  for (const Tensor& t : tensors) {
+    const std::size_t begin = std::max(t.offset, range.begin), end = std::min(t.offset + t.size(), range.end);
+    if (begin >= end) continue;
+    if (begin == t.offset && end == t.offset + t.size()) {
+      cut.push_back({t.offset - range.begin, t.rows, t.cols, t.name});
+      continue;
+    }
+    cut.push_back({begin - range.begin, 1, end - begin,
+                   fmt::format("{}, entries {} to {}", t.name, begin - t.offset, end - t.offset)});
+  }
+  return cut;
 }
 
 }  // namespace gradsync
