@@ -9,7 +9,8 @@
 #                 [--epochs 5] [--lr 0.2] [--target 0.95] [--runs "ring ring-bf16 powersgd:4 topk:0.01 sign"]
 #                 [--data DIR] [--out DIR]
 # A run is `ring`, `ring-bf16` or a --compress value (NAME[:PARAM], carried by the ring), with /noef for the
-# ablation without error feedback (topk:0.01/noef).
+# ablation without error feedback (topk:0.01/noef); or `ps` (the parameter server, bsp, one server on the first host)
+# and `ps+NAME[:PARAM]` (its workers push compressed), which the report sets against the dense `ps` run.
 # Writes to DIR (default results/compression-DATE): compression.csv (train --csv rows), epochs.csv (train
 # --epoch-csv rows), compression.txt (the table below), the chart time_to_accuracy.png/svg, logs/ with each run.
 # Exit status 1 if a run failed. GRADSYNC_TIMEOUT (seconds) replaces the per-run time limit.
@@ -45,10 +46,11 @@ absolute_mnist data_dir
 known="$("$BIN/train" --list-compressors | cut -f1 | sed 's/:.*//')"
 for run in $runs; do
   name="${run%/noef}"
+  name="${name#ps+}"
   case "$name" in
-    ring | ring-bf16) [ "$name" = "$run" ] || die "--runs: '$run': /noef needs a compressor (it drops the residual)" ;;
+    ring | ring-bf16 | ps) [ "$name" = "$run" ] || die "--runs: '$run': /noef needs a compressor (it drops the residual)" ;;
     *) grep -qx "${name%%:*}" <<<"$known" \
-      || die "--runs: '$run' is neither ring, ring-bf16 nor a compressor ($(paste -sd' ' <<<"$known"))" ;;
+      || die "--runs: '$run' is neither ring, ring-bf16, ps nor a compressor ($(paste -sd' ' <<<"$known"))" ;;
   esac
 done
 why="$("$CLUSTER" check)" || die "$why"
@@ -58,11 +60,15 @@ cluster_up "$hosts" --rate "$rate"
 
 for run in $runs; do
   args=(--sync ring)
+  compressor="$run"
   case "$run" in
-    ring) ;;
+    ps | ps+*) args=(--sync ps) compressor="${run#ps}" compressor="${compressor#+}" ;;
+  esac
+  case "$compressor" in
+    "" | ring) ;;
     ring-bf16) args=(--sync ring-bf16) ;;
-    */noef) args+=(--compress "${run%/noef}" --error-feedback 0) ;;
-    *) args+=(--compress "$run") ;;
+    */noef) args+=(--compress "${compressor%/noef}" --error-feedback 0) ;;
+    *) args+=(--compress "$compressor") ;;
   esac
   log="train_$(tr ':/' '__' <<<"$run")"
   cluster_run "$log" $((300 + 300 * epochs)) -- "$BIN/train" "${args[@]}" --model mlp --hidden "$hidden" \

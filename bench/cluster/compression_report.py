@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""bench_compression's table: each run against the dense ring of the same results folder.
+"""bench_compression's table: each run against the dense run of its family in the same results folder.
 
 Reads train --csv rows (one per run) and train --epoch-csv rows (one per epoch and run); prints per run the wire
-bytes per step and their share of the dense ring's, the time to the target accuracy (the elapsed time of the first
-epoch that reached it) and its ratio to the dense ring's, and the final accuracy and its distance to the dense
-ring's in points.
+bytes per step and their share of the dense run's, the time to the target accuracy (the elapsed time of the first
+epoch that reached it) and its ratio to the dense run's, and the final accuracy and its distance to the dense
+run's in points. The dense run of an allreduce run is the ring ("ring"); of a parameter-server run ("ps-...") the
+dense bsp parameter server ("ps-bsp").
 """
 import argparse
 import csv
@@ -27,12 +28,18 @@ def main():
         m = e["method"]
         if m not in reached and float(e["test_accuracy"]) >= a.target:
             reached[m] = float(e["elapsed_s"])
-    dense = next((r for r in runs if r["sync"] == "ring"), None)
-    if dense is None:
-        raise SystemExit(f"{a.runs}: no dense ring run to compare with")
-    dense_bytes = float(dense["wire_bytes_per_step"])
-    dense_acc = float(dense["test_accuracy"])
-    dense_time = reached.get("ring")
+    dense_of = {}
+    for family, name in (("ring", "ring"), ("ps", "ps-bsp")):
+        dense = next((r for r in runs if r["sync"] == name), None)
+        if dense is not None:
+            dense_of[family] = (float(dense["wire_bytes_per_step"]), float(dense["test_accuracy"]), reached.get(name))
+
+    def family(sync):
+        return "ps" if sync.startswith("ps") else "ring"
+
+    for r in runs:
+        if family(r["sync"]) not in dense_of:
+            raise SystemExit(f"{a.runs}: {r['sync']} has no dense run of its family to compare with")
 
     def ratio(x, y):
         return f"{x / y:.4f}" if x is not None and y else "-"
@@ -40,6 +47,7 @@ def main():
     print(f"{'run':<22} {'wire KB/step':>13} {'/ dense':>8} {'to ' + format(a.target, 'g') + ' s':>9} "
           f"{'/ dense':>8} {'accuracy':>9} {'- dense':>8} {'wall s':>8}")
     for r in runs:
+        dense_bytes, dense_acc, dense_time = dense_of[family(r["sync"])]
         wire = float(r["wire_bytes_per_step"]) if r["wire_bytes_per_step"] else None
         t = reached.get(r["sync"])
         acc = float(r["test_accuracy"])
