@@ -22,7 +22,8 @@ eval title('Time to accuracy: test accuracy vs training time')
 set xlabel 'elapsed wall-clock time (s)'
 set ylabel 'test accuracy (%)'
 set xrange [0:*]
-set key right bottom inside title 'method (MPI processes)'
+# Accuracy rises with time, so the top left stays empty (single-epoch runs are single points anywhere).
+set key left top inside title 'method (MPI processes)'
 if (exists("target")) { set arrow 1 from graph 0, first target * pct to graph 1, first target * pct nohead dt 3 lw 1.5 lc rgb '#555555' front
                         set label 3 sprintf('target %g %%', target * pct) at graph 0.01, first target * pct offset 0, 0.6 font ',10' }
 
