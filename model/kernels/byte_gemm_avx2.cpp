@@ -1,6 +1,7 @@
 // The byte kernels for AVX2 + FMA: 8 features per vector. With 16 vector registers, up to 6 outputs take two
 // examples per pass of the forward product (2 x 6 accumulators, two rows, one weight) and 16 features per pass of
-// the weight gradient (2 x 6 accumulators); more outputs take one example and 8 features. Compiled for AVX2
+// the weight gradient (2 x 6 accumulators); more outputs take two such passes, half of them each. Every lane sums
+// its products in the same order in either layout, so the bits do not depend on it. Compiled for AVX2
 // whatever the build's flags (the target pragma below); byte_gemm.cpp calls them only where the process runs
 // AVX2 or more.
 #include "cpu/isa_dispatch.hpp"
@@ -25,6 +26,10 @@ namespace gradsync::byte_kernels {
 namespace {
 
 constexpr std::size_t kLanes = 8;
+// Outputs one pass of a kernel takes: 2 x 6 accumulators, with two inputs and a weight or delta, fill the 16
+// registers. More outputs go in two passes (up to kMaxByteGemmOutputs = 12).
+constexpr int kOutputsPerPass = 6;
+static_assert(kMaxByteGemmOutputs <= 2 * kOutputsPerPass);
 
 __m256 widen(const std::uint8_t* p) {
   return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
@@ -81,7 +86,15 @@ void forward_examples(std::size_t f, const float* w, const std::uint8_t* const* 
 template <int C>
 void forward_kernel(std::size_t n, std::size_t f, const float* w, const std::uint8_t* const* rows, float scale, float* z,
                     std::size_t ldz) {
-  constexpr std::size_t kExamples = C <= 6 ? 2 : 1;
+  if constexpr (C > kOutputsPerPass) {
+    // Two passes over the batch, each with half the outputs and two examples: each weight loaded serves two
+    // examples, and a half's weights stay in L1 (all of a 10 x 784 layer's do not, with the rows streaming through).
+    constexpr int kFirst = (C + 1) / 2;
+    forward_kernel<kFirst>(n, f, w, rows, scale, z, ldz);
+    forward_kernel<C - kFirst>(n, f, w + kFirst * f, rows, scale, z + kFirst * ldz, ldz);
+    return;
+  }
+  constexpr std::size_t kExamples = 2;
   std::size_t j = 0;
   for (; j + kExamples <= n; j += kExamples) {
     // The batch is random rows of the training set: ask for them a few examples ahead, as gather_batch does.
@@ -97,7 +110,15 @@ void forward_kernel(std::size_t n, std::size_t f, const float* w, const std::uin
 template <int C>
 void gradient_kernel(std::size_t n, std::size_t f, const float* delta, std::size_t ldd, const std::uint8_t* const* rows,
                      float scale, float* dw, std::span<const std::uint8_t* const> upcoming) {
-  constexpr int V = C <= 6 ? 2 : 1;
+  if constexpr (C > kOutputsPerPass) {
+    // Two passes, each with half the outputs and two vectors of features: one broadcast of a delta serves two FMAs.
+    // The rows are read twice, from L2; the last pass asks for the upcoming ones.
+    constexpr int kFirst = (C + 1) / 2;
+    gradient_kernel<kFirst>(n, f, delta, ldd, rows, scale, dw, {});
+    gradient_kernel<C - kFirst>(n, f, delta + kFirst * ldd, ldd, rows, scale, dw + kFirst * f, upcoming);
+    return;
+  }
+  constexpr int V = 2;
   constexpr std::size_t kWidth = V * kLanes;
   const __m256 s = _mm256_set1_ps(scale);
   for (std::size_t k = 0; k < f; k += kWidth) {
