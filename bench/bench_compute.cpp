@@ -172,7 +172,10 @@ void add_options(CLI::App& app, Flags& f) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
   app.add_option("--data", f.data_dir, "MNIST directory (default: data/mnist)");
-  app.add_option("--models", f.models, "softmax and/or mlp")->capture_default_str();
+  app.add_option("--models", f.models, "softmax and/or mlp (space- or comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"softmax", "mlp"}))
+      ->capture_default_str();
   app.add_option("--batches", f.batches, "batch sizes")->capture_default_str();
   app.add_flag("--compare-default", f.compare_default,
                "also run every configuration on BLIS's default kernel set alone, alternating with the plan run for run");

@@ -1,7 +1,8 @@
 // The byte kernels for AVX2 + FMA: 8 features per vector. With 16 vector registers, up to 6 outputs take two
 // examples per pass of the forward product (2 x 6 accumulators, two rows, one weight) and 16 features per pass of
-// the weight gradient (2 x 6 accumulators); more outputs take two such passes, half of them each. Every lane sums
-// its products in the same order in either layout, so the bits do not depend on it. Compiled for AVX2
+// the weight gradient (2 x 6 accumulators). More outputs take two forward passes of half of them each, and one
+// vector of features in the weight gradient. Every lane sums its products in the same order in any of these
+// layouts, so the bits do not depend on them. Compiled for AVX2
 // whatever the build's flags (the target pragma below); byte_gemm.cpp calls them only where the process runs
 // AVX2 or more.
 #include "cpu/isa_dispatch.hpp"
@@ -26,8 +27,8 @@ namespace gradsync::byte_kernels {
 namespace {
 
 constexpr std::size_t kLanes = 8;
-// Outputs one pass of a kernel takes: 2 x 6 accumulators, with two inputs and a weight or delta, fill the 16
-// registers. More outputs go in two passes (up to kMaxByteGemmOutputs = 12).
+// Outputs one pass of a kernel takes with two examples (or vectors of features): 2 x 6 accumulators, with two inputs
+// and a weight or delta, fill the 16 registers.
 constexpr int kOutputsPerPass = 6;
 static_assert(kMaxByteGemmOutputs <= 2 * kOutputsPerPass);
 
@@ -110,15 +111,9 @@ void forward_kernel(std::size_t n, std::size_t f, const float* w, const std::uin
 template <int C>
 void gradient_kernel(std::size_t n, std::size_t f, const float* delta, std::size_t ldd, const std::uint8_t* const* rows,
                      float scale, float* dw, std::span<const std::uint8_t* const> upcoming) {
-  if constexpr (C > kOutputsPerPass) {
-    // Two passes, each with half the outputs and two vectors of features: one broadcast of a delta serves two FMAs.
-    // The rows are read twice, from L2; the last pass asks for the upcoming ones.
-    constexpr int kFirst = (C + 1) / 2;
-    gradient_kernel<kFirst>(n, f, delta, ldd, rows, scale, dw, {});
-    gradient_kernel<C - kFirst>(n, f, delta + kFirst * ldd, ldd, rows, scale, dw + kFirst * f, upcoming);
-    return;
-  }
-  constexpr int V = 2;
+  // More outputs than a pass of two vectors holds take one vector of features; split into two passes of two
+  // vectors instead (the forward product's remedy), the rows are read twice and it measured no faster.
+  constexpr int V = C <= kOutputsPerPass ? 2 : 1;
   constexpr std::size_t kWidth = V * kLanes;
   const __m256 s = _mm256_set1_ps(scale);
   for (std::size_t k = 0; k < f; k += kWidth) {

@@ -15,6 +15,7 @@
 #include "cpu/isa_dispatch.hpp"
 #include "model/dataset.hpp"
 #include "model/kernels/byte_gemm.hpp"
+#include "model/kernels/cold_rows.hpp"
 #include "model/kernels/gemm.hpp"
 #include "model/kernels/kernel_sets.hpp"
 
@@ -123,15 +124,20 @@ PlannedGemm time_shape(const GemmShape& g, std::span<const std::string> sets, co
 }  // namespace
 
 double widen_batch_seconds(std::size_t examples, std::size_t features, int rounds) {
-  std::vector<std::uint8_t> bytes(examples * features, 77);
+  ColdRows source(examples, features);
   std::vector<float> rows(examples * features);
-  // As gather_batch runs it: compiled for the process's instruction set.
+  // As gather_batch runs it: a new batch of random rows, each asked for kGatherLookahead rows ahead, compiled for the
+  // process's instruction set.
   const auto widen = [&] {
+    const std::span<const std::uint8_t* const> batch = source.next();
     on_active_isa([&]() GRADSYNC_INLINE_LOOP {
-      for (std::size_t j = 0; j < examples; ++j) widen_row(&bytes[j * features], features, &rows[j * features]);
+      for (std::size_t j = 0; j < examples; ++j) {
+        if (j + kGatherLookahead < examples) request_bytes(batch[j + kGatherLookahead], features);
+        widen_row(batch[j], features, &rows[j * features]);
+      }
     });
   };
-  const int repeats = static_cast<int>(std::clamp(1.5e7 / static_cast<double>(bytes.size() + 1), 1.0, 2000.0));
+  const int repeats = static_cast<int>(std::clamp(1.5e7 / static_cast<double>(rows.size() + 1), 1.0, 2000.0));
   double best = std::numeric_limits<double>::infinity();
   time_calls(widen, 2);
   for (int r = 0; r < rounds; ++r) best = std::min(best, time_calls(widen, repeats));

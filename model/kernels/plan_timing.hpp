@@ -36,8 +36,9 @@ KernelPlan measure_kernel_plan(std::span<const GemmShape> shapes, std::span<cons
 void choose_batch_products_together(KernelPlan& plan, std::string_view preferred,
                                     const std::function<double(std::size_t, std::size_t)>& widen_seconds);
 
-// Seconds to widen `examples` rows of `features` bytes into floats (widen_row, as the gather does), rows in cache:
-// the least over `rounds` (>= 1) samples of about half a millisecond. The widen_seconds of the functions above.
+// Seconds to gather and widen `examples` random rows of `features` bytes into floats (widen_row, as the gather does),
+// the rows out of cache as a step's are (cold_rows.hpp): the least over `rounds` (>= 1) samples of about half a
+// millisecond. The widen_seconds of the functions above.
 double widen_batch_seconds(std::size_t examples, std::size_t features, int rounds);
 
 }  // namespace gradsync
