@@ -107,7 +107,7 @@ BlisConfig configure_blis(int threads) {
     if (const auto better = better_kernel_set(detected_name, cpu, runnable)) {
       setenv("BLIS_ARCH_TYPE", std::to_string(*blis_arch_index(*better)).c_str(), 1);
       config.reason = detected_name == "generic"
-                          ? fmt::format("BLIS chose generic on this AVX2+FMA CPU; selected {}", *better)
+                          ? fmt::format("BLIS chose generic, not knowing this CPU; selected {}", *better)
                           : fmt::format("BLIS chose {}, but {}={} hides AVX-512; selected {}", detected_name,
                                         kIsaVariable, isa_name(active_isa()), *better);
     } else {

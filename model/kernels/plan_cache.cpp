@@ -24,9 +24,12 @@ namespace gradsync {
 namespace {
 
 // v3: the default set wins within 10%; v4: the byte kernels are a candidate for the input layer's products;
-// v5: the products of one batch are chosen together. The version is part of the cache key too, so that builds of
-// two versions on one machine keep a file each instead of measuring again whenever the other wrote last.
-constexpr std::string_view kCacheVersion = "v5";
+// v5: the products of one batch are chosen together; v6: widening a batch is charged on rows out of cache, and the
+// AVX2 byte kernels take more than 6 outputs in two passes. A change to the rules that choose, or to a candidate's
+// speed, takes a new version as well as a change of format: a plan chosen under the old rules is not reused. The
+// version is part of the cache key too, so that builds of two versions on one machine keep a file each instead of
+// measuring again whenever the other wrote last.
+constexpr std::string_view kCacheVersion = "v6";
 constexpr std::string_view kCacheHeader = "# gradsync BLIS kernel plan";
 // The last line: a file cut short (a full disk, a copy interrupted) can end in a line that still parses ("zen3"
 // cut to "zen"), so a file without it is not read.
