@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "cpu/isa.hpp"
+#include "model/data_error.hpp"
 #include "model/dataset.hpp"
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/byte_gemm.hpp"
@@ -34,6 +35,7 @@
 #include "model/kernels/installed_plan.hpp"
 #include "model/kernels/plan_cache.hpp"
 #include "model/rng.hpp"
+#include "trainers/data_source.hpp"
 
 namespace {
 
@@ -142,14 +144,14 @@ double median(std::vector<double> v) {
 }
 
 struct Flags {
-  std::string data_dir = "data/mnist";
+  std::string data_dir;  // empty: the source tree's data/mnist, as train reads it
   std::vector<std::size_t> batches = {32, 256}, outputs = {10, 128};
   int rounds = 15;
   double block_s = 0.05;
 };
 
 void add_options(CLI::App& app, Flags& f) {
-  app.add_option("--data", f.data_dir, "MNIST directory")->capture_default_str();
+  app.add_option("--data", f.data_dir, "MNIST directory (default: data/mnist)");
   app.add_option("--batches", f.batches, "batch sizes")->capture_default_str();
   app.add_option("--outputs", f.outputs, "input layer widths (10: softmax regression, 128: MLP-128)")
       ->capture_default_str();
@@ -302,7 +304,15 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   refuse_bad_isa_request("bench_batch_layout");
   const BlisConfig blis = configure_blis(1);
-  const Dataset train = load_idx_dataset(f.data_dir).train;
+  Dataset train;
+  try {
+    TrainConfig config;
+    config.data_dir = f.data_dir;
+    train = load_training_data(config).train;
+  } catch (const DataError& e) {  // bad --data: one line and exit 2, as every binary (docs/reference.md)
+    fmt::print(stderr, "bench_batch_layout: error: {}\n", e.what());
+    return 2;
+  }
   std::vector<GemmShape> shapes;
   const std::vector<Case> cases = make_cases(f, train.features, shapes);
   const KernelPlan plan = make_kernel_plan(shapes, blis);

@@ -20,6 +20,7 @@
 
 #include "bench/fma_peak.hpp"
 #include "cpu/isa.hpp"
+#include "model/data_error.hpp"
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/byte_gemm.hpp"
 #include "model/kernels/gemm.hpp"
@@ -371,7 +372,12 @@ int main(int argc, char** argv) {
   refuse_bad_isa_request("bench_compute");
   const BlisConfig blis = configure_blis(1);
   MPI_Init(&argc, &argv);
-  const int code = run(f, blis, out);
+  int code = 2;
+  try {
+    code = run(f, blis, out);
+  } catch (const DataError& e) {  // bad --data: one line and exit 2, as every binary (docs/reference.md)
+    fmt::print(stderr, "bench_compute: error: {}\n", e.what());
+  }
   MPI_Finalize();
   return code;
 }
