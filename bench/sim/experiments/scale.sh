@@ -62,6 +62,11 @@ calibrate() {
     --allreduce "$dir/fit.csv" --link-gbps "${gbps:-1}" --out "$dir/model_fit" --tuning-out "$file" --link "$link" \
     --cost-model-bin "$host_bin/cost_model" >"$dir/model_fit.log" 2>&1 || true
   grep -q "^${link}_alpha_us" "$file" 2>/dev/null || die "scale: no $link link from the fit on $platform: see $dir/model_fit.log"
+  # The same fit with no reduction cost, the model of what this sweep charges (scale_report.py --comm-tuning): with
+  # gamma measured on this CPU in the model but not in the simulation, the fit bends beta to make up for it.
+  python3 "$GRADSYNC_ROOT/bench/cluster/fit_cost_model.py" --pingpong "$dir/pingpong.csv" --gamma-ns-per-byte 0 \
+    --allreduce "$dir/fit.csv" --link-gbps "${gbps:-1}" --out "$dir/model_fit_comm" --tuning-out "${file%.txt}-comm.txt" \
+    --link "$link" --cost-model-bin "$host_bin/cost_model" >"$dir/model_fit_comm.log" 2>&1 || true
 }
 
 for p in $platforms; do
@@ -89,6 +94,8 @@ for p in $platforms; do
     SELECTOR=mpich smpi_run "$p" "$np" "$out/$p/np$np-mpich.log" bench_allreduce --methods mpi "${sweep[@]}" \
       "${big[@]}" --max-bytes "$(fitting_bytes "$np" 4)" --csv "$out/$p/np$np-mpich.csv"
   done
+  comm=()
+  [ ! -f "${t%.txt}-comm.txt" ] || comm=(--comm-tuning "${t%.txt}-comm.txt")
   python3 "$SIM_DIR/scale_report.py" --platform "$p" --dir "$out/$p" --tuning "$t" --ranks-per-host "$per_host" \
-    --cost-model-bin "$host_bin/cost_model"
+    --cost-model-bin "$host_bin/cost_model" "${comm[@]}"
 done
