@@ -323,13 +323,12 @@ void print_tables(const Flags& f, const BlisConfig& blis, const Tables& t) {
 }
 
 // After MPI_Init: every configuration, then the tables. Returns the exit code.
-int run(const Flags& f, const BlisConfig& blis, std::FILE* out) {
+int run(const Flags& f, const BlisConfig& blis, const TrainTest& data, std::FILE* out) {
   const Comm self(MPI_COMM_SELF);
   TrainConfig base;
   base.data_dir = f.data_dir;
   base.epochs = f.epochs;
   base.quiet = true;
-  const TrainTest data = load_training_data(base);
   fmt::print("bench_compute: serial, 1 core, real MNIST, {} epochs, median of {}; {}\n", f.epochs, f.reps,
              kernels_summary(blis));
   const double peak = bench::fma_peak_gflops();
@@ -359,7 +358,17 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (f.remeasure) setenv("GRADSYNC_KERNEL_CACHE", "off", 1);  // make_kernel_plan: always measure, never write
-  // Opened before a minute of runs, so that a bad path fails at once.
+  // The data and the CSV are both checked before a minute of runs, the data first so that a mistyped --data
+  // leaves an earlier CSV as it was.
+  TrainTest data;
+  try {
+    TrainConfig config;
+    config.data_dir = f.data_dir;
+    data = load_training_data(config);
+  } catch (const DataError& e) {  // bad --data: one line and exit 2, as every binary (docs/reference.md)
+    fmt::print(stderr, "bench_compute: error: {}\n", e.what());
+    return 2;
+  }
   std::FILE* out = nullptr;
   if (!f.csv.empty()) {
     out = std::fopen(f.csv.c_str(), "w");
@@ -372,12 +381,7 @@ int main(int argc, char** argv) {
   refuse_bad_isa_request("bench_compute");
   const BlisConfig blis = configure_blis(1);
   MPI_Init(&argc, &argv);
-  int code = 2;
-  try {
-    code = run(f, blis, out);
-  } catch (const DataError& e) {  // bad --data: one line and exit 2, as every binary (docs/reference.md)
-    fmt::print(stderr, "bench_compute: error: {}\n", e.what());
-  }
+  const int code = run(f, blis, data, out);
   MPI_Finalize();
   return code;
 }

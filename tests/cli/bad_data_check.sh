@@ -24,6 +24,7 @@ expect_refusal() {  # <binary> <--data value> <text the one line must contain>
   grep -qF -- "$3" <<<"$output" || fail "$name --data $2: the line does not say '$3'"
 }
 for binary in "$@"; do
+  binary="$(realpath "$binary")"  # the runs start in a scratch directory
   expect_refusal "$binary" "$work/missing" "no such directory"
   expect_refusal "$binary" "$work/a-file" "not a directory"
   expect_refusal "$binary" "$work/empty" "missing train-images-idx3-ubyte"
