@@ -10,7 +10,8 @@
 # np = N and a short straggler run (parameter-server staleness). A few minutes on 2 cores once built.
 # Usage: scripts/run.sh [--np N] [--epochs E] [--batch B] [--reps R] [--out DIR]
 # Results go to results/run-DATE/ (or DIR): host.txt (CPU, host state at the start), the CSVs, each driver's table
-# (*.txt), sync_ab.csv (each paired run's steps and its probes), logs/ and charts/.
+# (*.txt), sync_ab.csv (each paired run's steps and its probes), summary.txt (what it prints at the end), logs/ and
+# charts/.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 start=$SECONDS
@@ -96,29 +97,34 @@ done
 say "5/5 charts"
 "$GRADSYNC_ROOT/plots/make_charts.sh" "$out" >"$out/charts.txt" || failed+=("charts (plots/make_charts.sh)")
 
-echo
-sed 's/^# //' "$out/host.txt"
-echo "MNIST, MLP 784-128-10, batch $batch per worker, np=$np on $ncores cores, against the serial run."
-if [ "$(lines "$out/sync_ab.csv")" -gt 1 ]; then
-  echo "Headline: ring, mpi, ring-bf16 and serial (rank 0 alone) steps alternated every 32 steps inside one run"
-  echo "(bench_sync, per-step times; speedup = np x serial step / step), median and range of the paired runs:"
-  headline "$out/sync_ab.csv" "$out/scaling.csv" "$np"
-fi
-echo
-echo "Secondary: each method in runs of its own (train, $epochs epochs, constant total work), median of the runs in"
-echo "the host state most of them saw, range of all $reps:"
-"$GRADSYNC_ROOT/bench/compare_table.sh" "$out/scaling.csv" "$np"
-sed -n '/^runs that saw another host state/,/^results: /{/^results: /!p}' "$out/scaling.txt"
-echo
-[ "$straggler_np" -le "$ncores" ] || \
-  echo "note: the straggler run uses $straggler_np ranks on $ncores cores (oversubscribed): its staleness is real, its timings are not"
-echo "results: $out"
-echo "  machine: host.txt (CPU, host state at the start)"
-echo "  tables:  sync_ab.txt (paired runs), scaling.txt (np 1..$np), collectives.txt (allreduce sweep), straggler.txt"
-echo "  data:    sync_ab.csv scaling.csv train.csv epochs.csv host_state.csv allreduce.csv straggler.csv staleness.csv;"
-echo "           per-run logs in logs/"
-if [ -s "$out/charts.txt" ] && grep -q '\.png$' "$out/charts.txt"; then
-  echo "  charts:  $out/charts/ ($(sed -n 's|.*/\([^/]*\)\.png$|\1|p' "$out/charts.txt" | tr '\n' ' ' | sed 's/ $//'); PNG and SVG)"
-fi
-echo "done in $((SECONDS - start)) s"
+# The summary goes to the screen and to summary.txt: the flags it prints (a paired headline and its separate runs
+# apart, runs left out) are findings of the run, not only of the session that watched it.
+summary() {
+  echo
+  sed 's/^# //' "$out/host.txt"
+  echo "MNIST, MLP 784-128-10, batch $batch per worker, np=$np on $ncores cores, against the serial run."
+  if [ "$(lines "$out/sync_ab.csv")" -gt 1 ]; then
+    echo "Headline: ring, mpi, ring-bf16 and serial (rank 0 alone) steps alternated every 32 steps inside one run"
+    echo "(bench_sync, per-step times; speedup = np x serial step / step), median and range of the paired runs:"
+    headline "$out/sync_ab.csv" "$out/scaling.csv" "$np"
+  fi
+  echo
+  echo "Secondary: each method in runs of its own (train, $epochs epochs, constant total work), median of the runs in"
+  echo "the host state most of them saw, range of all $reps:"
+  "$GRADSYNC_ROOT/bench/compare_table.sh" "$out/scaling.csv" "$np"
+  sed -n '/^runs that saw another host state/,/^results: /{/^results: /!p}' "$out/scaling.txt"
+  echo
+  [ "$straggler_np" -le "$ncores" ] || \
+    echo "note: the straggler run uses $straggler_np ranks on $ncores cores (oversubscribed): its staleness is real, its timings are not"
+  echo "results: $out"
+  echo "  machine: host.txt (CPU, host state at the start); this summary: summary.txt"
+  echo "  tables:  sync_ab.txt (paired runs), scaling.txt (np 1..$np), collectives.txt (allreduce sweep), straggler.txt"
+  echo "  data:    sync_ab.csv scaling.csv train.csv epochs.csv host_state.csv allreduce.csv straggler.csv staleness.csv;"
+  echo "           per-run logs in logs/"
+  if [ -s "$out/charts.txt" ] && grep -q '\.png$' "$out/charts.txt"; then
+    echo "  charts:  $out/charts/ ($(sed -n 's|.*/\([^/]*\)\.png$|\1|p' "$out/charts.txt" | tr '\n' ' ' | sed 's/ $//'); PNG and SVG)"
+  fi
+  echo "done in $((SECONDS - start)) s"
+}
+summary | tee "$out/summary.txt"
 [ "${#failed[@]}" -eq 0 ] || die "failed: $(printf '%s; ' "${failed[@]}")see the messages above and $out/logs"
