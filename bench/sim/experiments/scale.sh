@@ -81,7 +81,7 @@ for p in $platforms; do
     # (bench/cluster/fit_cost_model.py). Across hosts one rank per host (on 8-rank hosts, the 1-rank twin of the
     # platform: the same links), and on 8-rank hosts also within one host.
     t="$out/$p/tuning.txt"
-    rm -f "$t"
+    rm -f "$t" "${t%.txt}-comm.txt"
     calibrate inter "${p/-8pn/-1pn}" "$out/$p" "$t"
     [ "$per_host" = 1 ] || calibrate intra "$p" "$out/$p/intra" "$t"
   fi
@@ -94,8 +94,14 @@ for p in $platforms; do
     SELECTOR=mpich smpi_run "$p" "$np" "$out/$p/np$np-mpich.log" bench_allreduce --methods mpi "${sweep[@]}" \
       "${big[@]}" --max-bytes "$(fitting_bytes "$np" 4)" --csv "$out/$p/np$np-mpich.csv"
   done
+  # The gamma = 0 fit is a second view: checked only when it gave every link auto's tuning has.
   comm=()
-  [ ! -f "${t%.txt}-comm.txt" ] || comm=(--comm-tuning "${t%.txt}-comm.txt")
+  links_of() { sed -n 's/^\([a-z]*\)_alpha_us.*/\1/p' "$1" | sort | tr '\n' ' '; }
+  if [ -f "${t%.txt}-comm.txt" ] && [ "$(links_of "${t%.txt}-comm.txt")" = "$(links_of "$t")" ]; then
+    comm=(--comm-tuning "${t%.txt}-comm.txt")
+  elif [ -z "$tuning" ]; then
+    say "scale: no complete gamma = 0 fit for $p (see model_fit_comm.log): scale.md checks auto's tuning only"
+  fi
   python3 "$SIM_DIR/scale_report.py" --platform "$p" --dir "$out/$p" --tuning "$t" --ranks-per-host "$per_host" \
     --cost-model-bin "$host_bin/cost_model" "${comm[@]}"
 done
