@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <span>
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -27,7 +28,6 @@
 #include <vector>
 
 #include "cpu/isa.hpp"
-#include "model/data_error.hpp"
 #include "model/dataset.hpp"
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/byte_gemm.hpp"
@@ -304,15 +304,11 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   refuse_bad_isa_request("bench_batch_layout");
   const BlisConfig blis = configure_blis(1);
-  Dataset train;
-  try {
-    TrainConfig config;
-    config.data_dir = f.data_dir;
-    train = load_training_data(config).train;
-  } catch (const DataError& e) {  // bad --data: one line and exit 2, as every binary (docs/reference.md)
-    fmt::print(stderr, "bench_batch_layout: error: {}\n", e.what());
-    return 2;
-  }
+  TrainConfig data_config;
+  data_config.data_dir = f.data_dir;
+  const std::optional<TrainTest> data = load_training_data_alone(data_config, "bench_batch_layout");
+  if (!data) return 2;  // bad --data, said in one line (docs/reference.md)
+  const Dataset& train = data->train;
   std::vector<GemmShape> shapes;
   const std::vector<Case> cases = make_cases(f, train.features, shapes);
   const KernelPlan plan = make_kernel_plan(shapes, blis);

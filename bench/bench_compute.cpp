@@ -16,11 +16,11 @@
 #include <functional>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <vector>
 
 #include "bench/fma_peak.hpp"
 #include "cpu/isa.hpp"
-#include "model/data_error.hpp"
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/byte_gemm.hpp"
 #include "model/kernels/gemm.hpp"
@@ -360,15 +360,10 @@ int main(int argc, char** argv) {
   if (f.remeasure) setenv("GRADSYNC_KERNEL_CACHE", "off", 1);  // make_kernel_plan: always measure, never write
   // The data and the CSV are both checked before a minute of runs, the data first so that a mistyped --data
   // leaves an earlier CSV as it was.
-  TrainTest data;
-  try {
-    TrainConfig config;
-    config.data_dir = f.data_dir;
-    data = load_training_data(config);
-  } catch (const DataError& e) {  // bad --data: one line and exit 2, as every binary (docs/reference.md)
-    fmt::print(stderr, "bench_compute: error: {}\n", e.what());
-    return 2;
-  }
+  TrainConfig data_config;
+  data_config.data_dir = f.data_dir;
+  const std::optional<TrainTest> data = load_training_data_alone(data_config, "bench_compute");
+  if (!data) return 2;  // bad --data, said in one line (docs/reference.md)
   std::FILE* out = nullptr;
   if (!f.csv.empty()) {
     out = std::fopen(f.csv.c_str(), "w");
@@ -381,7 +376,7 @@ int main(int argc, char** argv) {
   refuse_bad_isa_request("bench_compute");
   const BlisConfig blis = configure_blis(1);
   MPI_Init(&argc, &argv);
-  const int code = run(f, blis, data, out);
+  const int code = run(f, blis, *data, out);
   MPI_Finalize();
   return code;
 }

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "model/data_error.hpp"
 #include "model/idx_reader.hpp"
 
 namespace gradsync {
@@ -25,6 +26,15 @@ TrainTest load_training_data(const TrainConfig& config) {
     throw DataError(fmt::format("{}: no such directory; {}", dir, fix));
   }
   return load_idx_dataset(dir);
+}
+
+std::optional<TrainTest> load_training_data_alone(const TrainConfig& config, std::string_view program) {
+  try {
+    return load_training_data(config);
+  } catch (const DataError& e) {
+    fmt::print(stderr, "{}: error: {}\n", program, e.what());
+    return std::nullopt;
+  }
 }
 
 std::optional<TrainTest> load_training_data_on_every_rank(const TrainConfig& config, const Comm& world,

@@ -18,6 +18,10 @@ std::string default_data_dir(const std::string& dataset);
 // fix.
 TrainTest load_training_data(const TrainConfig& config);
 
+// For a tool that runs alone (no other ranks to agree with; before or without MPI_Init): the dataset, or nullopt
+// after printing "<program>: error: <why>" to stderr for bad data (DataError), which such a tool answers with exit 2.
+std::optional<TrainTest> load_training_data_alone(const TrainConfig& config, std::string_view program);
+
 // Collective over `world`: every rank loads the dataset, and all learn whether every rank could (Comm::all_ok),
 // so that they stop together. A rank that failed prints "<program>: error (rank R): <why>" to stderr; then every
 // rank gets nullopt.

@@ -69,6 +69,9 @@ calibrate() {
     --link "$link" --cost-model-bin "$host_bin/cost_model" >"$dir/model_fit_comm.log" 2>&1 || true
 }
 
+# links_of TUNING: the links a tuning file describes ("inter intra "), to tell a complete fit from a partial one.
+links_of() { sed -n 's/^\([a-z]*\)_alpha_us.*/\1/p' "$1" | sort | tr '\n' ' '; }
+
 for p in $platforms; do
   mkdir -p "$out/$p"
   per_host=1
@@ -96,7 +99,6 @@ for p in $platforms; do
   done
   # The gamma = 0 fit is a second view: checked only when it gave every link auto's tuning has.
   comm=()
-  links_of() { sed -n 's/^\([a-z]*\)_alpha_us.*/\1/p' "$1" | sort | tr '\n' ' '; }
   if [ -f "${t%.txt}-comm.txt" ] && [ "$(links_of "${t%.txt}-comm.txt")" = "$(links_of "$t")" ]; then
     comm=(--comm-tuning "${t%.txt}-comm.txt")
   elif [ -z "$tuning" ]; then
