@@ -176,21 +176,25 @@ def modelled(method, p, n, chunk, params=None, per_host=None):
 CALIBRATED = ("ring", "rd", "rhd")  # one-level methods whose own times calibrate auto's link
 
 
-def calibrate(measured, gamma, beta0):
+def calibrate(measured, gamma, alpha0, beta0):
     """auto's link (alpha, beta), fitted to the times of the one-level methods in an allreduce run on that link,
     least squares in log time over every size, with a per-call cost common to all methods (the agreement check and
     call overheads: it cannot change a choice, so it is fitted and left out of the tuning file). The ping-pong's
     alpha and beta describe a single message; a collective's steps also pay for matching, progress and, on the
     emulated links, HTB's burst allowance for small messages, and auto's crossovers are what must come out right.
+    The search spans the ping-pong's alpha0 and beta0 by factors, so it fits a 1 us simulated link as well as a
+    30 us emulated one (a grid in absolute microseconds stopped at its edge on the fast links, and a per-call cost
+    then went into alpha, which counts rhd's messages twice as often as rd's).
     Returns (alpha, beta, per_call, rms_log_error) or None without such rows."""
     rows = [(r["method"], int(r["np"]), int(r["bytes"]), int(r["chunk_bytes"] or 0), float(r["time_us"]) * 1e-6)
             for r in measured if r["method"] in CALIBRATED]
     if len({r[0] for r in rows}) < 2:
         return None
     best = None
-    alphas = [2e-6 * 1.15 ** i for i in range(36)]            # 2 us .. ~270 us
-    scales = [0.5 + 0.05 * i for i in range(17)]              # beta0 x 0.5 .. 1.3
-    per_calls = [5e-6 * i for i in range(41)]                  # 0 .. 200 us
+    alphas = [alpha0 * 1.1 ** i for i in range(-15, 45)]      # alpha0 x 0.24 .. x 67
+    scales = [0.25 + 0.05 * i for i in range(26)]             # beta0 x 0.25 .. 1.5
+    t_min = min(t for *_, t in rows)
+    per_calls = [t_min * i / 40 for i in range(40)]           # 0 .. nearly all of the fastest call
     for a in alphas:
         for sc in scales:
             preds = [modelled(m, p, n, chunk, (a, beta0 * sc, gamma), 1) for m, p, n, chunk, _ in rows]
@@ -434,7 +438,7 @@ def tune_from_collectives(args, fit, measured, rows_out):
     parameters: a model from first principles, checked against this run.)"""
     report = []
     if args.tuning_out and args.link == "inter" and MODELLED["bin"] and args.ranks_per_host == 1:
-        cal = calibrate(measured, fit.gamma, fit.beta)
+        cal = calibrate(measured, fit.gamma, fit.alpha, fit.beta)
         if cal:
             a_cal, b_cal, c_cal, rms = cal
             write_tuning(args.tuning_out, "inter", a_cal, b_cal, fit.gamma)
