@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 #include "trace/recorder.hpp"
 
@@ -38,6 +41,44 @@ CostModel rank0_model(const Comm& comm) {
                            : "rank 0's tuning file"};
 }
 
+// Which entries of `methods` auto may choose: the modelled ones, narrowed by rank 0's GRADSYNC_AUTO_METHODS (as
+// NCCL_ALGO narrows NCCL's), as a bit per entry. Rank 0's list on every rank: the candidates are planned
+// collectively, so every rank must plan the same ones.
+std::uint64_t rank0_candidates(const Comm& comm, std::span<const AllreduceMethod> methods) {
+  std::uint64_t mask = 0;
+  std::string problem;
+  if (comm.rank() == 0) {
+    std::string allowed;
+    for (std::size_t i = 0; i < methods.size() && i < 64; ++i)
+      if (methods[i].modelled) {
+        mask |= std::uint64_t{1} << i;
+        allowed += fmt::format("{}{}", allowed.empty() ? "" : ", ", methods[i].name);
+      }
+    if (const char* list = std::getenv("GRADSYNC_AUTO_METHODS"); list && *list) {
+      std::uint64_t wanted = 0;
+      const std::string text = list;
+      for (std::size_t start = 0; start <= text.size() && problem.empty();) {
+        const std::size_t end = std::min(text.find(',', start), text.size());
+        const std::string name = text.substr(start, end - start);
+        std::size_t i = 0;
+        while (i < methods.size() && !((mask >> i & 1) && methods[i].name == name)) ++i;
+        if (i == methods.size())
+          problem =
+              fmt::format("GRADSYNC_AUTO_METHODS={}: '{}' is not a method auto can choose ({})", text, name, allowed);
+        else
+          wanted |= std::uint64_t{1} << i;
+        start = end + 1;
+      }
+      mask = wanted;
+    }
+  }
+  if (!comm.all_ok(problem.empty()))
+    throw std::runtime_error(comm.rank() == 0 ? fmt::format("auto: {}", problem)
+                                              : "auto: rank 0 refused its GRADSYNC_AUTO_METHODS");
+  check_mpi(MPI_Bcast(&mask, 1, MPI_UINT64_T, 0, comm.native()), "MPI_Bcast (auto's candidates)", comm.rank());
+  return mask;
+}
+
 int ranks_per_host(const Comm& comm, const AllreduceOptions& options) {
   if (options.ranks_per_host > 0) return options.ranks_per_host;
   const auto [fewest, most] = comm.min_max(static_cast<std::uint64_t>(comm.split_by_node().size()));
@@ -51,10 +92,17 @@ AutoAllreduce::AutoAllreduce(Comm comm, AllreduceOptions options, std::span<cons
   AllreduceOptions part = options;
   part.check_agreement = false;  // auto's own check covers the part it runs
   part.ranks_per_host = ranks_per_host_;
-  for (const AllreduceMethod& m : methods) {
-    if (!m.modelled) continue;
+  const std::uint64_t allowed = rank0_candidates(comm_, methods);
+  for (std::size_t i = 0; i < methods.size() && i < 64; ++i) {
+    const AllreduceMethod& m = methods[i];
+    if (!(allowed >> i & 1)) continue;
     if (m.two_level && (ranks_per_host_ <= 1 || ranks_per_host_ >= comm_.size())) continue;  // it would be the ring
     candidates_.push_back(m.make(comm_, part));
+  }
+  if (candidates_.empty()) {  // the same on every rank: the list and the layout are
+    const char* list = comm_.rank() == 0 ? std::getenv("GRADSYNC_AUTO_METHODS") : "(rank 0's)";
+    throw std::runtime_error(fmt::format("auto: GRADSYNC_AUTO_METHODS={} leaves no method for {} ranks, {} per host",
+                                         list ? list : "", comm_.size(), ranks_per_host_));
   }
 }
 

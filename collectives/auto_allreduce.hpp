@@ -23,7 +23,9 @@ class AutoAllreduce final : public Allreduce {
   static constexpr double kTieMargin = 0.05;
   // Collective over `comm`: it finds the hosts (or takes options.ranks_per_host), broadcasts rank 0's cost model,
   // and plans every candidate: the modelled entries of `methods` (the registry, methods.hpp, which passes itself),
-  // in their order. A tuning file rank 0 cannot read is an error (std::runtime_error) on every rank.
+  // in their order; rank 0's GRADSYNC_AUTO_METHODS (a comma list) narrows them for every rank. A tuning file
+  // rank 0 cannot read, a name in that list auto cannot choose, or a list that leaves nothing for this layout is an
+  // error (std::runtime_error) on every rank.
   AutoAllreduce(Comm comm, AllreduceOptions options, std::span<const AllreduceMethod> methods);
   std::string_view name() const override { return "auto"; }
   // The candidate chosen for `count` elements of `type`, and the model behind it.

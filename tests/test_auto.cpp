@@ -88,3 +88,46 @@ TEST_CASE("auto makes the model's choice, the same on every rank, and sums exact
     }
   }
 }
+
+TEST_CASE("GRADSYNC_AUTO_METHODS narrows auto's candidates on every rank to rank 0's list, and refuses a bad one") {
+  const Comm world = Comm::world();
+  struct AutoMethods {  // the variable for this case only, per rank
+    explicit AutoMethods(const std::string& value) { ::setenv("GRADSYNC_AUTO_METHODS", value.c_str(), 1); }
+    ~AutoMethods() { ::unsetenv("GRADSYNC_AUTO_METHODS"); }
+  };
+  AllreduceOptions flat;
+  flat.ranks_per_host = 1;
+  SUBCASE("rank 0's list is every rank's: rd alone, whatever the others say") {
+    const AutoMethods env(world.rank() == 0 ? "rd" : "ring");
+    AutoAllreduce a(world, flat, allreduce_method_table());
+    for (std::size_t count : {std::size_t{1}, std::size_t{1} << 22}) {  // the ring's and rhd's sizes unnarrowed
+      CAPTURE(count);
+      CHECK(a.choice(count, Dtype::f32) == "rd");
+      std::vector<float> data(count, static_cast<float>(world.rank() + 1));
+      a.run(std::span<float>(data));
+      CHECK(data.back() == static_cast<float>(world.size() * (world.size() + 1) / 2));
+    }
+  }
+  SUBCASE("a list of two keeps the model's choice between them") {
+    const AutoMethods env("rhd,rd");
+    AutoAllreduce a(world, flat, allreduce_method_table());
+    const std::string small(a.choice(1, Dtype::f32)), large(a.choice(std::size_t{1} << 22, Dtype::f32));
+    CHECK((small == "rd" || small == "rhd"));
+    CHECK((large == "rd" || large == "rhd"));
+    CHECK(*a.model().predict(large, std::size_t{4} << 22, world.size(), 1, 0) <=
+          *a.model().predict(large == "rd" ? "rhd" : "rd", std::size_t{4} << 22, world.size(), 1, 0) *
+              (1 + AutoAllreduce::kTieMargin));
+  }
+  SUBCASE("a name auto cannot choose is refused on every rank, naming it") {
+    const AutoMethods env(world.rank() == 0 ? "rd,mpi" : "rd");
+    CHECK_THROWS_WITH_AS(AutoAllreduce(world, flat, allreduce_method_table()),
+                         doctest::Contains(world.rank() == 0 ? "'mpi' is not a method auto can choose"
+                                                             : "rank 0 refused its GRADSYNC_AUTO_METHODS"),
+                         std::runtime_error);
+  }
+  SUBCASE("a list that leaves nothing for the layout is refused on every rank") {
+    const AutoMethods env("hier");  // hosts of one rank: hier would be the ring, so it is no candidate
+    CHECK_THROWS_WITH_AS(AutoAllreduce(world, flat, allreduce_method_table()), doctest::Contains("leaves no method"),
+                         std::runtime_error);
+  }
+}

@@ -8,7 +8,8 @@
 #                  Computation is not simulated here (smpi/simulate-computation:no): SMPI's own MPI_Allreduce runs
 #                  inside the simulator, its reductions uncharged, so gradsync's code between calls is left
 #                  uncharged too and the methods compare as communication patterns. The ring is left out above
-#                  p = 256 (2(p-1) messages per rank per call: hours of simulation at 1024). Above p = 256 the
+#                  p = 256 (2(p-1) messages per rank per call: hours of simulation at 1024), from auto's candidates
+#                  too (GRADSYNC_AUTO_METHODS). Above p = 256 the
 #                  buffers are shared between the simulated ranks (bench_allreduce --shared-buffers: 1024 x 16 MiB
 #                  would not fit in memory otherwise), so the sums are checked only up to p = 256. SMPI's own
 #                  MPI_Allreduce allocates its temporaries privately per rank (about the message for Open MPI's
@@ -74,6 +75,8 @@ links_of() { sed -n 's/^\([a-z]*\)_alpha_us.*/\1/p' "$1" | sort | tr '\n' ' '; }
 
 for p in $platforms; do
   mkdir -p "$out/$p"
+  results_header "scripts/simulate.sh scale --platforms $p (commit $(git -C "$GRADSYNC_ROOT" rev-parse --short HEAD))" \
+    >"$out/$p/host.txt"
   per_host=1
   [[ "$p" != *-8pn ]] || per_host=8
   methods=ring,rd,rhd,auto,mpi
@@ -90,10 +93,14 @@ for p in $platforms; do
   fi
   for np in $nps; do
     [ "$np" -le "$(wc -l <"$SIM_DIR/hosts-$p.txt")" ] || continue
-    at_np="$methods" big=()
-    [ "$np" -le 256 ] || { at_np="${methods/ring,/}"; big=(--shared-buffers); }
-    GRADSYNC_TUNING="$t" SELECTOR=ompi smpi_run "$p" "$np" "$out/$p/np$np.log" bench_allreduce \
-      --methods "$at_np" "${sweep[@]}" "${big[@]}" --max-bytes "$(fitting_bytes "$np" 1)" --csv "$out/$p/np$np.csv"
+    at_np="$methods" big=() narrowed=""
+    if [ "$np" -gt 256 ]; then
+      at_np="${methods/ring,/}" big=(--shared-buffers)
+      # auto chooses among the methods simulated here (NCCL_ALGO's way): a near-tied ring would cost hours.
+      narrowed="$(tr , '\n' <<<"$at_np" | grep -v -x -e auto -e mpi | paste -sd,)"
+    fi
+    GRADSYNC_AUTO_METHODS="$narrowed" GRADSYNC_TUNING="$t" SELECTOR=ompi \
+      smpi_run "$p" "$np" "$out/$p/np$np.log" bench_allreduce --methods "$at_np" "${sweep[@]}" "${big[@]}" --max-bytes "$(fitting_bytes "$np" 1)" --csv "$out/$p/np$np.csv"
     SELECTOR=mpich smpi_run "$p" "$np" "$out/$p/np$np-mpich.log" bench_allreduce --methods mpi "${sweep[@]}" \
       "${big[@]}" --max-bytes "$(fitting_bytes "$np" 4)" --csv "$out/$p/np$np-mpich.csv"
   done
