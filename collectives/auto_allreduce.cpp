@@ -45,11 +45,13 @@ CostModel rank0_model(const Comm& comm) {
 // NCCL_ALGO narrows NCCL's), as a bit per entry. Rank 0's list on every rank: the candidates are planned
 // collectively, so every rank must plan the same ones.
 std::uint64_t rank0_candidates(const Comm& comm, std::span<const AllreduceMethod> methods) {
+  if (methods.size() > 64)  // the same on every rank, before any message
+    throw std::logic_error("auto: the registry outgrew the 64 bits of its candidate mask");
   std::uint64_t mask = 0;
   std::string problem;
   if (comm.rank() == 0) {
     std::string allowed;
-    for (std::size_t i = 0; i < methods.size() && i < 64; ++i)
+    for (std::size_t i = 0; i < methods.size(); ++i)
       if (methods[i].modelled) {
         mask |= std::uint64_t{1} << i;
         allowed += fmt::format("{}{}", allowed.empty() ? "" : ", ", methods[i].name);
@@ -59,7 +61,9 @@ std::uint64_t rank0_candidates(const Comm& comm, std::span<const AllreduceMethod
       const std::string text = list;
       for (std::size_t start = 0; start <= text.size() && problem.empty();) {
         const std::size_t end = std::min(text.find(',', start), text.size());
-        const std::string name = text.substr(start, end - start);
+        std::string name = text.substr(start, end - start);  // "rd, rhd" reads as "rd,rhd"
+        name.erase(0, name.find_first_not_of(" \t"));
+        name.erase(name.find_last_not_of(" \t") + 1);
         std::size_t i = 0;
         while (i < methods.size() && !((mask >> i & 1) && methods[i].name == name)) ++i;
         if (i == methods.size())
@@ -93,7 +97,7 @@ AutoAllreduce::AutoAllreduce(Comm comm, AllreduceOptions options, std::span<cons
   part.check_agreement = false;  // auto's own check covers the part it runs
   part.ranks_per_host = ranks_per_host_;
   const std::uint64_t allowed = rank0_candidates(comm_, methods);
-  for (std::size_t i = 0; i < methods.size() && i < 64; ++i) {
+  for (std::size_t i = 0; i < methods.size(); ++i) {
     const AllreduceMethod& m = methods[i];
     if (!(allowed >> i & 1)) continue;
     if (m.two_level && (ranks_per_host_ <= 1 || ranks_per_host_ >= comm_.size())) continue;  // it would be the ring

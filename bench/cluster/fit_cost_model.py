@@ -185,7 +185,8 @@ def calibrate(measured, gamma, alpha0, beta0):
     The search spans the ping-pong's alpha0 and beta0 by factors, so it fits a 1 us simulated link as well as a
     30 us emulated one (a grid in absolute microseconds stopped at its edge on the fast links, and a per-call cost
     then went into alpha, which counts rhd's messages twice as often as rd's).
-    Returns (alpha, beta, per_call, rms_log_error) or None without such rows."""
+    Returns (alpha, beta, per_call, rms_log_error, edges) or None without such rows; edges names the parameters
+    whose best value lies on the edge of the search, where the true optimum may lie beyond it."""
     rows = [(r["method"], int(r["np"]), int(r["bytes"]), int(r["chunk_bytes"] or 0), float(r["time_us"]) * 1e-6)
             for r in measured if r["method"] in CALIBRATED]
     if len({r[0] for r in rows}) < 2:
@@ -205,7 +206,14 @@ def calibrate(measured, gamma, alpha0, beta0):
                 rms = math.sqrt(sum(e * e for e in err) / len(err))
                 if best is None or rms < best[3]:
                     best = (a, beta0 * sc, c, rms)
-    return best
+    if best is None:
+        return None
+    a, b, c, _ = best
+    edges = [name for name, value, ends in (("alpha", a, (alphas[0], alphas[-1])),
+                                             ("beta", b / beta0, (scales[0], scales[-1])),
+                                             ("the per-call cost", c, (per_calls[-1],)))  # none at all is no edge
+             if value in ends]
+    return (*best, edges)
 
 
 WINNER_SIZES = [4 << (4 * i) for i in range(7)]  # 4 B, 64 B, ..., 64 MiB
@@ -440,12 +448,15 @@ def tune_from_collectives(args, fit, measured, rows_out):
     if args.tuning_out and args.link == "inter" and MODELLED["bin"] and args.ranks_per_host == 1:
         cal = calibrate(measured, fit.gamma, fit.alpha, fit.beta)
         if cal:
-            a_cal, b_cal, c_cal, rms = cal
+            a_cal, b_cal, c_cal, rms, edges = cal
             write_tuning(args.tuning_out, "inter", a_cal, b_cal, fit.gamma)
             report += [f"auto's link, calibrated on the {', '.join(CALIBRATED)} rows of this run (least squares in "
                        f"log time, every size): alpha {a_cal * 1e6:.1f} us, beta {b_cal * 1e9:.3f} ns/B, plus "
                        f"{c_cal * 1e6:.0f} us per call for every method; RMS error {100 * (math.exp(rms) - 1):.1f}%. "
                        f"Written to {args.tuning_out}.", ""]
+            if edges:
+                report += [f"Warning: {' and '.join(edges)} ended on the edge of the search (calibrate() in "
+                           f"fit_cost_model.py): the fit may be better beyond it, and auto's crossovers off.", ""]
     # Pairwise exchanges across hosts (rd, rhd) against the model, which predicted them as one-way streams
     # (factor 1): their bandwidth-regime ratio is the exchange factor, which --tuning-out then records.
     ratios = [float(r[3]) / float(r[5]) for r in rows_out

@@ -75,8 +75,8 @@ links_of() { sed -n 's/^\([a-z]*\)_alpha_us.*/\1/p' "$1" | sort | tr '\n' ' '; }
 
 for p in $platforms; do
   mkdir -p "$out/$p"
-  results_header "scripts/simulate.sh scale --platforms $p (commit $(git -C "$GRADSYNC_ROOT" rev-parse --short HEAD))" \
-    >"$out/$p/host.txt"
+  commit="$(git -C "$GRADSYNC_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  results_header "scripts/simulate.sh scale --platforms $p (commit $commit)" >"$out/$p/host.txt"
   per_host=1
   [[ "$p" != *-8pn ]] || per_host=8
   methods=ring,rd,rhd,auto,mpi
@@ -100,7 +100,8 @@ for p in $platforms; do
       narrowed="$(tr , '\n' <<<"$at_np" | grep -v -x -e auto -e mpi | paste -sd,)"
     fi
     GRADSYNC_AUTO_METHODS="$narrowed" GRADSYNC_TUNING="$t" SELECTOR=ompi \
-      smpi_run "$p" "$np" "$out/$p/np$np.log" bench_allreduce --methods "$at_np" "${sweep[@]}" "${big[@]}" --max-bytes "$(fitting_bytes "$np" 1)" --csv "$out/$p/np$np.csv"
+      smpi_run "$p" "$np" "$out/$p/np$np.log" bench_allreduce --methods "$at_np" "${sweep[@]}" "${big[@]}" \
+      --max-bytes "$(fitting_bytes "$np" 1)" --csv "$out/$p/np$np.csv"
     SELECTOR=mpich smpi_run "$p" "$np" "$out/$p/np$np-mpich.log" bench_allreduce --methods mpi "${sweep[@]}" \
       "${big[@]}" --max-bytes "$(fitting_bytes "$np" 4)" --csv "$out/$p/np$np-mpich.csv"
   done
