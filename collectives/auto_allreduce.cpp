@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
+#include "collectives/methods.hpp"
 #include "trace/recorder.hpp"
 
 namespace gradsync {
@@ -47,31 +50,25 @@ CostModel rank0_model(const Comm& comm) {
 std::uint64_t rank0_candidates(const Comm& comm, std::span<const AllreduceMethod> methods) {
   if (methods.size() > 64)  // the same on every rank, before any message
     throw std::logic_error("auto: the registry outgrew the 64 bits of its candidate mask");
+  const auto bit = [](std::size_t i) { return std::uint64_t{1} << i; };
   std::uint64_t mask = 0;
   std::string problem;
   if (comm.rank() == 0) {
-    std::string allowed;
     for (std::size_t i = 0; i < methods.size(); ++i)
-      if (methods[i].modelled) {
-        mask |= std::uint64_t{1} << i;
-        allowed += fmt::format("{}{}", allowed.empty() ? "" : ", ", methods[i].name);
-      }
+      if (methods[i].modelled) mask |= bit(i);
     if (const char* list = std::getenv("GRADSYNC_AUTO_METHODS"); list && *list) {
       std::uint64_t wanted = 0;
-      const std::string text = list;
-      for (std::size_t start = 0; start <= text.size() && problem.empty();) {
-        const std::size_t end = std::min(text.find(',', start), text.size());
-        std::string name = text.substr(start, end - start);  // "rd, rhd" reads as "rd,rhd"
-        name.erase(0, name.find_first_not_of(" \t"));
+      std::stringstream names(list);
+      for (std::string name; problem.empty() && std::getline(names, name, ',');) {
+        name.erase(0, name.find_first_not_of(" \t"));  // "rd, rhd" reads as "rd,rhd"
         name.erase(name.find_last_not_of(" \t") + 1);
-        std::size_t i = 0;
-        while (i < methods.size() && !((mask >> i & 1) && methods[i].name == name)) ++i;
-        if (i == methods.size())
-          problem =
-              fmt::format("GRADSYNC_AUTO_METHODS={}: '{}' is not a method auto can choose ({})", text, name, allowed);
+        const auto m = std::find_if(methods.begin(), methods.end(),
+                                    [&](const AllreduceMethod& e) { return e.modelled && e.name == name; });
+        if (m == methods.end())
+          problem = fmt::format("GRADSYNC_AUTO_METHODS={}: '{}' is not a method auto can choose ({})", list, name,
+                                allreduce_method_names([](const AllreduceMethod& e) { return e.modelled; }));
         else
-          wanted |= std::uint64_t{1} << i;
-        start = end + 1;
+          wanted |= bit(static_cast<std::size_t>(m - methods.begin()));
       }
       mask = wanted;
     }
@@ -99,7 +96,7 @@ AutoAllreduce::AutoAllreduce(Comm comm, AllreduceOptions options, std::span<cons
   const std::uint64_t allowed = rank0_candidates(comm_, methods);
   for (std::size_t i = 0; i < methods.size(); ++i) {
     const AllreduceMethod& m = methods[i];
-    if (!(allowed >> i & 1)) continue;
+    if (!(allowed >> i & 1)) continue;                                                       // rank0_candidates' bit i
     if (m.two_level && (ranks_per_host_ <= 1 || ranks_per_host_ >= comm_.size())) continue;  // it would be the ring
     candidates_.push_back(m.make(comm_, part));
   }

@@ -1,7 +1,6 @@
 // auto: the cost model it chooses with, the tuning file it reads, and that every rank makes the same choice.
 #include <doctest/doctest.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -55,6 +54,29 @@ TEST_CASE("a tuning file sets the parameters it names and is refused with its fi
   CHECK_THROWS_WITH_AS(load_cost_model(bad), doctest::Contains("unknown key 'inter_latency_us'"), std::runtime_error);
 }
 
+namespace {
+
+// What auto must choose for `bytes` on p ranks, `per_host` to a host: among the registry's modelled methods that
+// apply to the layout and that `keep` admits, the first in the registry's order whose prediction is within the tie
+// margin of the fastest one's.
+std::string expected_choice(const CostModel& model, std::size_t bytes, int p, int per_host,
+                            const std::function<bool(const AllreduceMethod&)>& keep) {
+  std::vector<std::pair<std::string, double>> predicted;
+  double fastest = 1e300;
+  for (const AllreduceMethod& m : allreduce_method_table()) {
+    if (!m.modelled || !keep(m) || (m.two_level && (per_host <= 1 || per_host >= p))) continue;
+    const auto t = model.predict(m.name, bytes, p, per_host, m.chunked ? kSharedMemoryChunkBytes : 0);
+    if (!t) continue;
+    predicted.emplace_back(m.name, *t);
+    fastest = std::min(fastest, *t);
+  }
+  for (const auto& [name, t] : predicted)
+    if (t <= fastest * (1 + AutoAllreduce::kTieMargin)) return name;
+  return "";
+}
+
+}  // namespace
+
 TEST_CASE("auto makes the model's choice, the same on every rank, and sums exactly with it") {
   const Comm world = Comm::world();
   for (int per_host : {0, 1, 2}) {
@@ -65,20 +87,8 @@ TEST_CASE("auto makes the model's choice, the same on every rank, and sums exact
     const int l = per_host > 0 ? per_host : world.size();
     for (std::size_t count : {std::size_t{1}, std::size_t{1000}, std::size_t{1} << 22}) {
       const std::string chosen(a.choice(count, Dtype::f32));
-      // The first modelled method (in the registry's order) that applies here and whose prediction is within the
-      // tie margin of the fastest one's.
-      std::vector<std::pair<std::string, double>> predicted;
-      double fastest = 1e300;
-      for (const AllreduceMethod& m : allreduce_method_table()) {
-        if (!m.modelled || (m.two_level && (l <= 1 || l >= world.size()))) continue;
-        const auto t = a.model().predict(m.name, count * 4, world.size(), l, m.chunked ? kSharedMemoryChunkBytes : 0);
-        if (!t) continue;
-        predicted.emplace_back(m.name, *t);
-        fastest = std::min(fastest, *t);
-      }
-      std::string best;
-      for (const auto& [name, t] : predicted)
-        if (best.empty() && t <= fastest * (1 + AutoAllreduce::kTieMargin)) best = name;
+      const std::string best =
+          expected_choice(a.model(), count * 4, world.size(), l, [](const AllreduceMethod&) { return true; });
       CAPTURE(per_host);
       CAPTURE(count);
       CHECK(chosen == best);
@@ -105,20 +115,6 @@ TEST_CASE("GRADSYNC_AUTO_METHODS narrows auto's candidates on every rank to rank
   AllreduceOptions flat;
   flat.ranks_per_host = 1;
   const std::vector<std::size_t> counts{1, std::size_t{1} << 22};
-  // What auto must choose among `names`: the first in the registry's order within the tie margin of the fastest.
-  const auto expected = [&](const AutoAllreduce& a, std::size_t count, const std::vector<std::string>& names) {
-    std::vector<std::pair<std::string, double>> predicted;
-    double fastest = 1e300;
-    for (const AllreduceMethod& m : allreduce_method_table())
-      if (std::find(names.begin(), names.end(), m.name) != names.end()) {
-        const double t = *a.model().predict(m.name, count * 4, world.size(), 1, 0);
-        predicted.emplace_back(m.name, t);
-        fastest = std::min(fastest, t);
-      }
-    for (const auto& [name, t] : predicted)
-      if (t <= fastest * (1 + AutoAllreduce::kTieMargin)) return name;
-    return std::string();
-  };
   SUBCASE("rank 0's list is every rank's: rd alone, whatever the others say") {
     {
       const AutoMethods unset(nullptr);
@@ -140,7 +136,9 @@ TEST_CASE("GRADSYNC_AUTO_METHODS narrows auto's candidates on every rank to rank
     AutoAllreduce a(world, flat, allreduce_method_table());
     for (std::size_t count : counts) {
       CAPTURE(count);
-      CHECK(a.choice(count, Dtype::f32) == expected(a, count, {"rd", "rhd"}));
+      CHECK(a.choice(count, Dtype::f32) ==
+            expected_choice(a.model(), count * 4, world.size(), 1,
+                            [](const AllreduceMethod& m) { return m.name == "rd" || m.name == "rhd"; }));
     }
   }
   SUBCASE("a name auto cannot choose is refused on every rank, naming it") {
