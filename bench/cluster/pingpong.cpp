@@ -1,5 +1,6 @@
-// pingpong: the round-trip time of one message between ranks 0 and 1, over a sweep of sizes, for fitting the
-// alpha-beta cost model (bench/cluster/fit_cost_model.py). Other ranks, if any, wait at the barriers.
+// pingpong: the round-trip time of one message between ranks 0 and 1 (or --peer R), over a sweep of sizes, for
+// fitting the alpha-beta cost model (bench/cluster/fit_cost_model.py). Other ranks, if any, wait at the barriers.
+// A peer under another switch (ranks filling hosts and switches in order) measures the cost model's far link.
 //   mpicxx -O2 -std=c++20 bench/cluster/pingpong.cpp -o build/bin/pingpong     (bench/cluster/build_pingpong.sh)
 //   mpirun -n 2 build/bin/pingpong --max-bytes 16M --csv pingpong.csv
 // CSV columns: bytes,iters,rtt_us,oneway_us,bw_gbps  (oneway = rtt/2; bw = bytes / oneway, GB/s = 1e9 B/s)
@@ -24,6 +25,7 @@ struct Options {
   std::size_t min_bytes = 0, max_bytes = std::size_t{16} << 20;
   double step = 2;
   int reps = 5, warmup = 2;
+  int peer = 1;
   std::string csv;
 };
 
@@ -60,12 +62,14 @@ Options parse(int argc, char** argv) {
       o.reps = std::atoi(argv[++i]);
     else if (a == "--warmup" && has_value)
       o.warmup = std::atoi(argv[++i]);
+    else if (a == "--peer" && has_value)
+      o.peer = std::atoi(argv[++i]);
     else if (a == "--csv" && has_value)
       o.csv = argv[++i];
     else {
       std::fprintf(stderr,
                    "usage: pingpong [--min-bytes 0] [--max-bytes 16M] [--step-factor 2] [--reps 5] [--warmup 2] "
-                   "[--csv FILE]\n");
+                   "[--peer 1] [--csv FILE]\n");
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
@@ -77,15 +81,15 @@ Options parse(int argc, char** argv) {
 }
 
 // `iters` round trips from rank 0; seconds per round trip as rank 0 saw it, shared with every rank.
-double round_trips(std::vector<char>& buf, std::size_t bytes, int iters, int rank) {
+double round_trips(std::vector<char>& buf, std::size_t bytes, int iters, int rank, int peer) {
   const int n = static_cast<int>(bytes);
   MPI_Barrier(MPI_COMM_WORLD);
   const double start = MPI_Wtime();
   for (int i = 0; i < iters; ++i) {
     if (rank == 0) {
-      MPI_Send(buf.data(), n, MPI_BYTE, 1, kTag, MPI_COMM_WORLD);
-      MPI_Recv(buf.data(), n, MPI_BYTE, 1, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    } else if (rank == 1) {
+      MPI_Send(buf.data(), n, MPI_BYTE, peer, kTag, MPI_COMM_WORLD);
+      MPI_Recv(buf.data(), n, MPI_BYTE, peer, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (rank == peer) {
       MPI_Recv(buf.data(), n, MPI_BYTE, 0, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       MPI_Send(buf.data(), n, MPI_BYTE, 0, kTag, MPI_COMM_WORLD);
     }
@@ -108,6 +112,11 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 2;
   }
+  if (o.peer < 1 || o.peer >= size) {
+    if (rank == 0) std::fprintf(stderr, "pingpong: --peer %d is not a rank from 1 to %d\n", o.peer, size - 1);
+    MPI_Finalize();
+    return 2;
+  }
   if (o.max_bytes > static_cast<std::size_t>(1) << 30) {
     if (rank == 0) std::fprintf(stderr, "pingpong: --max-bytes above 1G is not supported\n");
     MPI_Finalize();
@@ -121,7 +130,7 @@ int main(int argc, char** argv) {
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (out) std::fprintf(out, "bytes,iters,rtt_us,oneway_us,bw_gbps\n");
-    std::printf("# pingpong between ranks 0 and 1 of %d, median of %d blocks\n", size, o.reps);
+    std::printf("# pingpong between ranks 0 and %d of %d, median of %d blocks\n", o.peer, size, o.reps);
     std::printf("# %12s %7s %12s %12s %10s\n", "bytes", "iters", "rtt_us", "oneway_us", "GB/s");
   }
   std::vector<std::size_t> sizes;
@@ -130,14 +139,14 @@ int main(int argc, char** argv) {
        s <= static_cast<double>(o.max_bytes) * 1.0000001; s *= o.step)
     sizes.push_back(static_cast<std::size_t>(s));
   for (const std::size_t bytes : sizes) {
-    for (int i = 0; i < o.warmup; ++i) round_trips(buf, bytes, 1, rank);
+    for (int i = 0; i < o.warmup; ++i) round_trips(buf, bytes, 1, rank, o.peer);
     // One probe round trip sizes the blocks (rank 0 decides; every rank gets the same count).
-    const double probe = round_trips(buf, bytes, 1, rank);
+    const double probe = round_trips(buf, bytes, 1, rank, o.peer);
     int iters = static_cast<int>(
         std::clamp(kTargetSecondsPerBlock / std::max(probe, 1e-7), double{kMinIters}, double{kMaxIters}));
     MPI_Bcast(&iters, 1, MPI_INT, 0, MPI_COMM_WORLD);
     std::vector<double> blocks;
-    for (int r = 0; r < o.reps; ++r) blocks.push_back(round_trips(buf, bytes, iters, rank));
+    for (int r = 0; r < o.reps; ++r) blocks.push_back(round_trips(buf, bytes, iters, rank, o.peer));
     std::sort(blocks.begin(), blocks.end());
     const double rtt = blocks[blocks.size() / 2], oneway = rtt / 2;
     if (rank == 0) {
