@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -30,18 +31,23 @@ CostModel rank0_model(const Comm& comm) {
   if (!comm.all_ok(problem.empty()))
     throw std::runtime_error(comm.rank() == 0 ? fmt::format("auto: {}", problem)
                                               : "auto: rank 0 could not read its tuning file");
-  double values[6] = {model.intra.alpha_s,         model.intra.beta_s_per_byte, model.inter.alpha_s,
-                      model.inter.beta_s_per_byte, model.inter_exchange_factor, model.gamma_s_per_byte};
-  check_mpi(MPI_Bcast(values, 6, MPI_DOUBLE, 0, comm.native()), "MPI_Bcast (auto's cost model)", comm.rank());
+  double values[] = {
+      model.intra.alpha_s,         model.intra.beta_s_per_byte, model.inter.alpha_s,
+      model.inter.beta_s_per_byte, model.inter_exchange_factor, model.gamma_s_per_byte,
+      model.far.alpha_s,           model.far.beta_s_per_byte,   static_cast<double>(model.hosts_per_switch)};
+  check_mpi(MPI_Bcast(values, static_cast<int>(std::size(values)), MPI_DOUBLE, 0, comm.native()),
+            "MPI_Bcast (auto's cost model)", comm.rank());
   std::uint64_t from_defaults = comm.rank() == 0 && model.source == default_cost_model().source;
   check_mpi(MPI_Bcast(&from_defaults, 1, MPI_UINT64_T, 0, comm.native()), "MPI_Bcast (auto's cost model)", comm.rank());
-  return {{values[0], values[1]},
-          {values[2], values[3]},
-          values[4],
-          values[5],
-          comm.rank() == 0 ? model.source
-          : from_defaults  ? "built-in defaults"
-                           : "rank 0's tuning file"};
+  CostModel shared;
+  shared.intra = {values[0], values[1]};
+  shared.inter = {values[2], values[3]};
+  shared.inter_exchange_factor = values[4];
+  shared.gamma_s_per_byte = values[5];
+  shared.far = {values[6], values[7]};
+  shared.hosts_per_switch = static_cast<int>(values[8]);
+  shared.source = comm.rank() == 0 ? model.source : from_defaults ? "built-in defaults" : "rank 0's tuning file";
+  return shared;
 }
 
 // Which entries of `methods` auto may choose: the modelled ones, narrowed by rank 0's GRADSYNC_AUTO_METHODS (as

@@ -31,11 +31,13 @@ int floor_log2(int p) {
 }  // namespace
 
 CostModel default_cost_model() {
-  return {{kIntraAlphaUs * 1e-6, kIntraBetaNsPerByte * 1e-9},
-          {kInterAlphaUs * 1e-6, kInterBetaNsPerByte * 1e-9},
-          kInterExchangeFactor,
-          kGammaNsPerByte * 1e-9,
-          "built-in defaults"};
+  CostModel m;
+  m.intra = {kIntraAlphaUs * 1e-6, kIntraBetaNsPerByte * 1e-9};
+  m.inter = m.far = {kInterAlphaUs * 1e-6, kInterBetaNsPerByte * 1e-9};
+  m.inter_exchange_factor = kInterExchangeFactor;
+  m.gamma_s_per_byte = kGammaNsPerByte * 1e-9;
+  m.source = "built-in defaults";
+  return m;
 }
 
 CostModel load_cost_model(const std::string& path) {
@@ -43,6 +45,7 @@ CostModel load_cost_model(const std::string& path) {
   if (!in) throw std::runtime_error(fmt::format("tuning file {}: cannot be read", path));
   CostModel m = default_cost_model();
   m.source = path;
+  std::optional<double> far_alpha, far_beta;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
@@ -71,9 +74,19 @@ CostModel load_cost_model(const std::string& path) {
       m.gamma_s_per_byte = value * 1e-9;
     else if (key == "inter_exchange_factor")
       m.inter_exchange_factor = std::max(1.0, value);
-    else
+    else if (key == "far_alpha_us")
+      far_alpha = value * 1e-6;
+    else if (key == "far_beta_ns_per_byte")
+      far_beta = value * 1e-9;
+    else if (key == "hosts_per_switch") {
+      if (value != std::floor(value) || value > 1 << 20)
+        throw std::runtime_error(
+            fmt::format("tuning file {} line {}: hosts_per_switch must be a whole number, got '{}'", path, number, text));
+      m.hosts_per_switch = static_cast<int>(value);
+    } else
       throw std::runtime_error(fmt::format("tuning file {} line {}: unknown key '{}'", path, number, key));
   }
+  m.far = {far_alpha.value_or(m.inter.alpha_s), far_beta.value_or(m.inter.beta_s_per_byte)};
   return m;
 }
 
@@ -93,16 +106,25 @@ std::optional<double> CostModel::predict(std::string_view method, std::size_t by
   if (p <= 1 || bytes == 0) return 0.0;
   const double n = static_cast<double>(bytes), g = gamma_s_per_byte;
   const int hosts = std::max(1, p / std::max(1, per_host));
-  // Across hosts, pairwise exchanges pay the exchange factor.
-  const LinkCost exchange{inter.alpha_s, inter.beta_s_per_byte * inter_exchange_factor};
-  // A flat ring crosses hosts somewhere, one rank per host at once; a ring of two is a pairwise exchange.
-  const LinkCost flat = hosts <= 1 ? intra : p == 2 ? exchange : inter;
+  // Hosts `host_distance` apart in host order are under different switches from a switch's worth apart.
+  const auto crosses = [&](int host_distance) { return hosts_per_switch > 0 && host_distance >= hosts_per_switch; };
+  // The link between hosts that far apart; a pairwise exchange on it pays the exchange factor.
+  const auto link_between = [&](int host_distance) { return crosses(host_distance) ? far : inter; };
+  const auto exchange = [&](int host_distance) {
+    const LinkCost& l = link_between(host_distance);
+    return LinkCost{l.alpha_s, l.beta_s_per_byte * inter_exchange_factor};
+  };
+  // A flat ring crosses hosts somewhere, one rank per host at once, paced by its farthest neighbour pair (hosts
+  // 0 and H-1 when a switch holds them all, the pairs on either side of a switch boundary otherwise); a ring of
+  // two is a pairwise exchange.
+  const auto ring_across = [&](int ring_hosts) { return ring_hosts == 2 ? exchange(1) : link_between(ring_hosts - 1); };
+  const LinkCost flat = hosts <= 1 ? intra : p == 2 ? exchange(1) : link_between(hosts - 1);
   // A butterfly step between ranks `distance` apart: inside a host, or across, where all L ranks of a host send
   // at once and share its link.
   const auto link_at = [&](int distance) {
-    return distance < per_host || hosts <= 1
-               ? intra
-               : LinkCost{exchange.alpha_s, exchange.beta_s_per_byte * static_cast<double>(std::max(1, per_host))};
+    if (distance < per_host || hosts <= 1) return intra;
+    const LinkCost l = exchange(distance / std::max(1, per_host));
+    return LinkCost{l.alpha_s, l.beta_s_per_byte * static_cast<double>(std::max(1, per_host))};
   };
   const auto messages = [&](double piece) {
     return chunk_bytes == 0 ? 1.0 : std::max(1.0, std::ceil(piece / static_cast<double>(chunk_bytes)));
@@ -140,7 +162,7 @@ std::optional<double> CostModel::predict(std::string_view method, std::size_t by
         2 * (local - 1) * (messages(slice) * intra.alpha_s + slice * intra.beta_s_per_byte) + (local - 1) * slice * g;
     // All L ranks of a host cross at once: the link's bandwidth is shared by L slices.
     const double h = hosts, piece = slice / h;
-    const LinkCost& cross = hosts == 2 ? exchange : inter;  // a cross ring of two hosts is pairwise
+    const LinkCost cross = ring_across(hosts);  // a cross ring of two hosts is pairwise
     const double across =
         2 * (h - 1) * (messages(piece) * cross.alpha_s + piece * local * cross.beta_s_per_byte) + (h - 1) * piece * g;
     return inside + across;

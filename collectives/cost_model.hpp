@@ -1,7 +1,8 @@
 #pragma once
 // The alpha-beta-gamma model of the hand-written allreduce methods: alpha the time of one message, beta the time per
 // byte on the link, gamma the time per byte reduced. "auto" (auto_allreduce.hpp) picks a method per call with it.
-// Links are of two kinds, inside a host (shared memory) and between hosts (the network). The parameters come from a
+// Links are of three kinds: inside a host (shared memory), between hosts under one switch, and between hosts under
+// different switches (the far link: more hops, a larger alpha). The parameters come from a
 // small tuning file that bench/cluster/fit_cost_model.py writes from measurements (scripts/tune.sh on one node,
 // bench/cluster/bench_cluster.sh across hosts), or from built-in defaults when there is none.
 #include <cstddef>
@@ -24,6 +25,13 @@ struct CostModel {
   // message's rendezvous waits behind the other direction's data on the same connection; sent in eager-sized pieces
   // (segments.hpp, the default between hosts) it runs at the link's rate. Fitted by bench_algorithms.sh.
   double inter_exchange_factor = 1;
+  // Hosts under one switch; 0: every host under one (the far link unused). A pair of hosts further apart than this
+  // in host order talks over `far`. Consecutive ranks share a host and consecutive hosts a switch, so a butterfly
+  // step crosses switches when its distance is a switch's worth of ranks or more, and a ring over more hosts than
+  // one switch holds is paced at every step by the neighbour pairs that cross (a ring step waits for its slowest
+  // pair). Without far keys in the tuning file, far is the inter link.
+  LinkCost far;
+  int hosts_per_switch = 0;
   double gamma_s_per_byte = 0;
   std::string source;  // where the values came from, for run headers
 
@@ -38,8 +46,9 @@ struct CostModel {
 // The built-in parameters (docs/collectives.md says where they come from).
 CostModel default_cost_model();
 // Reads a tuning file: lines "key = value" (intra_alpha_us, intra_beta_ns_per_byte, inter_alpha_us,
-// inter_beta_ns_per_byte, inter_exchange_factor, gamma_ns_per_byte; '#' starts a comment); keys it lacks keep the
-// defaults. Throws std::runtime_error naming the file, the line and what is wrong with it.
+// inter_beta_ns_per_byte, inter_exchange_factor, far_alpha_us, far_beta_ns_per_byte, hosts_per_switch (a whole
+// number), gamma_ns_per_byte; '#' starts a comment); keys it lacks keep the defaults, and the far link the file's
+// inter link. Throws std::runtime_error naming the file, the line and what is wrong with it.
 CostModel load_cost_model(const std::string& path);
 // $GRADSYNC_TUNING if set (it must be readable), else $HOME/.config/gradsync/tuning.txt if it exists, else the
 // defaults. Local: each process reads its own; auto makes every rank use rank 0's.

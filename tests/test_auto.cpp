@@ -37,6 +37,34 @@ TEST_CASE("the cost model: latency-optimal methods for small messages, bandwidth
   CHECK(*m.predict("ring", 0, 4, 1, 0) == 0.0);
 }
 
+TEST_CASE("the cost model's far link: paid by the ring once it spans switches, by a butterfly on crossing steps") {
+  CostModel near = default_cost_model();
+  near.far.alpha_s = near.inter.alpha_s;
+  near.hosts_per_switch = 32;
+  CostModel far = near;
+  far.far.alpha_s = near.inter.alpha_s + 10e-6;
+  const auto extra = [&](const char* method, int p, int per_host) {  // what the far link's alpha adds, in alphas
+    return (*far.predict(method, 8, p, per_host, 0) - *near.predict(method, 8, p, per_host, 0)) / 10e-6;
+  };
+  // 32 hosts of one rank fit under one switch: nothing crosses.
+  CHECK(extra("ring", 32, 1) == doctest::Approx(0));
+  CHECK(extra("rd", 32, 1) == doctest::Approx(0));
+  // 64 hosts: every one of the ring's 2 (p - 1) steps waits for a pair that crosses; rd's step between ranks 32
+  // apart is its one crossing step, and rhd crosses there twice (halving, then doubling).
+  CHECK(extra("ring", 64, 1) == doctest::Approx(2 * 63));
+  CHECK(extra("rd", 64, 1) == doctest::Approx(1));
+  CHECK(extra("rhd", 64, 1) == doctest::Approx(2));
+  CHECK(extra("rd", 1024, 1) == doctest::Approx(5));  // distances 32 .. 512
+  // Hosts of 8 ranks: 256 ranks are 32 hosts (one switch), 512 are 64; the crossing is 32 hosts = 256 ranks apart.
+  CHECK(extra("rd", 256, 8) == doctest::Approx(0));
+  CHECK(extra("rd", 512, 8) == doctest::Approx(1));
+  CHECK(extra("hier", 512, 8) == doctest::Approx(2 * 63));  // its ring across the 64 hosts
+  CHECK(extra("hier", 256, 8) == doctest::Approx(0));
+  // No switch size: one switch, however many hosts.
+  far.hosts_per_switch = near.hosts_per_switch = 0;
+  CHECK(extra("ring", 1024, 1) == doctest::Approx(0));
+}
+
 TEST_CASE("a tuning file sets the parameters it names and is refused with its file and line when malformed") {
   const auto dir = test::temp_dir("tuning", Comm::world().rank());
   const std::string good = (dir / "good.txt").string(), bad = (dir / "bad.txt").string();
@@ -52,6 +80,19 @@ TEST_CASE("a tuning file sets the parameters it names and is refused with its fi
                        std::runtime_error);
   std::ofstream(bad) << "inter_latency_us = 3\n";
   CHECK_THROWS_WITH_AS(load_cost_model(bad), doctest::Contains("unknown key 'inter_latency_us'"), std::runtime_error);
+  // The far link defaults to the file's own inter link, not to the built-in one.
+  CHECK(m.far.alpha_s == m.inter.alpha_s);
+  CHECK(m.far.beta_s_per_byte == m.inter.beta_s_per_byte);
+  CHECK(m.hosts_per_switch == 0);
+  const std::string far = (dir / "far.txt").string();
+  std::ofstream(far) << "inter_alpha_us = 1\nfar_alpha_us = 2.5\nhosts_per_switch = 32\n";
+  const CostModel f = load_cost_model(far);
+  CHECK(f.far.alpha_s == doctest::Approx(2.5e-6));
+  CHECK(f.far.beta_s_per_byte == f.inter.beta_s_per_byte);
+  CHECK(f.hosts_per_switch == 32);
+  std::ofstream(bad) << "hosts_per_switch = 32.5\n";
+  CHECK_THROWS_WITH_AS(load_cost_model(bad), doctest::Contains("hosts_per_switch must be a whole number"),
+                       std::runtime_error);
 }
 
 namespace {
@@ -74,6 +115,18 @@ std::string expected_choice(const CostModel& model, std::size_t bytes, int p, in
     if (t <= fastest * (1 + AutoAllreduce::kTieMargin)) return name;
   return "";
 }
+
+// An environment variable set (or unset, with nullptr) on this rank for one scope; the caller's value comes back
+// after.
+struct ScopedEnv {
+  ScopedEnv(const char* variable, const char* value) : name(variable) {
+    if (const char* old = std::getenv(name)) outer = old;
+    value ? ::setenv(name, value, 1) : ::unsetenv(name);
+  }
+  ~ScopedEnv() { outer ? ::setenv(name, outer->c_str(), 1) : ::unsetenv(name); }
+  const char* name;
+  std::optional<std::string> outer;
+};
 
 }  // namespace
 
@@ -104,24 +157,16 @@ TEST_CASE("auto makes the model's choice, the same on every rank, and sums exact
 
 TEST_CASE("GRADSYNC_AUTO_METHODS narrows auto's candidates on every rank to rank 0's list, and refuses a bad one") {
   const Comm world = Comm::world();
-  struct AutoMethods {  // the variable for this case only, per rank; the caller's value comes back after
-    explicit AutoMethods(const char* value) {
-      if (const char* old = std::getenv("GRADSYNC_AUTO_METHODS")) outer = old;
-      value ? ::setenv("GRADSYNC_AUTO_METHODS", value, 1) : ::unsetenv("GRADSYNC_AUTO_METHODS");
-    }
-    ~AutoMethods() { outer ? ::setenv("GRADSYNC_AUTO_METHODS", outer->c_str(), 1) : ::unsetenv("GRADSYNC_AUTO_METHODS"); }
-    std::optional<std::string> outer;
-  };
   AllreduceOptions flat;
   flat.ranks_per_host = 1;
   const std::vector<std::size_t> counts{1, std::size_t{1} << 22};
   SUBCASE("rank 0's list is every rank's: rd alone, whatever the others say") {
     {
-      const AutoMethods unset(nullptr);
+      const ScopedEnv unset("GRADSYNC_AUTO_METHODS", nullptr);
       AutoAllreduce a(world, flat, allreduce_method_table());
       REQUIRE(a.choice(counts.back(), Dtype::f32) != "rd");  // or the narrowing below would show nothing
     }
-    const AutoMethods env(world.rank() == 0 ? "rd" : "ring");
+    const ScopedEnv env("GRADSYNC_AUTO_METHODS", world.rank() == 0 ? "rd" : "ring");
     AutoAllreduce a(world, flat, allreduce_method_table());
     for (std::size_t count : counts) {
       CAPTURE(count);
@@ -132,7 +177,7 @@ TEST_CASE("GRADSYNC_AUTO_METHODS narrows auto's candidates on every rank to rank
     }
   }
   SUBCASE("a list of two (in any order, spaces allowed) keeps the model's choice between them") {
-    const AutoMethods env(" rhd, rd");
+    const ScopedEnv env("GRADSYNC_AUTO_METHODS", " rhd, rd");
     AutoAllreduce a(world, flat, allreduce_method_table());
     for (std::size_t count : counts) {
       CAPTURE(count);
@@ -142,15 +187,38 @@ TEST_CASE("GRADSYNC_AUTO_METHODS narrows auto's candidates on every rank to rank
     }
   }
   SUBCASE("a name auto cannot choose is refused on every rank, naming it") {
-    const AutoMethods env(world.rank() == 0 ? "rd,mpi" : "rd");
+    const ScopedEnv env("GRADSYNC_AUTO_METHODS", world.rank() == 0 ? "rd,mpi" : "rd");
     CHECK_THROWS_WITH_AS(AutoAllreduce(world, flat, allreduce_method_table()),
                          doctest::Contains(world.rank() == 0 ? "'mpi' is not a method auto can choose"
                                                              : "rank 0 refused its GRADSYNC_AUTO_METHODS"),
                          std::runtime_error);
   }
   SUBCASE("a list that leaves nothing for the layout is refused on every rank") {
-    const AutoMethods env("hier");  // hosts of one rank: hier would be the ring, so it is no candidate
+    const ScopedEnv env("GRADSYNC_AUTO_METHODS",
+                        "hier");  // hosts of one rank: hier would be the ring, so it is no candidate
     CHECK_THROWS_WITH_AS(AutoAllreduce(world, flat, allreduce_method_table()), doctest::Contains("leaves no method"),
                          std::runtime_error);
   }
+}
+
+TEST_CASE("auto plans with rank 0's far link and switch size on every rank") {
+  const Comm world = Comm::world();
+  SKIP_UNLESS(world.size() >= 4, "needs 4 ranks: 2 hosts of one rank per switch, and more than one switch");
+  // Rank 0 reads a tuning file whose far link is slow enough to move the choice; the others read one without it.
+  const auto dir = test::temp_dir("tuning-far", world.rank());
+  const std::string far = (dir / "far.txt").string(), plain = (dir / "plain.txt").string();
+  std::ofstream(far) << "far_alpha_us = 100000\nhosts_per_switch = 2\n";
+  std::ofstream(plain) << "# the built-in parameters\n";
+  AllreduceOptions flat;
+  flat.ranks_per_host = 1;
+  const std::size_t count = std::size_t{1} << 22;
+  const auto any = [](const AllreduceMethod&) { return true; };
+  const std::string near_choice = expected_choice(load_cost_model(plain), count * 4, world.size(), 1, any);
+  const std::string far_choice = expected_choice(load_cost_model(far), count * 4, world.size(), 1, any);
+  REQUIRE(far_choice != near_choice);  // or a lost far link would show nothing
+  const ScopedEnv env("GRADSYNC_TUNING", world.rank() == 0 ? far.c_str() : plain.c_str());
+  AutoAllreduce a(world, flat, allreduce_method_table());
+  CHECK(a.model().hosts_per_switch == 2);
+  CHECK(a.model().far.alpha_s == doctest::Approx(0.1));
+  CHECK(a.choice(count, Dtype::f32) == far_choice);
 }

@@ -9,6 +9,7 @@ training step and speedup to p = 1024 workers on 1, 10 and 100 Gbit/s links. Sta
   bench/cluster/fit_cost_model.py --pingpong P.csv --membw membw.txt --allreduce allreduce.csv --out DIR
       [--train train.csv] [--link-gbps 1] [--gamma-ns-per-byte G] [--compute-us-per-sample 7.4] [--batch 32]
       [--alpha-us A] [--overlap-efficiency E] [--tuning-out FILE [--link intra|inter]]
+      [--far-pingpong FAR.csv --hosts-per-switch N]
 
 --train takes `train --csv` rows of MLP-128 runs made with --iterations-per-epoch auto on the same network and
 compares each run's synchronization time per step with the model's allreduce time for the gradient.
@@ -132,6 +133,26 @@ def write_tuning(path, link, alpha, beta, gamma, quiet=False, exchange_factor=No
             f.write(f"inter_exchange_factor = {exchange_factor:.3f}\n")
     if not quiet:
         print(f"fit_cost_model: wrote the {link} link to {path}", file=sys.stderr)
+
+
+def read_tuning(path):
+    """A tuning file's keys and values (collectives/cost_model.hpp's format)."""
+    values = {}
+    with open(path) as f:
+        for line in f:
+            key, _, value = line.split("#")[0].partition("=")
+            if value.strip():
+                values[key.strip()] = float(value)
+    return values
+
+
+def set_tuning_keys(path, values):
+    """Sets `values` (key -> text) in the tuning file at `path`, replacing lines of those keys and keeping the rest."""
+    with open(path) as f:
+        keep = [line for line in f if line.split("=")[0].strip() not in values]
+    with open(path, "w") as f:
+        f.writelines(keep)
+        f.writelines(f"{key} = {text}\n" for key, text in values.items())
 
 
 def overlapped_step(t_comp, t_comm, efficiency):
@@ -353,7 +374,15 @@ def parse_args():
                     help="gradsync's cost_model binary, which predicts rd, rhd, hier and auto (default build/bin)")
     ap.add_argument("--ranks-per-host", type=int, default=1, help="ranks per host in the --allreduce run (default 1)")
     ap.add_argument("--check-min-bytes", type=int, default=1 << 20, help="model-vs-measured check from this size")
-    return ap.parse_args()
+    ap.add_argument("--far-pingpong", help="pingpong CSV between hosts under different switches (pingpong --peer), "
+                                           "for the tuning file's far link; needs --hosts-per-switch, --tuning-out")
+    ap.add_argument("--hosts-per-switch", type=int, help="hosts under one switch, with --far-pingpong")
+    args = ap.parse_args()
+    if (args.far_pingpong is None) != (args.hosts_per_switch is None):
+        ap.error("--far-pingpong and --hosts-per-switch go together")
+    if args.far_pingpong and (not args.tuning_out or args.link != "inter" or args.hosts_per_switch < 1):
+        ap.error("--far-pingpong writes the far link of --tuning-out with --link inter and --hosts-per-switch >= 1")
+    return args
 
 
 class Fit:
@@ -469,6 +498,24 @@ def tune_from_collectives(args, fit, measured, rows_out):
                    f"{statistics.median(ratios):.3f} (median of {len(ratios)} rd/rhd rows >= "
                    f"{human(args.check_min_bytes)}): inter_exchange_factor = {factor:.3f} in {args.tuning_out}", ""]
     return report
+
+
+def far_link_section(args, fit):
+    """With --far-pingpong: the far link (between hosts under different switches) into the tuning file: the inter
+    link written there (calibrated on collectives under one switch) plus what the far ping-pong adds to the near one,
+    its extra one-way latency on alpha and its rate's ratio on beta; and the switch size. Returns the report's lines."""
+    far_alpha0, far_beta0, _ = fit_alpha_beta(read_pingpong(args.far_pingpong))
+    written = read_tuning(args.tuning_out)
+    alpha = written.get("inter_alpha_us", fit.alpha * 1e6) * 1e-6 + far_alpha0 - fit.alpha
+    beta = written.get("inter_beta_ns_per_byte", fit.beta * 1e9) * 1e-9 * far_beta0 / fit.beta
+    set_tuning_keys(args.tuning_out, {"far_alpha_us": f"{max(alpha, 0) * 1e6:.3f}",
+                                      "far_beta_ns_per_byte": f"{beta * 1e9:.5f}",
+                                      "hosts_per_switch": str(args.hosts_per_switch)})
+    return ["## The far link", "",
+            f"Ping-pong across switches ({args.far_pingpong}): alpha {far_alpha0 * 1e6:.2f} us against "
+            f"{fit.alpha * 1e6:.2f} us under one switch, beta {far_beta0 * 1e9:.4f} against {fit.beta * 1e9:.4f} "
+            f"ns/B. The tuning file's far link: alpha {alpha * 1e6:.2f} us, beta {beta * 1e9:.4f} ns/B, "
+            f"{args.hosts_per_switch} hosts per switch ({args.tuning_out}).", ""]
 
 
 def error_checks(args, rings, measured, rows_out):
@@ -653,6 +700,8 @@ def main():
     if args.allreduce:
         section, checks = allreduce_section(args, fit)
         report += section
+    if args.far_pingpong:
+        report += far_link_section(args, fit)
     if args.train:
         report += train_section(args.train, args.train_rows, args.out, *fit.abg())
     a_ext = args.alpha_us * 1e-6 if args.alpha_us is not None else fit.alpha

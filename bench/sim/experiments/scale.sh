@@ -51,7 +51,7 @@ sweep=(--iters 1 --reps 1 --warmup 1 --segment-bytes whole --min-bytes "$min_byt
 export SMPI_CFG="${SMPI_CFG:-} --cfg=smpi/simulate-computation:no"
 "$host_bin/bench_membw" --bytes 64M >"$out/membw.txt"
 # calibrate LINK PLATFORM DIR TUNING: a ping-pong between ranks 0 and 1 and an 8-rank sweep of the one-level methods
-# on PLATFORM, fitted into TUNING's LINK keys.
+# on PLATFORM, fitted into TUNING's LINK keys (and, across hosts, the far link's).
 calibrate() {
   local link="$1" platform="$2" dir="$3" file="$4" gbps
   mkdir -p "$dir"
@@ -59,15 +59,24 @@ calibrate() {
   SELECTOR=ompi smpi_run "$platform" 8 "$dir/fit.log" bench_allreduce --methods ring,rd,rhd,mpi "${sweep[@]}" \
     --max-bytes "$top_bytes" --csv "$dir/fit.csv"
   gbps="$(sed -n 's/^fattree-\([0-9]*\)g-.*/\1/p' <<<"$platform")"
+  # The far link, between hosts under different switches: a ping-pong from rank 0 to the first rank under the next
+  # switch, once per cluster (the 8-rank sweep above stays under one switch).
+  local far=() per_switch
+  per_switch="$(sed -n 's/.*topo_parameters="2;\([0-9]*\),.*/\1/p' "$SIM_DIR/$platform.xml")"
+  if [ "$link" = inter ] && [ -n "$per_switch" ] && [ "$(wc -l <"$SIM_DIR/hosts-$platform.txt")" -gt "$per_switch" ]; then
+    smpi_run "$platform" $((per_switch + 1)) "$dir/pingpong-far.log" pingpong --peer "$per_switch" --max-bytes 16M \
+      --csv "$dir/pingpong-far.csv"
+    far=(--far-pingpong "$dir/pingpong-far.csv" --hosts-per-switch "$per_switch")
+  fi
   python3 "$GRADSYNC_ROOT/bench/cluster/fit_cost_model.py" --pingpong "$dir/pingpong.csv" --membw "$out/membw.txt" \
     --allreduce "$dir/fit.csv" --link-gbps "${gbps:-1}" --out "$dir/model_fit" --tuning-out "$file" --link "$link" \
-    --cost-model-bin "$host_bin/cost_model" >"$dir/model_fit.log" 2>&1 || true
+    --cost-model-bin "$host_bin/cost_model" "${far[@]}" >"$dir/model_fit.log" 2>&1 || true
   grep -q "^${link}_alpha_us" "$file" 2>/dev/null || die "scale: no $link link from the fit on $platform: see $dir/model_fit.log"
   # The same fit with no reduction cost, the model of what this sweep charges (scale_report.py --comm-tuning): with
   # gamma measured on this CPU in the model but not in the simulation, the fit bends beta to make up for it.
   python3 "$GRADSYNC_ROOT/bench/cluster/fit_cost_model.py" --pingpong "$dir/pingpong.csv" --gamma-ns-per-byte 0 \
     --allreduce "$dir/fit.csv" --link-gbps "${gbps:-1}" --out "$dir/model_fit_comm" --tuning-out "${file%.txt}-comm.txt" \
-    --link "$link" --cost-model-bin "$host_bin/cost_model" >"$dir/model_fit_comm.log" 2>&1 || true
+    --link "$link" --cost-model-bin "$host_bin/cost_model" "${far[@]}" >"$dir/model_fit_comm.log" 2>&1 || true
 }
 
 # links_of TUNING: the links a tuning file describes ("inter intra "), to tell a complete fit from a partial one.
