@@ -8,6 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <utility>
+
+#include "collectives/exchange_allreduce.hpp"
 
 namespace gradsync {
 namespace {
@@ -21,6 +24,7 @@ constexpr double kInterAlphaUs = 32.7;
 constexpr double kInterBetaNsPerByte = 9.30;
 constexpr double kGammaNsPerByte = 0.063;
 constexpr double kInterExchangeFactor = 1.05;
+constexpr int kMaxHostsPerSwitch = 1 << 20;
 
 int floor_log2(int p) {
   int k = 0;
@@ -79,9 +83,10 @@ CostModel load_cost_model(const std::string& path) {
     else if (key == "far_beta_ns_per_byte")
       far_beta = value * 1e-9;
     else if (key == "hosts_per_switch") {
-      if (value != std::floor(value) || value > 1 << 20)
+      if (value != std::floor(value) || value > kMaxHostsPerSwitch)
         throw std::runtime_error(
-            fmt::format("tuning file {} line {}: hosts_per_switch must be a whole number, got '{}'", path, number, text));
+            fmt::format("tuning file {} line {}: hosts_per_switch must be a whole number from 0 to {}, got '{}'", path,
+                        number, kMaxHostsPerSwitch, text));
       m.hosts_per_switch = static_cast<int>(value);
     } else
       throw std::runtime_error(fmt::format("tuning file {} line {}: unknown key '{}'", path, number, key));
@@ -100,39 +105,52 @@ CostModel find_cost_model() {
   return default_cost_model();
 }
 
-// n bytes, p ranks, L per host, H = p / L hosts. A step between ranks 2^k apart stays inside a host while 2^k < L.
+// n bytes, p ranks, L per host (consecutive ranks share a host), H = p / L hosts (consecutive hosts share a switch).
 std::optional<double> CostModel::predict(std::string_view method, std::size_t bytes, int p, int per_host,
                                          std::size_t chunk_bytes) const {
   if (p <= 1 || bytes == 0) return 0.0;
   const double n = static_cast<double>(bytes), g = gamma_s_per_byte;
-  const int hosts = std::max(1, p / std::max(1, per_host));
-  // Hosts `host_distance` apart in host order are under different switches from a switch's worth apart.
-  const auto crosses = [&](int host_distance) { return hosts_per_switch > 0 && host_distance >= hosts_per_switch; };
-  // The link between hosts that far apart; a pairwise exchange on it pays the exchange factor.
-  const auto link_between = [&](int host_distance) { return crosses(host_distance) ? far : inter; };
-  const auto exchange = [&](int host_distance) {
-    const LinkCost& l = link_between(host_distance);
-    return LinkCost{l.alpha_s, l.beta_s_per_byte * inter_exchange_factor};
+  const int per = std::max(1, per_host), hosts = std::max(1, p / per);
+  const auto host_of = [&](int rank) { return rank / per; };
+  const auto switch_of = [&](int rank) { return hosts_per_switch > 0 ? host_of(rank) / hosts_per_switch : 0; };
+  const auto between = [&](bool switches_differ) { return switches_differ ? far : inter; };
+  // Across hosts a pairwise exchange pays the exchange factor.
+  const auto exchange_on = [&](LinkCost l) { return LinkCost{l.alpha_s, l.beta_s_per_byte * inter_exchange_factor}; };
+  // A ring across `ring_hosts` hosts waits at every step for its slowest neighbour pair: once it spans more hosts
+  // than a switch holds, the pairs on either side of a switch boundary. A ring of two members is a pairwise exchange.
+  const auto ring_link = [&](int members, int ring_hosts) {
+    const bool spans = hosts_per_switch > 0 && ring_hosts > hosts_per_switch;
+    return members == 2 ? exchange_on(between(spans)) : between(spans);
   };
-  // A flat ring crosses hosts somewhere, one rank per host at once, paced by its farthest neighbour pair (hosts
-  // 0 and H-1 when a switch holds them all, the pairs on either side of a switch boundary otherwise); a ring of
-  // two is a pairwise exchange.
-  const auto ring_across = [&](int ring_hosts) { return ring_hosts == 2 ? exchange(1) : link_between(ring_hosts - 1); };
-  const LinkCost flat = hosts <= 1 ? intra : p == 2 ? exchange(1) : link_between(hosts - 1);
-  // A butterfly step between ranks `distance` apart: inside a host, or across, where all L ranks of a host send
-  // at once and share its link.
+  const LinkCost flat = hosts <= 1 ? intra : ring_link(p, hosts);
+  // A butterfly step runs all its pairs at once and lasts as long as its slowest: inside a host, across hosts
+  // (where all L ranks of a host send at once and share its link), or across switches.
+  const auto step_link = [&](int pairs, auto pair) {
+    bool hosts_differ = false, switches_differ = false;
+    for (int i = 0; i < pairs && !switches_differ; ++i) {
+      const auto [a, b] = pair(i);
+      hosts_differ = hosts_differ || host_of(a) != host_of(b);
+      switches_differ = switch_of(a) != switch_of(b);
+    }
+    if (!hosts_differ) return intra;
+    const LinkCost l = exchange_on(between(switches_differ));
+    return LinkCost{l.alpha_s, l.beta_s_per_byte * static_cast<double>(per)};
+  };
+  // The ranks beyond the largest power of two fold into their neighbours (ranks 2i and 2i+1), which puts core rank
+  // c on comm rank 2c+1 or c+E: a core step 2^k apart can join ranks up to twice that apart.
+  const ExchangeAllreduce::Fold shape = ExchangeAllreduce::fold_of(0, p);
+  const int core = shape.core_size, levels = floor_log2(core);
   const auto link_at = [&](int distance) {
-    if (distance < per_host || hosts <= 1) return intra;
-    const LinkCost l = exchange(distance / std::max(1, per_host));
-    return LinkCost{l.alpha_s, l.beta_s_per_byte * static_cast<double>(std::max(1, per_host))};
+    return step_link(core, [&](int c) {
+      return std::pair{ExchangeAllreduce::comm_rank_of_core(shape, c),
+                       ExchangeAllreduce::comm_rank_of_core(shape, c ^ distance)};
+    });
   };
+  const LinkCost fold_link = step_link(shape.extra, [](int i) { return std::pair{2 * i, 2 * i + 1}; });
+  const double fold = core == p ? 0.0 : 2 * (fold_link.alpha_s + n * fold_link.beta_s_per_byte) + n * g;
   const auto messages = [&](double piece) {
     return chunk_bytes == 0 ? 1.0 : std::max(1.0, std::ceil(piece / static_cast<double>(chunk_bytes)));
   };
-  const int levels = floor_log2(p), core = 1 << levels;
-  // The ranks beyond the largest power of two fold their buffer in and get the result back.
-  const LinkCost fold_link = link_at(1);  // ranks 2i and 2i+1
-  const double fold = core == p ? 0.0 : 2 * (fold_link.alpha_s + n * fold_link.beta_s_per_byte) + n * g;
   if (method == "ring") {
     const double seg = n / p;
     return 2 * (p - 1) * messages(seg) * flat.alpha_s + 2.0 * (p - 1) / p * n * flat.beta_s_per_byte +
@@ -162,7 +180,7 @@ std::optional<double> CostModel::predict(std::string_view method, std::size_t by
         2 * (local - 1) * (messages(slice) * intra.alpha_s + slice * intra.beta_s_per_byte) + (local - 1) * slice * g;
     // All L ranks of a host cross at once: the link's bandwidth is shared by L slices.
     const double h = hosts, piece = slice / h;
-    const LinkCost cross = ring_across(hosts);  // a cross ring of two hosts is pairwise
+    const LinkCost cross = ring_link(hosts, hosts);  // one ring per local rank, a member per host
     const double across =
         2 * (h - 1) * (messages(piece) * cross.alpha_s + piece * local * cross.beta_s_per_byte) + (h - 1) * piece * g;
     return inside + across;

@@ -25,11 +25,11 @@ struct CostModel {
   // message's rendezvous waits behind the other direction's data on the same connection; sent in eager-sized pieces
   // (segments.hpp, the default between hosts) it runs at the link's rate. Fitted by bench_algorithms.sh.
   double inter_exchange_factor = 1;
-  // Hosts under one switch; 0: every host under one (the far link unused). A pair of hosts further apart than this
-  // in host order talks over `far`. Consecutive ranks share a host and consecutive hosts a switch, so a butterfly
-  // step crosses switches when its distance is a switch's worth of ranks or more, and a ring over more hosts than
-  // one switch holds is paced at every step by the neighbour pairs that cross (a ring step waits for its slowest
-  // pair). Without far keys in the tuning file, far is the inter link.
+  // Hosts under one switch; 0: every host under one (the far link unused). Consecutive ranks share a host and
+  // consecutive hosts a switch; ranks on hosts under different switches talk over `far`. A butterfly step lasts as
+  // long as its slowest pair, so it pays `far` when any of its pairs crosses switches; a ring waits at every step
+  // for its slowest neighbour pair, so it pays `far` at every step once it spans more hosts than a switch holds.
+  // Without far keys in the tuning file, far is the file's inter link.
   LinkCost far;
   int hosts_per_switch = 0;
   double gamma_s_per_byte = 0;

@@ -60,9 +60,25 @@ TEST_CASE("the cost model's far link: paid by the ring once it spans switches, b
   CHECK(extra("rd", 512, 8) == doctest::Approx(1));
   CHECK(extra("hier", 512, 8) == doctest::Approx(2 * 63));  // its ring across the 64 hosts
   CHECK(extra("hier", 256, 8) == doctest::Approx(0));
+  // Not a power of two: 48 ranks fold 32 of them pairwise, which puts core ranks 0 and 16 on ranks 1 and 32, so the
+  // core step 16 apart crosses a switch.
+  CHECK(extra("rd", 48, 1) == doctest::Approx(1));
+  // Nor the switch: with 24 hosts to a switch, rd's steps 8, 16 and 32 apart each have pairs that cross.
+  far.hosts_per_switch = near.hosts_per_switch = 24;
+  CHECK(extra("rd", 64, 1) == doctest::Approx(3));
+  // One host to a switch: even a ring of two hosts crosses, as a pairwise exchange.
+  far.hosts_per_switch = near.hosts_per_switch = 1;
+  CHECK(extra("ring", 2, 1) == doctest::Approx(2));
   // No switch size: one switch, however many hosts.
   far.hosts_per_switch = near.hosts_per_switch = 0;
   CHECK(extra("ring", 1024, 1) == doctest::Approx(0));
+  // The far link's rate: rhd's last halving and first doubling step move n/p bytes each across, at p = 64.
+  far.hosts_per_switch = near.hosts_per_switch = 32;
+  far.far = near.far;
+  far.far.beta_s_per_byte = 2 * near.far.beta_s_per_byte;
+  const std::size_t big = std::size_t{64} << 20;
+  CHECK(*far.predict("rhd", big, 64, 1, 0) - *near.predict("rhd", big, 64, 1, 0) ==
+        doctest::Approx(2 * (big / 64.0) * near.far.beta_s_per_byte * near.inter_exchange_factor));
 }
 
 TEST_CASE("a tuning file sets the parameters it names and is refused with its file and line when malformed") {
@@ -90,9 +106,13 @@ TEST_CASE("a tuning file sets the parameters it names and is refused with its fi
   CHECK(f.far.alpha_s == doctest::Approx(2.5e-6));
   CHECK(f.far.beta_s_per_byte == f.inter.beta_s_per_byte);
   CHECK(f.hosts_per_switch == 32);
+  std::ofstream(far) << "far_beta_ns_per_byte = 0.9\n";
+  CHECK(load_cost_model(far).far.beta_s_per_byte == doctest::Approx(0.9e-9));
   std::ofstream(bad) << "hosts_per_switch = 32.5\n";
   CHECK_THROWS_WITH_AS(load_cost_model(bad), doctest::Contains("hosts_per_switch must be a whole number"),
                        std::runtime_error);
+  std::ofstream(bad) << "hosts_per_switch = 1e9\n";
+  CHECK_THROWS_WITH_AS(load_cost_model(bad), doctest::Contains("from 0 to"), std::runtime_error);
 }
 
 namespace {

@@ -47,6 +47,7 @@ LARGE_MIN_BYTES = 1 << 20        # ping-pong sizes that fit beta (bandwidth regi
 EXTRAPOLATION_LINKS_GBPS = (1, 10, 100)
 EXTRAPOLATION_P = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 EXTRAPOLATION_PER_HOST = 8       # ranks per host for hier and auto in the extrapolation (an 8-GPU-node layout)
+MAX_HOSTS_PER_SWITCH = 1 << 20   # collectives/cost_model.cpp refuses a tuning file with more
 
 
 # ---- fitting -------------------------------------------------------------------------------------------------
@@ -120,10 +121,12 @@ def write_tuning(path, link, alpha, beta, gamma, quiet=False, exchange_factor=No
     """Sets this link's alpha and beta and gamma in auto's tuning file, keeping the other link's lines: one command
     measures inside a host, another across hosts, and both end in the same file. With `exchange_factor` the file
     also fixes inter_exchange_factor (the model's own files: predictions for a one-way-stream exchange)."""
+    # The far link is derived from the inter one (far_link_section): a new inter link drops the old far one.
+    dropped = (f"{link}_", "gamma_") + (("far_", "hosts_per_switch") if link == "inter" else ())
     keep = []
     if os.path.exists(path):
         with open(path) as f:
-            keep = [line for line in f if not line.startswith((f"{link}_", "gamma_"))]
+            keep = [line for line in f if not line.startswith(dropped)]
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
         f.writelines(keep)
@@ -139,17 +142,21 @@ def read_tuning(path):
     """A tuning file's keys and values (collectives/cost_model.hpp's format)."""
     values = {}
     with open(path) as f:
-        for line in f:
+        for number, line in enumerate(f, 1):
             key, _, value = line.split("#")[0].partition("=")
             if value.strip():
-                values[key.strip()] = float(value)
+                try:
+                    values[key.strip()] = float(value)
+                except ValueError:
+                    sys.exit(f"fit_cost_model: {path} line {number}: '{line.strip()}' is not 'key = number'")
     return values
 
 
 def set_tuning_keys(path, values):
     """Sets `values` (key -> text) in the tuning file at `path`, replacing lines of those keys and keeping the rest."""
     with open(path) as f:
-        keep = [line for line in f if line.split("=")[0].strip() not in values]
+        keep = [line if line.endswith("\n") else line + "\n" for line in f
+                if line.split("=")[0].strip() not in values]
     with open(path, "w") as f:
         f.writelines(keep)
         f.writelines(f"{key} = {text}\n" for key, text in values.items())
@@ -380,8 +387,10 @@ def parse_args():
     args = ap.parse_args()
     if (args.far_pingpong is None) != (args.hosts_per_switch is None):
         ap.error("--far-pingpong and --hosts-per-switch go together")
-    if args.far_pingpong and (not args.tuning_out or args.link != "inter" or args.hosts_per_switch < 1):
-        ap.error("--far-pingpong writes the far link of --tuning-out with --link inter and --hosts-per-switch >= 1")
+    if args.far_pingpong and (not args.tuning_out or args.link != "inter" or
+                              not 1 <= args.hosts_per_switch <= MAX_HOSTS_PER_SWITCH):
+        ap.error(f"--far-pingpong writes the far link of --tuning-out with --link inter and --hosts-per-switch from 1 "
+                 f"to {MAX_HOSTS_PER_SWITCH}")
     return args
 
 
@@ -505,10 +514,16 @@ def far_link_section(args, fit):
     link written there (calibrated on collectives under one switch) plus what the far ping-pong adds to the near one,
     its extra one-way latency on alpha and its rate's ratio on beta; and the switch size. Returns the report's lines."""
     far_alpha0, far_beta0, _ = fit_alpha_beta(read_pingpong(args.far_pingpong))
+    if not (far_beta0 > 0 and fit.beta > 0):
+        sys.exit(f"fit_cost_model: no positive rate from {args.far_pingpong} and {args.pingpong} (beta "
+                 f"{far_beta0 * 1e9:.4f} and {fit.beta * 1e9:.4f} ns/B): no far link")
     written = read_tuning(args.tuning_out)
-    alpha = written.get("inter_alpha_us", fit.alpha * 1e6) * 1e-6 + far_alpha0 - fit.alpha
-    beta = written.get("inter_beta_ns_per_byte", fit.beta * 1e9) * 1e-9 * far_beta0 / fit.beta
-    set_tuning_keys(args.tuning_out, {"far_alpha_us": f"{max(alpha, 0) * 1e6:.3f}",
+    inter_alpha = written.get("inter_alpha_us", fit.alpha * 1e6) * 1e-6
+    inter_beta = written.get("inter_beta_ns_per_byte", fit.beta * 1e9) * 1e-9
+    # More hops are never faster: a far ping-pong that came out quicker than the near one is noise.
+    alpha = inter_alpha + max(0.0, far_alpha0 - fit.alpha)
+    beta = inter_beta * max(1.0, far_beta0 / fit.beta)
+    set_tuning_keys(args.tuning_out, {"far_alpha_us": f"{alpha * 1e6:.3f}",
                                       "far_beta_ns_per_byte": f"{beta * 1e9:.5f}",
                                       "hosts_per_switch": str(args.hosts_per_switch)})
     return ["## The far link", "",

@@ -2,7 +2,8 @@
 # scale [--platforms "P..."] [--nps "8 16 ..."] [--min-bytes 8] [--max-bytes 16M] [--step-factor 8] [--tuning FILE]
 #                  the allreduce at p = 8..1024 on the fat trees: every gradsync method against SMPI's
 #                  MPI_Allreduce with Open MPI's and MPICH's selection, and auto with a tuning file fitted the way a
-#                  user fits one (a ping-pong and one 8-rank sweep on that network, fit_cost_model.py), or FILE;
+#                  user fits one (a ping-pong and one 8-rank sweep on that network, and a ping-pong across leaf
+#                  switches for the far link, fit_cost_model.py), or FILE;
 #                  scale.md: auto against the best, the best against Open MPI's, the cost model against the
 #                  simulation. Needs build/ (cost_model, bench_membw) beside build-smpi/.
 #                  Computation is not simulated here (smpi/simulate-computation:no): SMPI's own MPI_Allreduce runs
