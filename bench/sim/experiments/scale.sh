@@ -1,5 +1,6 @@
 # shellcheck shell=bash
 # scale [--platforms "P..."] [--nps "8 16 ..."] [--min-bytes 8] [--max-bytes 16M] [--step-factor 8] [--tuning FILE]
+#       [--methods LIST]
 #                  the allreduce at p = 8..1024 on the fat trees: every gradsync method against SMPI's
 #                  MPI_Allreduce with Open MPI's and MPICH's selection, and auto with a tuning file fitted the way a
 #                  user fits one (a ping-pong and one 8-rank sweep on that network, and a ping-pong across leaf
@@ -16,6 +17,9 @@
 #                  MPI_Allreduce allocates its temporaries privately per rank (about the message for Open MPI's
 #                  selection, up to four times it for MPICH's), so a size whose temporaries would not fit in
 #                  this machine's available memory is left out of that selection's sweep.
+#                  --methods LIST (of ring, rd, rhd, hier, auto, mpi, mpich) simulates only those and replaces their
+#                  rows in the npP.csv files already there, keeping the others: after a new fit, --methods auto
+#                  re-runs auto alone (its candidates stay the methods the full sweep simulates at that p).
 
 platforms="fattree-10g-1pn fattree-100g-1pn fattree-10g-8pn"
 nps="8 16 32 64 128 256 512 1024"
@@ -23,8 +27,11 @@ min_bytes=8
 max_bytes=16M
 step_factor=8
 tuning=""
+only=""
 parse_flags scale "--platforms platforms" "--nps nps" "--min-bytes min_bytes" "--max-bytes max_bytes" \
-  "--step-factor step_factor" "--tuning tuning" -- "$@"
+  "--step-factor step_factor" "--tuning tuning" \
+  "--methods only match ^(ring|rd|rhd|hier|auto|mpi|mpich)(,(ring|rd|rhd|hier|auto|mpi|mpich))*$ --methods '%s' is not a comma list of ring, rd, rhd, hier, auto, mpi, mpich" \
+  -- "$@"
 [ -z "$tuning" ] || [ -f "$tuning" ] || die "scale: --tuning $tuning: no such file"
 [ -z "$tuning" ] || tuning="$(cd "$(dirname "$tuning")" && pwd)/$(basename "$tuning")"
 host_bin="${BUILD_DIR:-$GRADSYNC_ROOT/build}/bin"
@@ -109,9 +116,26 @@ for p in $platforms; do
       # auto chooses among the methods simulated here (NCCL_ALGO's way): a near-tied ring would cost hours.
       narrowed="$(tr , '\n' <<<"$at_np" | grep -v -x -e auto -e mpi | paste -sd,)"
     fi
-    GRADSYNC_AUTO_METHODS="$narrowed" GRADSYNC_TUNING="$t" SELECTOR=ompi \
-      smpi_run "$p" "$np" "$out/$p/np$np.log" bench_allreduce --methods "$at_np" "${sweep[@]}" "${big[@]}" \
-      --max-bytes "$(fitting_bytes "$np" 1)" --csv "$out/$p/np$np.csv"
+    # With --methods, only those of this p's methods, their rows replacing the old ones (auto's candidates above
+    # stay what the full sweep simulates).
+    [ -z "$only" ] || at_np="$(tr , '\n' <<<"$at_np" | { grep -x -F -f <(tr , '\n' <<<"$only") || true; } | paste -sd, -)"
+    [ -z "$only" ] || [ -f "$out/$p/np$np.csv" ] || [ -z "$at_np" ] ||
+      die "scale --methods: no $out/$p/np$np.csv to replace rows in (run the full sweep first)"
+    if [ -n "$at_np" ]; then
+      csv="$out/$p/np$np.csv"
+      [ -z "$only" ] || csv="$out/$p/np$np.part.csv"
+      GRADSYNC_AUTO_METHODS="$narrowed" GRADSYNC_TUNING="$t" SELECTOR=ompi \
+        smpi_run "$p" "$np" "$out/$p/np$np${only:+-$only}.log" bench_allreduce --methods "$at_np" "${sweep[@]}" \
+        "${big[@]}" --max-bytes "$(fitting_bytes "$np" 1)" --csv "$csv"
+      if [ -n "$only" ]; then
+        # method,np,...: the old file's rows of other methods, then the new rows.
+        awk -F, -v redone="$at_np" 'BEGIN { n = split(redone, m, ","); for (i = 1; i <= n; i++) skip[m[i]] = 1 }
+          NR == FNR && !($1 in skip) { print; next } NR != FNR && FNR > 1' "$out/$p/np$np.csv" "$csv" >"$csv.merged"
+        mv "$csv.merged" "$out/$p/np$np.csv"
+        rm -f "$csv"
+      fi
+    fi
+    [ -z "$only" ] || [[ ",$only," == *,mpich,* ]] || continue
     SELECTOR=mpich smpi_run "$p" "$np" "$out/$p/np$np-mpich.log" bench_allreduce --methods mpi "${sweep[@]}" \
       "${big[@]}" --max-bytes "$(fitting_bytes "$np" 4)" --csv "$out/$p/np$np-mpich.csv"
   done
