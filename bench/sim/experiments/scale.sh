@@ -17,9 +17,11 @@
 #                  MPI_Allreduce allocates its temporaries privately per rank (about the message for Open MPI's
 #                  selection, up to four times it for MPICH's), so a size whose temporaries would not fit in
 #                  this machine's available memory is left out of that selection's sweep.
-#                  --methods LIST (of ring, rd, rhd, hier, auto, mpi, mpich) simulates only those and replaces their
-#                  rows in the npP.csv files already there, keeping the others: after a new fit, --methods auto
-#                  re-runs auto alone (its candidates stay the methods the full sweep simulates at that p).
+#                  --methods LIST (of ring, rd, rhd, hier, auto, mpi: Open MPI's selection, mpich: MPICH's)
+#                  simulates only those and replaces their rows in the npP.csv files of a full sweep, keeping the
+#                  others; logs go to npP-LIST.log and a line to host.txt. With auto and no --tuning it fits again
+#                  first, as the full sweep does (--methods auto re-runs auto after a new fit; its candidates stay
+#                  the methods the full sweep simulates at that p); otherwise it reads the folder's tuning.txt.
 
 platforms="fattree-10g-1pn fattree-100g-1pn fattree-10g-8pn"
 nps="8 16 32 64 128 256 512 1024"
@@ -92,14 +94,27 @@ links_of() { sed -n 's/^\([a-z]*\)_alpha_us.*/\1/p' "$1" | sort | tr '\n' ' '; }
 
 for p in $platforms; do
   mkdir -p "$out/$p"
+  if [ -n "$only" ] && [ "$only" != mpich ]; then  # rows to replace: every file there before anything changes
+    for np in $nps; do
+      [ "$np" -gt "$(wc -l <"$SIM_DIR/hosts-$p.txt")" ] || [ -s "$out/$p/np$np.csv" ] ||
+        die "scale --methods: no $out/$p/np$np.csv to replace rows in (run the full sweep first)"
+    done
+  fi
   commit="$(git -C "$GRADSYNC_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  results_header "scripts/simulate.sh scale --platforms $p (commit $commit)" >"$out/$p/host.txt"
+  if [ -z "$only" ]; then
+    results_header "scripts/simulate.sh scale --platforms $p (commit $commit)" >"$out/$p/host.txt"
+  else
+    results_header "then --nps \"$nps\" --methods $only${tuning:+ --tuning $tuning} (commit $commit)" >>"$out/$p/host.txt"
+  fi
   per_host=1
   [[ "$p" != *-8pn ]] || per_host=8
   methods=ring,rd,rhd,auto,mpi
   [ "$per_host" = 1 ] || methods=ring,rd,rhd,hier,auto,mpi
   t="$tuning"
-  if [ -z "$t" ]; then
+  if [ -z "$t" ] && [ -n "$only" ] && [[ ",$only," != *,auto,* ]]; then
+    t="$out/$p/tuning.txt"  # nothing to choose: the folder's fit stays
+    [ -f "$t" ] || die "scale --methods $only: no $t (run the full sweep first, or give --tuning)"
+  elif [ -z "$t" ]; then
     # What a user does on a new cluster: a ping-pong and one small sweep per link, fitted
     # (bench/cluster/fit_cost_model.py). Across hosts one rank per host (on 8-rank hosts, the 1-rank twin of the
     # platform: the same links), and on 8-rank hosts also within one host.
@@ -119,18 +134,19 @@ for p in $platforms; do
     # With --methods, only those of this p's methods, their rows replacing the old ones (auto's candidates above
     # stay what the full sweep simulates).
     [ -z "$only" ] || at_np="$(tr , '\n' <<<"$at_np" | { grep -x -F -f <(tr , '\n' <<<"$only") || true; } | paste -sd, -)"
-    [ -z "$only" ] || [ -f "$out/$p/np$np.csv" ] || [ -z "$at_np" ] ||
-      die "scale --methods: no $out/$p/np$np.csv to replace rows in (run the full sweep first)"
     if [ -n "$at_np" ]; then
       csv="$out/$p/np$np.csv"
       [ -z "$only" ] || csv="$out/$p/np$np.part.csv"
+      # The memory cap is for SMPI's own MPI_Allreduce (private temporaries); shared buffers need none.
+      max="$(fitting_bytes "$np" 1)"
+      [ "${#big[@]}" = 0 ] || [[ ",$at_np," == *,mpi,* ]] || max="$top_bytes"
       GRADSYNC_AUTO_METHODS="$narrowed" GRADSYNC_TUNING="$t" SELECTOR=ompi \
         smpi_run "$p" "$np" "$out/$p/np$np${only:+-$only}.log" bench_allreduce --methods "$at_np" "${sweep[@]}" \
-        "${big[@]}" --max-bytes "$(fitting_bytes "$np" 1)" --csv "$csv"
+        "${big[@]}" --max-bytes "$max" --csv "$csv"
       if [ -n "$only" ]; then
         # method,np,...: the old file's rows of other methods, then the new rows.
         awk -F, -v redone="$at_np" 'BEGIN { n = split(redone, m, ","); for (i = 1; i <= n; i++) skip[m[i]] = 1 }
-          NR == FNR && !($1 in skip) { print; next } NR != FNR && FNR > 1' "$out/$p/np$np.csv" "$csv" >"$csv.merged"
+          FILENAME == ARGV[1] { if (!($1 in skip)) print; next } FNR > 1' "$out/$p/np$np.csv" "$csv" >"$csv.merged"
         mv "$csv.merged" "$out/$p/np$np.csv"
         rm -f "$csv"
       fi
