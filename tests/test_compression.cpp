@@ -9,6 +9,7 @@
 
 #include "collectives/comm.hpp"
 #include "collectives/methods.hpp"
+#include "compression_support.hpp"
 #include "model/rng.hpp"
 #include "model/sgd.hpp"
 #include "test_support.hpp"
@@ -22,18 +23,10 @@ using namespace gradsync;
 
 namespace {
 
-CompressionChoice compression(const std::string& text) {
-  std::string problem;
-  const std::optional<CompressionChoice> c = parse_compression(text, problem);
-  INFO(problem);
-  REQUIRE(c);
-  return *c;
-}
-
 // An error-fed compressor named `text` on `comm` for `tensors`, its sums through `method`.
 ErrorFeedback compressed(const std::string& text, const Comm& comm, const std::vector<Tensor>& tensors,
                          bool feedback = true, const char* method = "ring") {
-  const CompressionChoice c = compression(text);
+  const CompressionChoice c = test::parsed_compression(text);
   const CompressorSetup setup{comm, find_allreduce_method(method), {}, tensors, c.param, 7};
   return ErrorFeedback(c.compressor->make(setup), tensors.back().offset + tensors.back().size(), feedback);
 }
@@ -82,7 +75,7 @@ TEST_CASE("top-k with F = 1 and PowerSGD at full rank train like dense SGD, to r
     const bool powersgd = std::string(k.compressor).starts_with("powersgd");
     for (const std::string& method : powersgd ? exact_methods : std::vector<std::string>{"ring"}) {
       TrainConfig c = narrow_mlp(method);
-      c.compression = compression(k.compressor);
+      c.compression = test::parsed_compression(k.compressor);
       const std::vector<float> got = train(c, data, world).params;
       if (world.rank() != 0) continue;
       CAPTURE(k.compressor);
@@ -199,7 +192,7 @@ TEST_CASE("--compress is refused before any step when the name, its parameter or
   TrainConfig ps = ring, powersgd_ps = ring, serial = ring, buckets = ring, pipeline = ring, feedback_alone{};
   ps.sync = sync_method("ps");
   powersgd_ps.sync = sync_method("ps");
-  powersgd_ps.compression = compression("powersgd:4");
+  powersgd_ps.compression = test::parsed_compression("powersgd:4");
   serial.sync = sync_method("serial");
   buckets.buckets = true;
   pipeline.pipeline = true;
@@ -221,12 +214,12 @@ TEST_CASE("--compress is refused before any step when the name, its parameter or
   TrainConfig wide = ring;
   wide.model = "mlp";
   wide.hidden = {16};
-  wide.compression = compression("powersgd:11");
+  wide.compression = test::parsed_compression("powersgd:11");
   test::check_mentions(validate_against_model(wide, {784, 16, 10}),
                        {"powersgd:11: rank 11 is larger than layer 2 weights (10 x 16) allows (at most 10)"});
-  wide.compression = compression("powersgd:10");
+  wide.compression = test::parsed_compression("powersgd:10");
   CHECK(validate_against_model(wide, {784, 16, 10}).empty());
-  wide.compression = compression("powersgd:11");
+  wide.compression = test::parsed_compression("powersgd:11");
   CHECK_THROWS_AS(train(wide, test::blobs(), Comm::world()), std::invalid_argument);  // before any message
 }
 
@@ -239,7 +232,7 @@ TEST_CASE("with compression, a resumed run continues bit for bit from the checkp
     CAPTURE(text);
     const auto dir = test::temp_dir("compress-resume", world.rank());
     TrainConfig c = narrow_mlp("rhd");
-    c.compression = compression(text);
+    c.compression = test::parsed_compression(text);
     c.sgd.momentum = 0.9f;
     c.quiet = true;
     c.epochs = 2;
@@ -264,7 +257,7 @@ TEST_CASE("with compression, a run resumes on fewer workers, keeping the residua
   const TrainTest data = six_blobs();
   const auto dir = test::temp_dir("compress-elastic", world.rank());
   TrainConfig c = narrow_mlp("ring");
-  c.compression = compression("powersgd:2");
+  c.compression = test::parsed_compression("powersgd:2");
   c.checkpoint_dir = dir.string();
   c.quiet = true;
   train(c, data, world);

@@ -13,6 +13,7 @@
 
 #include "collectives/comm.hpp"
 #include "collectives/methods.hpp"
+#include "compression_support.hpp"
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
 #include "model/sgd.hpp"
@@ -29,15 +30,6 @@ using namespace gradsync;
 namespace {
 
 constexpr int kSteps = 5;
-
-CompressionChoice compression(const std::string& text, bool feedback = true) {
-  std::string problem;
-  std::optional<CompressionChoice> c = parse_compression(text, problem);
-  INFO(problem);
-  REQUIRE(c);
-  c->error_feedback = feedback;
-  return *c;
-}
 
 // Every method training can sum through (ring-bf16 included): PowerSGD's allreduces use it.
 std::vector<std::string> training_methods() {
@@ -110,7 +102,7 @@ Outcome overlapped(const TrainConfig& c, const Mlp& model) {
 TrainConfig compressed_config(const std::string& method, const std::string& text, bool feedback, Progress progress) {
   TrainConfig c;
   c.sync = sync_method(method);
-  c.compression = compression(text, feedback);
+  c.compression = test::parsed_compression(text, feedback);
   c.sgd = {.lr = 0.05f, .momentum = 0.5f};
   c.progress = progress;
   c.seed = 5;
@@ -141,7 +133,7 @@ TEST_CASE("error feedback moved on by test() computes step()'s bits and keeps it
       const std::string name = text;
       CAPTURE(name);
       CAPTURE(feedback);
-      const CompressionChoice c = compression(text);
+      const CompressionChoice c = test::parsed_compression(text);
       const CompressorSetup setup{world, find_allreduce_method("rhd"), {}, tensors, c.param, 7};
       ErrorFeedback blocking(c.compressor->make(setup), n, feedback), polled(c.compressor->make(setup), n, feedback);
       bool same = true, exact = true;
@@ -261,7 +253,7 @@ TEST_CASE("top-k with F = 1 and PowerSGD at full rank, bucketed or pipelined, tr
       for (const Case k :
            {Case{"topk:1", true}, Case{"powersgd:6", true}, Case{"topk:0.5", false}, Case{"powersgd:2", false}}) {
         TrainConfig c = dense;
-        c.compression = compression(k.compressor);
+        c.compression = test::parsed_compression(k.compressor);
         const std::vector<float> got = train(c, data, world).params;
         if (world.rank() != 0) continue;
         CAPTURE(c.sync_name());
@@ -285,7 +277,7 @@ TEST_CASE("with compression, bucketed and pipelined runs resume bit for bit from
       CAPTURE(pipelined);
       const auto dir = test::temp_dir("compress-overlap-resume", world.rank());
       TrainConfig c = narrow_mlp("ring");
-      c.compression = compression(text);
+      c.compression = test::parsed_compression(text);
       c.buckets = !pipelined;
       c.bucket_bytes = 1;
       c.pipeline = pipelined;

@@ -27,13 +27,13 @@ namespace {
 constexpr std::size_t kWord = 4;  // every part and every sum is 32-bit words
 
 // What one step sent: point-to-point bytes and messages, and collectives.
-struct Seen {
+struct StepTraffic {
   std::size_t bytes = 0, messages = 0;
   std::vector<traffic::Collective> collectives;
 };
 
 // One step of compressor `text` on `comm` with `tensors`' gradient, recorded after the compressor is planned.
-Seen one_step(const std::string& text, const char* method, const Comm& comm, const std::vector<Tensor>& tensors) {
+StepTraffic one_step(const std::string& text, const char* method, const Comm& comm, const std::vector<Tensor>& tensors) {
   std::string problem;
   const CompressionChoice c = *parse_compression(text, problem);
   AllreduceOptions options;
@@ -65,20 +65,20 @@ TEST_CASE("bytes on the wire per step: each compressor's closed form at P = 2 an
     CAPTURE(p);
     // top-k: every hop of the all-gather carries one part: its length word, k values, k indices.
     const std::size_t k = (n + 9) / 10;  // ceil(0.1 n)
-    const Seen topk = one_step("topk:0.1", "ring", comm, tensors);
+    const StepTraffic topk = one_step("topk:0.1", "ring", comm, tensors);
     CHECK(topk.bytes == hops * kWord * (1 + 2 * k));
     CHECK(topk.collectives.empty());
     // sign: a part is its length word, one scale per tensor, and the bits, 32 to a word.
-    const Seen sign = one_step("sign", "ring", comm, tensors);
+    const StepTraffic sign = one_step("sign", "ring", comm, tensors);
     CHECK(sign.bytes == hops * kWord * (1 + t + (n + 31) / 32));
     CHECK(sign.collectives.empty());
     // PowerSGD on the ring: the ring's closed form for the P's (with the biases) and for the Q's.
-    const Seen ring = one_step("powersgd:3", "ring", comm, tensors);
+    const StepTraffic ring = one_step("powersgd:3", "ring", comm, tensors);
     CHECK(ring.bytes ==
           kWord * (traffic::ring_elements_sent(p_words, p, r) + traffic::ring_elements_sent(q_words, p, r)));
     CHECK(ring.collectives.empty());
     // PowerSGD on MPI_Allreduce: two calls, of the P's and of the Q's, and no message of its own.
-    const Seen mpi = one_step("powersgd:3", "mpi", comm, tensors);
+    const StepTraffic mpi = one_step("powersgd:3", "mpi", comm, tensors);
     CHECK(mpi.messages == 0);
     REQUIRE(mpi.collectives.size() == 2);
     CHECK(mpi.collectives[0].bytes == kWord * p_words);

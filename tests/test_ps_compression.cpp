@@ -12,6 +12,7 @@
 
 #include "collectives/comm.hpp"
 #include "collectives/wire_meter.hpp"
+#include "compression_support.hpp"
 #include "model/rng.hpp"
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
@@ -24,15 +25,6 @@ using namespace gradsync;
 
 namespace {
 
-CompressionChoice compression(const std::string& text, bool feedback = true) {
-  std::string problem;
-  std::optional<CompressionChoice> c = parse_compression(text, problem);
-  INFO(problem);
-  REQUIRE(c);
-  c->error_feedback = feedback;
-  return *c;
-}
-
 std::vector<ElementRange> key_ranges(std::size_t n, int servers) {
   std::vector<ElementRange> ranges;
   for (int s = 0; s < servers; ++s) ranges.push_back(partition(n, servers, s));
@@ -44,7 +36,7 @@ TrainConfig ps_mlp(int servers, const std::string& compressor) {
   TrainConfig c = test::small_mlp("ps", 16, 8);
   c.servers = servers;
   c.quiet = true;
-  if (!compressor.empty()) c.compression = compression(compressor);
+  if (!compressor.empty()) c.compression = test::parsed_compression(compressor);
   return c;
 }
 
@@ -79,7 +71,7 @@ TEST_CASE("a compressed push decodes on each server to the worker's contribution
       CAPTURE(text);
       CAPTURE(feedback);
       const std::vector<ElementRange> ranges = key_ranges(n, 3);
-      CompressedPush push(compression(text, feedback), sizes, ranges);
+      CompressedPush push(test::parsed_compression(text, feedback), sizes, ranges);
       std::vector<float> old(n, 0.0f);
       for (int step = 0; step < 3; ++step) {
         Rng rng(50 + static_cast<std::uint64_t>(step));
@@ -93,7 +85,7 @@ TEST_CASE("a compressed push decodes on each server to the worker's contribution
         for (std::size_t i = 0; i < n && feedback; ++i) exact = exact && r[i] == (g[i] + old[i]) - c[i];
         CHECK(exact);
         for (std::size_t s = 0; s < ranges.size(); ++s) {
-          const PushDecoder server(compression(text, feedback), sizes, ranges[s]);
+          const PushDecoder server(test::parsed_compression(text, feedback), sizes, ranges[s]);
           CHECK(server.words() == push.part(s).size());
           std::vector<float> decoded(ranges[s].size(), 99.0f);
           server.decode(push.part(s), decoded);
@@ -105,8 +97,8 @@ TEST_CASE("a compressed push decodes on each server to the worker's contribution
     }
   }
   // A part of another plan is refused, not read past its end.
-  CompressedPush push(compression("topk:0.3"), sizes, key_ranges(n, 2));
-  const PushDecoder other(compression("topk:0.3"), sizes, partition(n, 3, 0));
+  CompressedPush push(test::parsed_compression("topk:0.3"), sizes, key_ranges(n, 2));
+  const PushDecoder other(test::parsed_compression("topk:0.3"), sizes, partition(n, 3, 0));
   std::vector<float> g(n, 1.0f), out(partition(n, 3, 0).size());
   push.encode(g);
   CHECK_THROWS_AS(other.decode(push.part(0), out), std::runtime_error);
@@ -168,7 +160,7 @@ TEST_CASE("bytes on the wire per step of a compressed push: parts up, dense key 
       TrainConfig config;
       config.sync = sync_method("ps");
       config.servers = k.servers;
-      config.compression = compression(text);
+      config.compression = test::parsed_compression(text);
       const Comm server_comm = comm.split(comm.rank() < k.servers ? 0 : MPI_UNDEFINED, comm.rank());
       std::size_t expected = 0, sent = 0, metered = 0;
       if (comm.rank() < k.servers) {

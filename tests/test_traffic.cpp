@@ -349,13 +349,13 @@ std::size_t pieces_of(const std::vector<traffic::Message>& messages, std::size_t
 }
 
 // What one run of `method` sent and received (a Recording cannot be kept beside another one).
-struct Seen {
+struct RunTraffic {
   std::vector<traffic::Message> sends, receives;
   std::size_t bytes_sent = 0;
   std::vector<int> send_peers, receive_peers;
 };
 
-Seen seen(const char* method, const Comm& comm, const AllreduceOptions& options, std::size_t count) {
+RunTraffic seen(const char* method, const Comm& comm, const AllreduceOptions& options, std::size_t count) {
   const Observed o(method, comm, options, count);
   return {o.rec.sends, o.rec.receives, o.rec.bytes_sent(), o.rec.send_peers(), o.rec.receive_peers()};
 }
@@ -381,7 +381,7 @@ TEST_CASE("pairwise exchanges go as pieces of at most segment_bytes, the same by
         whole_options.chunk_bytes = cut_options.chunk_bytes = 1024;
         whole_options.segment_bytes = kWholeMessages;
         cut_options.segment_bytes = kSegment;
-        const Seen whole = seen(method, comm, whole_options, count), cut = seen(method, comm, cut_options, count);
+        const RunTraffic whole = seen(method, comm, whole_options, count), cut = seen(method, comm, cut_options, count);
         CAPTURE(comm.size());
         CAPTURE(method);
         CAPTURE(count);

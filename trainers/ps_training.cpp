@@ -17,14 +17,17 @@
 #include "trainers/compression/compressed_push.hpp"
 
 namespace gradsync {
-namespace {
 
 // The push and pull tags of the parameter server's traffic on its communicator. Every rank builds exactly one
 // worker or one server on that communicator (Roles gives the parameter server one of its own), and each reserves
-// its tags first thing, so a worker and a server hold the same tags.
+// its tags first thing, so a worker and a server hold the same tags. Outside the anonymous namespace because
+// ParameterServer::Impl, which has external linkage, holds one.
 struct PsTags {
   int push = 0, pull = 0, residual = 0;
 };
+
+namespace {
+
 PsTags reserve_ps_tags(const Comm& comm) {
   const int first = comm.reserve_tags(3);
   return {first, first + 1, first + 2};
