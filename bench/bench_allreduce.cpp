@@ -8,13 +8,13 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <sstream>
 #include <string>
@@ -23,6 +23,7 @@
 #include "bench/bench_options.hpp"
 #include "bench/bus_share.hpp"
 #include "bench/cross_core_bound.hpp"
+#include "bench/flags/bench_allreduce_flags.hpp"
 #include "bench/memory_bound.hpp"
 #include "collectives/allreduce.hpp"
 #include "collectives/auto_explain.hpp"
@@ -132,56 +133,7 @@ std::vector<Row> measure_size(const std::vector<MethodSpec>& specs, std::size_t 
   return rows;
 }
 
-struct Flags {
-  std::string methods = allreduce_method_names([](const AllreduceMethod&m) { return m.exact; }, ","), min_bytes = "4",
-              max_bytes = "64M", chunks, segment, csv;
-  double step_factor = 2;
-  int iters = 0, warmup = 3, servers = 0, reps = 5;
-  double link_gbps = 0;
-  bool no_check = false, explain = false;
-  bool shared_buffers = false;
-  bool list_methods = false;  // handled before MPI_Init; declared here for --help
-};
-
-void add_options(CLI::App& app, Flags& f) {
-  app.add_option(
-         "--methods", f.methods,
-         fmt::format("comma-separated: {} (--list-methods says what each is; a rounded method's algbw and busbw "
-                     "count float32 bytes, more than it sends); a '+nocheck' suffix skips the agreement check, '+wN' "
-                     "runs the ring with N exchanges in flight; "
-                     "membound times the DRAM traffic a ring allreduce cannot avoid (bench/memory_bound.hpp), xcore "
-                     "the ring's schedule with plain loads and stores through a shared window "
-                     "(bench/cross_core_bound.hpp), at the same moments",
-                     allreduce_method_names([](const AllreduceMethod&) { return true; })))
-      ->capture_default_str();
-  app.add_flag("--list-methods", f.list_methods,
-               "print every method, one a line: name, properties, summary (tab-separated), and exit");
-  app.add_option("--min-bytes", f.min_bytes, "smallest message (e.g. 4, 1K, 1M)")->capture_default_str();
-  app.add_option("--max-bytes", f.max_bytes, "largest message")->capture_default_str();
-  app.add_option("--step-factor", f.step_factor, "multiply the size by this each row")->capture_default_str();
-  app.add_option("--iters", f.iters, "timed iterations per row (0: enough to move ~1 GiB, 5..2000)")
-      ->capture_default_str();
-  app.add_option("--warmup", f.warmup, "untimed iterations per row")->capture_default_str();
-  app.add_option("--reps", f.reps, "timed blocks per row, methods interleaved; the median is reported")
-      ->capture_default_str();
-  app.add_option("--chunk-bytes", f.chunks,
-                 "ring chunk size; a comma-separated list sweeps it (default: 1 MiB on one node, 16 MiB across hosts)");
-  app.add_option(
-      "--segment-bytes", f.segment,
-      "largest message of a pairwise exchange (rd, rhd, a ring of two), or 'whole' (default: whole on one node, "
-      "32 KiB across hosts)");
-  app.add_option("--servers", f.servers, "ps-sharded: server ranks (default: np/2)");
-  app.add_flag("--no-agreement-check", f.no_check, "skip the per-call size agreement check (to measure its cost)");
-  app.add_flag("--shared-buffers", f.shared_buffers,
-               "simulation builds only: every rank's buffer and the collectives' scratch are one SMPI shared "
-               "allocation, so that 1024 simulated ranks fit in memory; the sums are then meaningless and not "
-               "checked (the wrong column says -1)");
-  app.add_option("--csv", f.csv, "also write the rows to this CSV file");
-  app.add_option("--link-gbps", f.link_gbps,
-                 "the link's rate in Gbit/s: the end says each method's best bus bandwidth as a share of it (with "
-                 "membound among the methods, also as a share of the measured memory bound)");
-  app.add_flag("--explain", f.explain, "at the end, auto's choices: every candidate's prediction and the measured time");
-}
+using Flags = bench::AllreduceFlags;
 
 // The flags turned into numbers.
 struct Sizes {
@@ -364,18 +316,14 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const Comm world = Comm::world();
   const bool lead = world.rank() == 0;
-  CLI::App app{"bench_allreduce: time and bandwidth of every allreduce method, with an exact check per row"};
   Flags f;
-  add_options(app, f);
+  if (const std::optional<int> done = bench::parse_allreduce_flags(argc, argv, lead, f)) {
+    MPI_Finalize();
+    return *done;
+  }
   int code = 0;
   try {
-    app.parse(argc, argv);
     code = run(f, world);
-  } catch (const CLI::CallForHelp&) {
-    if (lead) fmt::print("{}\n", app.help());
-  } catch (const CLI::ParseError& e) {
-    if (lead) fmt::print(stderr, "bench_allreduce: error: {}\n", e.what());
-    code = 2;
   } catch (const std::invalid_argument& e) {
     // Bad flags: every rank finds the same problem (or learns it, as with --csv) and all leave together.
     if (lead) fmt::print(stderr, "bench_allreduce: error: {}\n", e.what());

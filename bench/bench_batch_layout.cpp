@@ -15,7 +15,6 @@
 //   build/bin/bench_batch_layout --batches 32 256 --outputs 10 128
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -27,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/flags/bench_batch_layout_flags.hpp"
 #include "cpu/isa.hpp"
 #include "model/dataset.hpp"
 #include "model/kernels/blis_setup.hpp"
@@ -143,23 +143,7 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-struct Flags {
-  std::string data_dir;  // empty: the source tree's data/mnist, as train reads it
-  std::vector<std::size_t> batches = {32, 256}, outputs = {10, 128};
-  int rounds = 15;
-  double block_s = 0.05;
-};
-
-void add_options(CLI::App& app, Flags& f) {
-  app.add_option("--data", f.data_dir, "MNIST directory (default: data/mnist)");
-  app.add_option("--batches", f.batches, "batch sizes")->capture_default_str();
-  app.add_option("--outputs", f.outputs, "input layer widths (10: softmax regression, 128: MLP-128)")
-      ->capture_default_str();
-  app.add_option("--rounds", f.rounds, "rounds; each times every variant once, in rotating order")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 10000));
-  app.add_option("--block-seconds", f.block_s, "time per variant per round")->capture_default_str();
-}
+using Flags = bench::BatchLayoutFlags;
 
 // Every output width at every batch size, and the GEMM shapes of all their layouts (for the kernel plan).
 std::vector<Case> make_cases(const Flags& f, std::size_t features, std::vector<GemmShape>& shapes) {
@@ -298,10 +282,8 @@ void print_case(const Case& c, const Timings& t) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"bench_batch_layout: the input layer's gather and GEMMs for each layout of the batch, and on its bytes"};
   Flags f;
-  add_options(app, f);
-  CLI11_PARSE(app, argc, argv);
+  if (const std::optional<int> done = bench::parse_batch_layout_flags(argc, argv, f)) return *done;
   refuse_bad_isa_request("bench_batch_layout");
   const BlisConfig blis = configure_blis(1);
   TrainConfig data_config;

@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,6 +18,7 @@
 #include <optional>
 #include <vector>
 
+#include "bench/flags/bench_compute_flags.hpp"
 #include "bench/fma_peak.hpp"
 #include "cpu/isa.hpp"
 #include "model/kernels/blis_setup.hpp"
@@ -159,35 +159,7 @@ void print_plan(const KernelPlan& plan, const std::string& default_set) {
   }
 }
 
-struct Flags {
-  int epochs = 5, reps = 3;
-  bool compare_default = false, remeasure = false, peak_only = false;
-  std::string data_dir, csv;
-  std::vector<std::string> models = {"softmax", "mlp"};
-  std::vector<std::size_t> batches = {32, 256};
-};
-
-void add_options(CLI::App& app, Flags& f) {
-  app.add_option("--epochs", f.epochs, "epochs per run")->capture_default_str()->check(CLI::Range(1, 1000));
-  app.add_option("--reps", f.reps, "runs per configuration (median reported)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
-  app.add_option("--data", f.data_dir, "MNIST directory (default: data/mnist)");
-  app.add_option("--models", f.models, "softmax and/or mlp (space- or comma-separated)")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"softmax", "mlp"}))
-      ->capture_default_str();
-  app.add_option("--batches", f.batches, "batch sizes")->capture_default_str();
-  app.add_flag("--compare-default", f.compare_default,
-               "also run every configuration on BLIS's default kernel set alone, alternating with the plan run for run");
-  app.add_option("--csv", f.csv, "also write one row per run to this CSV file (plots/make_charts.sh draws it)");
-  app.add_flag("--remeasure", f.remeasure,
-               "measure the kernel plan in this run instead of reading the cache (the rates printed are then this "
-               "run's; the cache is left as it is)");
-  app.add_flag("--peak", f.peak_only,
-               "print the core's measured FMA peak at each vector width this build has, as 'avx512_gflops=X "
-               "avx2_gflops=Y' (0: not in this build), and exit: no MPI, no data (scripts/common.sh cpu_summary)");
-}
+using Flags = bench::ComputeFlags;
 
 // What every configuration shares: the data, the BLIS setup, the core's peak and the CSV file (or nullptr).
 struct Context {
@@ -348,10 +320,8 @@ int run(const Flags& f, const BlisConfig& blis, const TrainTest& data, std::FILE
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"bench_compute: serial MNIST training throughput against the BLIS FLOP bound"};
   Flags f;
-  add_options(app, f);
-  CLI11_PARSE(app, argc, argv);
+  if (const std::optional<int> done = bench::parse_compute_flags(argc, argv, f)) return *done;
   if (f.peak_only) {
     const bench::FmaPeaks p = bench::fma_peaks();
     fmt::print("avx512_gflops={:.1f} avx2_gflops={:.1f}\n", p.avx512, p.avx2);

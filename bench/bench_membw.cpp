@@ -4,12 +4,13 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "bench/bench_options.hpp"
+#include "bench/flags/bench_membw_flags.hpp"
 #include "collectives/comm.hpp"
 #include "collectives/dtype.hpp"
 
@@ -36,19 +37,13 @@ double timed(const gradsync::Comm& world, int reps, Kernel kernel) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const gradsync::Comm world = gradsync::Comm::world();
-  CLI::App app{"bench_membw: aggregate memory bandwidth with all ranks running the same kernel"};
-  std::string bytes_text = "256M";
-  int reps = 7;
-  app.add_option("--bytes", bytes_text, "array size per rank")->capture_default_str();
-  app.add_option("--reps", reps, "repetitions (median is reported)")->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (world.rank() == 0) app.exit(e);
+  gradsync::bench::MembwFlags f;
+  if (const std::optional<int> done = gradsync::bench::parse_membw_flags(argc, argv, world.rank() == 0, f)) {
     MPI_Finalize();
-    return e.get_exit_code() == 0 ? 0 : 2;
+    return *done;
   }
-  const std::size_t bytes = gradsync::bench::parse_bytes(bytes_text, "--bytes");
+  const int reps = f.reps;
+  const std::size_t bytes = gradsync::bench::parse_bytes(f.bytes, "--bytes");
   const std::size_t n = bytes / sizeof(float);
   std::vector<float> a(n, 1.0f), b(n, 2.0f);
   const double copy_s = timed(world, reps, [&] { std::memcpy(a.data(), b.data(), n * sizeof(float)); });

@@ -15,7 +15,6 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -23,12 +22,14 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "bench/cross_core_bound.hpp"
+#include "bench/flags/bench_sync_flags.hpp"
 #include "collectives/comm.hpp"
 #include "collectives/methods.hpp"
 #include "collectives/wire_meter.hpp"
@@ -145,46 +146,7 @@ bool parse_method(const std::string& name, TrainConfig& c) {
   return c.sync_name() == name;
 }
 
-struct Flags {
-  std::string methods = "ring,mpi", data_dir, trace;
-  std::size_t batch = 32, bucket_kib = TrainConfig::kDefaultBucketBytes >> 10;
-  std::vector<std::size_t> hidden = {128};
-  long steps = 6000, block = 32, settle = 4;
-};
-
-void add_options(CLI::App& app, Flags& f) {
-  app.add_option(
-         "--methods", f.methods,
-         "comma-separated: the allreduce methods that leave the sum on every rank (" + allreduce_method_names(trains) +
-             "), xcore (the ring's schedule through a shared window, one node only), serial (rank 0 alone: "
-             "the baseline for the speedup column); an allreduce method may carry train's overlap suffixes: "
-             "a compressor as train names it (-powersgd4, -topk0.01, -sign, with -noef: --compress, --error-feedback 0), "
-             "then -buckets (--buckets), -pipe (--pipeline 1), then -thread (--progress thread), e.g. "
-             "ring-topk0.01-pipe-thread; any method may end in -traced: with --trace, only the -traced methods' steps "
-             "are recorded (ring,ring-traced measures what tracing costs)")
-      ->capture_default_str();
-  app.add_option("--batch", f.batch, "batch per worker")->capture_default_str()->check(CLI::Range(1, 60000));
-  app.add_option("--hidden", f.hidden, "MLP hidden widths, comma-separated")
-      ->delimiter(',')
-      ->capture_default_str()
-      ->check(CLI::Range(1, 65536));
-  app.add_option("--bucket-kib", f.bucket_kib, "bucket size of the -buckets methods")
-      ->capture_default_str()
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
-  app.add_option("--steps", f.steps, "training steps in all")->capture_default_str()->check(CLI::Range(1L, 1L << 40));
-  app.add_option("--block", f.block, "steps per method before switching")
-      ->capture_default_str()
-      ->check(CLI::Range(1L, 1L << 40));
-  app.add_option("--settle", f.settle,
-                 "untimed steps at the start of each block, fewer than --block: a switch of method, or a core just "
-                 "woken from a serial block, is not the steady state")
-      ->capture_default_str()
-      ->check(CLI::Range(0L, 1L << 40));
-  app.add_option("--data", f.data_dir, "MNIST directory (default: data/mnist)");
-  app.add_option("--trace", f.trace,
-                 fmt::format("write a Chrome trace of the last {} steps to this file (docs/observability.md)",
-                             TraceWindow::kDefaultLastSteps));
-}
+using Flags = bench::SyncFlags;
 
 // Every rank: the methods --methods names into `names`. Returns an empty string, or why the flags cannot run (the
 // same on every rank).
@@ -376,15 +338,8 @@ void print_results(const Flags& f, const Comm& world, const Mlp& model, const st
 }
 
 int run(int argc, char** argv, const Comm& world) {
-  CLI::App app{"bench_sync: synchronizers alternated within one training run, whole steps timed per method"};
   Flags f;
-  add_options(app, f);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (world.rank() == 0) app.exit(e);
-    return e.get_exit_code() == 0 ? 0 : 2;
-  }
+  if (const std::optional<int> done = bench::parse_sync_flags(argc, argv, world.rank() == 0, f)) return *done;
   // Problems with the flags are found the same way on every rank: all leave with code 2, rank 0 says why. Every
   // later failure may be one rank's alone and aborts the job (main).
   const auto usage_error = [&](const std::string& why) {

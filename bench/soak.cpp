@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -19,11 +18,13 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench/flags/soak_flags.hpp"
 #include "collectives/allreduce.hpp"
 #include "collectives/methods.hpp"
 
@@ -217,27 +218,9 @@ void require_same_everywhere(std::uint64_t v, const char* flag, const Comm& worl
     throw std::invalid_argument(fmt::format("{}: ranks were given different values ({} to {})", flag, lo, hi));
 }
 
-// Every method that sums exactly (methods.hpp); the soak checks exact sums of every type.
-bool exact(const AllreduceMethod& m) { return m.exact && !m.float32_only; }
+using bench::exact;
 
-struct Flags {
-  std::uint64_t calls = 10000, seed = 1, progress_every = 1000;
-  std::size_t max_count = std::size_t{1} << 20;
-  std::string methods = allreduce_method_names(exact, ",");
-  bool trace = false;
-};
-
-void add_options(CLI::App& app, Flags& f) {
-  app.add_option("--calls", f.calls, "allreduce calls to make")->capture_default_str();
-  app.add_option("--seed", f.seed, "seed of the shared random sequence (same on every rank)")->capture_default_str();
-  app.add_option("--max-count", f.max_count, "largest call, in elements")
-      ->capture_default_str()
-      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 31));  // MPI counts are ints; the buffer is 8 B a count
-  app.add_option("--methods", f.methods, "comma-separated subset of the exact methods")->capture_default_str();
-  app.add_option("--progress-every", f.progress_every, "print a progress line every this many calls (0: never)")
-      ->capture_default_str();
-  app.add_flag("--trace", f.trace, "rank 0 prints each call before making it (names the call a crash or hang is in)");
-}
+using Flags = bench::SoakFlags;
 
 // Every rank: the methods --methods names. Throws std::invalid_argument, on every rank alike, for flags that
 // cannot run.
@@ -364,19 +347,15 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const Comm world = Comm::world();
   const bool lead = world.rank() == 0;
-  CLI::App app{"soak: many randomly shaped allreduce calls (sizes, methods, chunks, types), each checked exactly"};
   Flags f;
-  add_options(app, f);
+  if (const std::optional<int> done = bench::parse_soak_flags(argc, argv, lead, f)) {
+    MPI_Finalize();
+    return *done;
+  }
   int code = 0;
   Where at;
   try {
-    app.parse(argc, argv);
     code = run(f, world, at);
-  } catch (const CLI::CallForHelp&) {
-    if (lead) fmt::print("{}\n", app.help());
-  } catch (const CLI::ParseError& e) {
-    if (lead) fmt::print(stderr, "soak: error: {}\n", e.what());
-    code = 2;
   } catch (const std::exception& e) {
     if (at.what.empty()) {
       if (lead) fmt::print(stderr, "soak: error: {}\n", e.what());

@@ -1,0 +1,24 @@
+#pragma once
+// bench_allreduce's flags (bench/bench_allreduce.cpp).
+#include <optional>
+#include <string>
+#include "collectives/methods.hpp"
+
+namespace gradsync::bench {
+
+struct AllreduceFlags {
+  std::string methods = allreduce_method_names([](const AllreduceMethod&m) { return m.exact; }, ","), min_bytes = "4",
+              max_bytes = "64M", chunks, segment, csv;
+  double step_factor = 2;
+  int iters = 0, warmup = 3, servers = 0, reps = 5;
+  double link_gbps = 0;
+  bool no_check = false, explain = false;
+  bool shared_buffers = false;
+  bool list_methods = false;  // handled before MPI_Init; declared here for --help
+};
+
+// Parses bench_allreduce's command line into `f`. Every rank calls it alike; `lead` prints --help or the error.
+// Returns std::nullopt to go on, or the exit code to leave with (bench/flags/command_line.hpp).
+std::optional<int> parse_allreduce_flags(int argc, char** argv, bool lead, AllreduceFlags& f);
+
+}  // namespace gradsync::bench

@@ -1,0 +1,54 @@
+#include "bench/flags/bench_sync_flags.hpp"
+
+#include <fmt/format.h>
+
+#include "bench/flags/command_line.hpp"
+#include "trace/recorder.hpp"
+#include "trainers/sync_method.hpp"
+
+namespace gradsync::bench {
+namespace {
+
+void add_options(CLI::App& app, SyncFlags& f) {
+  app.add_option(
+         "--methods", f.methods,
+         "comma-separated: the allreduce methods that leave the sum on every rank (" + allreduce_method_names(trains) +
+             "), xcore (the ring's schedule through a shared window, one node only), serial (rank 0 alone: "
+             "the baseline for the speedup column); an allreduce method may carry train's overlap suffixes: "
+             "a compressor as train names it (-powersgd4, -topk0.01, -sign, with -noef: --compress, --error-feedback 0), "
+             "then -buckets (--buckets), -pipe (--pipeline 1), then -thread (--progress thread), e.g. "
+             "ring-topk0.01-pipe-thread; any method may end in -traced: with --trace, only the -traced methods' steps "
+             "are recorded (ring,ring-traced measures what tracing costs)")
+      ->capture_default_str();
+  app.add_option("--batch", f.batch, "batch per worker")->capture_default_str()->check(CLI::Range(1, 60000));
+  app.add_option("--hidden", f.hidden, "MLP hidden widths, comma-separated")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  app.add_option("--bucket-kib", f.bucket_kib, "bucket size of the -buckets methods")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
+  app.add_option("--steps", f.steps, "training steps in all")->capture_default_str()->check(CLI::Range(1L, 1L << 40));
+  app.add_option("--block", f.block, "steps per method before switching")
+      ->capture_default_str()
+      ->check(CLI::Range(1L, 1L << 40));
+  app.add_option("--settle", f.settle,
+                 "untimed steps at the start of each block, fewer than --block: a switch of method, or a core just "
+                 "woken from a serial block, is not the steady state")
+      ->capture_default_str()
+      ->check(CLI::Range(0L, 1L << 40));
+  app.add_option("--data", f.data_dir, "MNIST directory (default: data/mnist)");
+  app.add_option("--trace", f.trace,
+                 fmt::format("write a Chrome trace of the last {} steps to this file (docs/observability.md)",
+                             TraceWindow::kDefaultLastSteps));
+}
+
+}  // namespace
+
+std::optional<int> parse_sync_flags(int argc, char** argv, bool lead, SyncFlags& f) {
+  CLI::App app{"bench_sync: synchronizers alternated within one training run, whole steps timed per method"};
+  add_options(app, f);
+  return parse_command_line(app, "bench_sync", argc, argv, lead);
+}
+
+}  // namespace gradsync::bench

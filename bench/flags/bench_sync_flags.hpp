@@ -1,0 +1,22 @@
+#pragma once
+// bench_sync's flags (bench/bench_sync.cpp).
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+#include "trainers/train_config.hpp"
+
+namespace gradsync::bench {
+
+struct SyncFlags {
+  std::string methods = "ring,mpi", data_dir, trace;
+  std::size_t batch = 32, bucket_kib = TrainConfig::kDefaultBucketBytes >> 10;
+  std::vector<std::size_t> hidden = {128};
+  long steps = 6000, block = 32, settle = 4;
+};
+
+// Parses bench_sync's command line into `f`. Every rank calls it alike; `lead` prints --help or the error. Returns
+// std::nullopt to go on, or the exit code to leave with (bench/flags/command_line.hpp).
+std::optional<int> parse_sync_flags(int argc, char** argv, bool lead, SyncFlags& f);
+
+}  // namespace gradsync::bench
