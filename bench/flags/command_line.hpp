@@ -1,6 +1,6 @@
 #pragma once
-// The benchmark binaries' command lines. Only this folder includes CLI11, and bench/CMakeLists.txt compiles it as
-// one translation unit, so CLI11's code is compiled once for every binary rather than once per binary.
+// The benchmark binaries' command lines. In bench/ only this folder includes CLI11, and bench/CMakeLists.txt
+// compiles it as one translation unit, so CLI11's code is compiled once for all of them rather than once per binary.
 #include <CLI/CLI.hpp>
 #include <optional>
 
