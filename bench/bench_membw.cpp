@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "bench/bench_options.hpp"
@@ -43,7 +44,14 @@ int main(int argc, char** argv) {
     return *done;
   }
   const int reps = f.reps;
-  const std::size_t bytes = gradsync::bench::parse_bytes(f.bytes, "--bytes");
+  std::size_t bytes = 0;
+  try {
+    bytes = gradsync::bench::parse_bytes(f.bytes, "--bytes");
+  } catch (const std::invalid_argument& e) {  // every rank reads the same flag: all leave, rank 0 says why
+    if (world.rank() == 0) fmt::print(stderr, "bench_membw: error: {}\n", e.what());
+    MPI_Finalize();
+    return 2;
+  }
   const std::size_t n = bytes / sizeof(float);
   std::vector<float> a(n, 1.0f), b(n, 2.0f);
   const double copy_s = timed(world, reps, [&] { std::memcpy(a.data(), b.data(), n * sizeof(float)); });

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 
 #include "bench/bench_options.hpp"
 #include "bench/flags/cost_model_flags.hpp"
