@@ -6,9 +6,9 @@
 #include "collectives/methods.hpp"
 
 namespace gradsync::bench {
-namespace {
 
-void add_options(CLI::App& app, AllreduceFlags& f) {
+std::optional<int> parse_allreduce_flags(int argc, char** argv, bool lead, AllreduceFlags& f) {
+  CLI::App app{"bench_allreduce: time and bandwidth of every allreduce method, with an exact check per row"};
   app.add_option(
          "--methods", f.methods,
          fmt::format("comma-separated: {} (--list-methods says what each is; a rounded method's algbw and busbw "
@@ -46,13 +46,6 @@ void add_options(CLI::App& app, AllreduceFlags& f) {
                  "the link's rate in Gbit/s: the end says each method's best bus bandwidth as a share of it (with "
                  "membound among the methods, also as a share of the measured memory bound)");
   app.add_flag("--explain", f.explain, "at the end, auto's choices: every candidate's prediction and the measured time");
-}
-
-}  // namespace
-
-std::optional<int> parse_allreduce_flags(int argc, char** argv, bool lead, AllreduceFlags& f) {
-  CLI::App app{"bench_allreduce: time and bandwidth of every allreduce method, with an exact check per row"};
-  add_options(app, f);
   return parse_command_line(app, "bench_allreduce", argc, argv, lead);
 }
 

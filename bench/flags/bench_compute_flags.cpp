@@ -1,13 +1,11 @@
 #include "bench/flags/bench_compute_flags.hpp"
 
-#include <fmt/format.h>
-
 #include "bench/flags/command_line.hpp"
 
 namespace gradsync::bench {
-namespace {
 
-void add_options(CLI::App& app, ComputeFlags& f) {
+std::optional<int> parse_compute_flags(int argc, char** argv, ComputeFlags& f) {
+  CLI::App app{"bench_compute: serial MNIST training throughput against the BLIS FLOP bound"};
   app.add_option("--epochs", f.epochs, "epochs per run")->capture_default_str()->check(CLI::Range(1, 1000));
   app.add_option("--reps", f.reps, "runs per configuration (median reported)")
       ->capture_default_str()
@@ -27,13 +25,6 @@ void add_options(CLI::App& app, ComputeFlags& f) {
   app.add_flag("--peak", f.peak_only,
                "print the core's measured FMA peak at each vector width this build has, as 'avx512_gflops=X "
                "avx2_gflops=Y' (0: not in this build), and exit: no MPI, no data (scripts/common.sh cpu_summary)");
-}
-
-}  // namespace
-
-std::optional<int> parse_compute_flags(int argc, char** argv, ComputeFlags& f) {
-  CLI::App app{"bench_compute: serial MNIST training throughput against the BLIS FLOP bound"};
-  add_options(app, f);
   return parse_command_line(app, "bench_compute", argc, argv, true);
 }
 

@@ -7,9 +7,9 @@
 #include "trainers/sync_method.hpp"
 
 namespace gradsync::bench {
-namespace {
 
-void add_options(CLI::App& app, SyncFlags& f) {
+std::optional<int> parse_sync_flags(int argc, char** argv, bool lead, SyncFlags& f) {
+  CLI::App app{"bench_sync: synchronizers alternated within one training run, whole steps timed per method"};
   app.add_option(
          "--methods", f.methods,
          "comma-separated: the allreduce methods that leave the sum on every rank (" + allreduce_method_names(trains) +
@@ -41,13 +41,6 @@ void add_options(CLI::App& app, SyncFlags& f) {
   app.add_option("--trace", f.trace,
                  fmt::format("write a Chrome trace of the last {} steps to this file (docs/observability.md)",
                              TraceWindow::kDefaultLastSteps));
-}
-
-}  // namespace
-
-std::optional<int> parse_sync_flags(int argc, char** argv, bool lead, SyncFlags& f) {
-  CLI::App app{"bench_sync: synchronizers alternated within one training run, whole steps timed per method"};
-  add_options(app, f);
   return parse_command_line(app, "bench_sync", argc, argv, lead);
 }
 
