@@ -35,7 +35,7 @@
 #include "model/kernels/installed_plan.hpp"
 #include "model/kernels/plan_cache.hpp"
 #include "model/rng.hpp"
-#include "trainers/data_source.hpp"
+#include "trainers/loop/data_source.hpp"
 
 namespace {
 

@@ -29,10 +29,10 @@
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
 #include "model/sgd.hpp"
-#include "trainers/agreed_kernel_plan.hpp"
-#include "trainers/checkpointing.hpp"
-#include "trainers/data_source.hpp"
-#include "trainers/trainer.hpp"
+#include "trainers/checkpoint/checkpointing.hpp"
+#include "trainers/loop/agreed_kernel_plan.hpp"
+#include "trainers/loop/data_source.hpp"
+#include "trainers/loop/trainer.hpp"
 
 namespace {
 

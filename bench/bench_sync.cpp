@@ -38,14 +38,14 @@
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
 #include "trace/scope.hpp"
-#include "trainers/agreed_kernel_plan.hpp"
-#include "trainers/checkpointing.hpp"
-#include "trainers/clock.hpp"
+#include "trainers/checkpoint/checkpointing.hpp"
 #include "trainers/compression/compression_checks.hpp"
 #include "trainers/compression/compressors.hpp"
-#include "trainers/data_source.hpp"
-#include "trainers/make_synchronizer.hpp"
-#include "trainers/run_trace.hpp"
+#include "trainers/families/make_synchronizer.hpp"
+#include "trainers/loop/agreed_kernel_plan.hpp"
+#include "trainers/loop/clock.hpp"
+#include "trainers/loop/data_source.hpp"
+#include "trainers/report/run_trace.hpp"
 
 namespace {
 

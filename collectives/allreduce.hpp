@@ -95,7 +95,7 @@ class Allreduce {
   void wait();
   bool in_flight() const { return phase_ != Phase::idle && phase_ != Phase::done; }
 
-  // start() in two halves, for a queue of objects on one communicator (trainers/comm_engine.hpp): start_held()
+  // start() in two halves, for a queue of objects on one communicator (trainers/overlap/comm_engine.hpp): start_held()
   // posts the agreement check, which has tags of this object's own, so it may run while an earlier object's data
   // still moves; test() moves the check on and returns false until release() lets the data move (at once if the
   // check is complete, else when it completes). The check's rounds are left out of the trace, and the operation's

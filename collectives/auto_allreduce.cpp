@@ -11,11 +11,18 @@
 #include <stdexcept>
 #include <string>
 
-#include "collectives/methods.hpp"
 #include "trace/recorder.hpp"
 
 namespace gradsync {
 namespace {
+
+// The candidates' names, for an error text: the registry passes itself in (methods.hpp), so auto needs no include of it.
+std::string modelled_names(std::span<const AllreduceMethod> methods) {
+  std::string names;
+  for (const AllreduceMethod& m : methods)
+    if (m.modelled) names += fmt::format("{}{}", names.empty() ? "" : ", ", m.name);
+  return names;
+}
 
 // Rank 0's model on every rank: the same inputs give the same choice everywhere.
 CostModel rank0_model(const Comm& comm) {
@@ -72,7 +79,7 @@ std::uint64_t rank0_candidates(const Comm& comm, std::span<const AllreduceMethod
                                     [&](const AllreduceMethod& e) { return e.modelled && e.name == name; });
         if (m == methods.end())
           problem = fmt::format("GRADSYNC_AUTO_METHODS={}: '{}' is not a method auto can choose ({})", list, name,
-                                allreduce_method_names([](const AllreduceMethod& e) { return e.modelled; }));
+                                modelled_names(methods));
         else
           wanted |= bit(static_cast<std::size_t>(m - methods.begin()));
       }

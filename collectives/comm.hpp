@@ -14,16 +14,10 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/mpi_error.hpp"
 #include "collectives/mpi_type.hpp"
 
 namespace gradsync {
-
-struct MpiError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// Throws MpiError "MPI_Sendrecv failed on rank 3: <MPI's error string>" unless rc == MPI_SUCCESS.
-void check_mpi(int rc, const char* call, int rank);
 
 // MPI_Iallreduce(MPI_IN_PLACE, data, count, type, op, comm, request), checked as check_mpi(rc, call, rank) does. A
 // simulation build sends from `send_copy` (resized here) instead: SimGrid 3.32 copies an in-place buffer into a

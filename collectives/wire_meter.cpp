@@ -2,12 +2,12 @@
 
 #include <atomic>
 
-#include "collectives/comm.hpp"
+#include "collectives/mpi_error.hpp"
 
 namespace gradsync {
 namespace {
 
-// A progress thread (trainers/comm_engine.hpp) sends while the worker's thread reads.
+// A progress thread (trainers/overlap/comm_engine.hpp) sends while the worker's thread reads.
 std::atomic<std::uint64_t> g_bytes_sent{0};
 
 }  // namespace

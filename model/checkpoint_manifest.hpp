@@ -40,7 +40,7 @@ struct ManifestPiece {
 };
 
 struct Manifest {
-  std::string run;  // the run fingerprint (trainers/checkpointing.hpp); pieces carry the same string
+  std::string run;  // the run fingerprint (trainers/checkpoint/checkpointing.hpp); pieces carry the same string
   std::int64_t step = 0;
   std::int64_t next_epoch = 0;
   std::int64_t epoch_examples = 0;

@@ -17,7 +17,7 @@
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/installed_plan.hpp"
 #include "test_support.hpp"
-#include "trainers/agreed_kernel_plan.hpp"
+#include "trainers/loop/agreed_kernel_plan.hpp"
 
 namespace {
 

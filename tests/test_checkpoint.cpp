@@ -18,7 +18,7 @@
 #include "model/checkpoint.hpp"
 #include "model/rng.hpp"
 #include "test_support.hpp"
-#include "trainers/checkpointing.hpp"
+#include "trainers/checkpoint/checkpointing.hpp"
 
 using namespace gradsync;
 

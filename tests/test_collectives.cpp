@@ -438,7 +438,7 @@ TEST_CASE("the nonblocking form reports a count mismatch from wait() on every ra
   }
 }
 
-// What the communication engine does with a queue of buckets (trainers/comm_engine.hpp): the next object's check
+// What the communication engine does with a queue of buckets (trainers/overlap/comm_engine.hpp): the next object's check
 // runs while this one's data moves, and its data moves once released.
 TEST_CASE("a held operation checks while another object moves data, sums once released, and reports a mismatch" *
           doctest::test_suite("sweep")) {

@@ -13,11 +13,12 @@
 #include "model/rng.hpp"
 #include "model/sgd.hpp"
 #include "test_support.hpp"
-#include "trainers/cli.hpp"
 #include "trainers/compression/compression_checks.hpp"
 #include "trainers/compression/compressors.hpp"
 #include "trainers/compression/error_feedback.hpp"
-#include "trainers/trainer.hpp"
+#include "trainers/config/cli.hpp"
+#include "trainers/config/validate_config.hpp"
+#include "trainers/loop/trainer.hpp"
 
 using namespace gradsync;
 

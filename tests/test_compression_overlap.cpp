@@ -1,4 +1,4 @@
-// Compression with overlap (trainers/compression/compressed_jobs.hpp, trainers/overlapped_sync.hpp): a compressed
+// Compression with overlap (trainers/compression/compressed_jobs.hpp, trainers/overlap/overlapped_sync.hpp): a compressed
 // exchange that runs through the communication engine computes the blocking exchange's bits. Pipelined, it is the
 // blocking compressed step applied one step late, residuals included; bucketed, a bucket is compressed on its own
 // tensors, which is the blocking compressor wherever that compressor works per tensor; checkpoints carry the state
@@ -22,8 +22,8 @@
 #include "trainers/compression/compressed_jobs.hpp"
 #include "trainers/compression/compressors.hpp"
 #include "trainers/compression/error_feedback.hpp"
-#include "trainers/make_synchronizer.hpp"
-#include "trainers/trainer.hpp"
+#include "trainers/families/make_synchronizer.hpp"
+#include "trainers/loop/trainer.hpp"
 
 using namespace gradsync;
 

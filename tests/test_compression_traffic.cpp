@@ -17,8 +17,8 @@
 #include "tests/traffic/traffic.hpp"
 #include "trainers/compression/compressors.hpp"
 #include "trainers/compression/error_feedback.hpp"
-#include "trainers/gradient_jobs.hpp"
-#include "trainers/make_synchronizer.hpp"
+#include "trainers/families/make_synchronizer.hpp"
+#include "trainers/overlap/gradient_jobs.hpp"
 
 using namespace gradsync;
 

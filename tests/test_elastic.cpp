@@ -1,5 +1,5 @@
-// Replicated checkpoint sets and elastic resume (trainers/checkpoint_set.hpp): where the pieces land, which set a
-// resumed run picks when replicas are damaged, torn or gone with their host, and that a run resumed on another
+// Replicated checkpoint sets and elastic resume (trainers/checkpoint/checkpoint_set.hpp): where the pieces land, which
+// set a resumed run picks when replicas are damaged, torn or gone with their host, and that a run resumed on another
 // world continues from the checkpoint's exact state. Each rank plays a host of its own ($GRADSYNC_HOST=h<rank>),
 // all sharing one temporary tree, as the emulated cluster's hosts do.
 #include <doctest/doctest.h>
@@ -15,9 +15,9 @@
 #include "model/checkpoint_manifest.hpp"
 #include "model/synthetic.hpp"
 #include "test_support.hpp"
-#include "trainers/checkpoint_set.hpp"
-#include "trainers/checkpointing.hpp"
-#include "trainers/trainer.hpp"
+#include "trainers/checkpoint/checkpoint_set.hpp"
+#include "trainers/checkpoint/checkpointing.hpp"
+#include "trainers/loop/trainer.hpp"
 
 using namespace gradsync;
 namespace fs = std::filesystem;

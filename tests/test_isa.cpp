@@ -25,7 +25,7 @@
 #include "model/sgd.hpp"
 #include "model/synthetic.hpp"
 #include "test_support.hpp"
-#include "trainers/agreed_kernel_plan.hpp"
+#include "trainers/loop/agreed_kernel_plan.hpp"
 
 using namespace gradsync;
 

@@ -15,7 +15,7 @@
 #include "model/kernels/plan_cache.hpp"
 #include "model/mlp.hpp"
 #include "test_support.hpp"
-#include "trainers/agreed_kernel_plan.hpp"
+#include "trainers/loop/agreed_kernel_plan.hpp"
 
 using namespace gradsync;
 

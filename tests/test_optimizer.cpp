@@ -10,8 +10,8 @@
 #include "collectives/comm.hpp"
 #include "model/sgd.hpp"
 #include "test_support.hpp"
-#include "trainers/make_synchronizer.hpp"
-#include "trainers/train_config.hpp"
+#include "trainers/config/train_config.hpp"
+#include "trainers/families/make_synchronizer.hpp"
 
 using namespace gradsync;
 

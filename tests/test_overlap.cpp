@@ -16,9 +16,9 @@
 #include "model/sgd.hpp"
 #include "model/synthetic.hpp"
 #include "test_support.hpp"
-#include "trainers/comm_engine.hpp"
-#include "trainers/gradient_jobs.hpp"
-#include "trainers/trainer.hpp"
+#include "trainers/loop/trainer.hpp"
+#include "trainers/overlap/comm_engine.hpp"
+#include "trainers/overlap/gradient_jobs.hpp"
 
 using namespace gradsync;
 

@@ -18,8 +18,8 @@
 #include "tests/traffic/traffic.hpp"
 #include "trainers/compression/compressed_push.hpp"
 #include "trainers/compression/compressors.hpp"
-#include "trainers/ps_training.hpp"
-#include "trainers/trainer.hpp"
+#include "trainers/loop/trainer.hpp"
+#include "trainers/ps/ps_training.hpp"
 
 using namespace gradsync;
 

@@ -12,8 +12,8 @@
 #include "model/checkpoint.hpp"
 #include "model/synthetic.hpp"
 #include "test_support.hpp"
-#include "trainers/checkpointing.hpp"
-#include "trainers/trainer.hpp"
+#include "trainers/checkpoint/checkpointing.hpp"
+#include "trainers/loop/trainer.hpp"
 
 using namespace gradsync;
 

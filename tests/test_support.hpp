@@ -14,8 +14,8 @@
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/installed_plan.hpp"
 #include "model/synthetic.hpp"
-#include "trainers/cli.hpp"
-#include "trainers/train_config.hpp"
+#include "trainers/config/cli.hpp"
+#include "trainers/config/train_config.hpp"
 
 namespace gradsync::test {
 

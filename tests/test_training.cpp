@@ -10,9 +10,10 @@
 #include "model/synthetic.hpp"
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
-#include "trainers/cli.hpp"
-#include "trainers/data_source.hpp"
-#include "trainers/trainer.hpp"
+#include "trainers/config/cli.hpp"
+#include "trainers/config/validate_config.hpp"
+#include "trainers/loop/data_source.hpp"
+#include "trainers/loop/trainer.hpp"
 
 using namespace gradsync;
 

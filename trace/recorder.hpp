@@ -79,8 +79,8 @@ class TraceRecorder {
 };
 
 // The process's recorder, or nullptr when tracing is off. Installed before any recording thread starts and removed
-// after they have all stopped (trainers/run_trace.hpp). Atomic because bench_sync's -traced methods switch it on and
-// off between steps while an idle communication thread may read it; a relaxed load is a plain load.
+// after they have all stopped (trainers/report/run_trace.hpp). Atomic because bench_sync's -traced methods switch it on
+// and off between steps while an idle communication thread may read it; a relaxed load is a plain load.
 extern std::atomic<TraceRecorder*> g_trace_recorder;
 inline TraceRecorder* trace_recorder() { return g_trace_recorder.load(std::memory_order_relaxed); }
 // The calling thread records into `slot` (0..kTraceSlots-1; 0 unless a thread says otherwise).

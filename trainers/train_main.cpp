@@ -15,13 +15,14 @@
 #include "model/idx_reader.hpp"
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/installed_plan.hpp"
-#include "trainers/agreed_kernel_plan.hpp"
-#include "trainers/cli.hpp"
 #include "trainers/compression/compression_checks.hpp"
-#include "trainers/data_source.hpp"
-#include "trainers/report.hpp"
-#include "trainers/run_trace.hpp"
-#include "trainers/trainer.hpp"
+#include "trainers/config/cli.hpp"
+#include "trainers/config/validate_config.hpp"
+#include "trainers/loop/agreed_kernel_plan.hpp"
+#include "trainers/loop/data_source.hpp"
+#include "trainers/loop/trainer.hpp"
+#include "trainers/report/report.hpp"
+#include "trainers/report/run_trace.hpp"
 
 namespace {
 

@@ -52,7 +52,7 @@ export GRADSYNC_MPIEXEC="$MPIEXEC"
 
 # --- 1. checkpoint overhead on one node ------------------------------------------------------------------------
 if [ "$only" != loss ]; then
-default_s="$(sed -n 's/.*kDefaultCheckpointSeconds = \([0-9.]*\);.*/\1/p' "$GRADSYNC_ROOT/trainers/train_config.hpp")"
+default_s="$(sed -n 's/.*kDefaultCheckpointSeconds = \([0-9.]*\);.*/\1/p' "$GRADSYNC_ROOT/trainers/config/train_config.hpp")"
 echo "run,checkpoints,mean_ms,max_ms,training_s,overhead_every_500_steps,default_s,overhead_at_default" \
   >"$out/checkpoint_overhead.csv"
 for run in $(seq "$overhead_runs"); do

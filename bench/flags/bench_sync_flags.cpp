@@ -4,7 +4,7 @@
 
 #include "bench/flags/command_line.hpp"
 #include "trace/recorder.hpp"
-#include "trainers/sync_method.hpp"
+#include "trainers/config/sync_method.hpp"
 
 namespace gradsync::bench {
 

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 #include <vector>
-#include "trainers/train_config.hpp"
+#include "trainers/config/train_config.hpp"
 
 namespace gradsync::bench {
 

@@ -2,7 +2,7 @@
 // One kernel plan for every rank of a run. Kernel sets round differently, so ranks that ran different sets on a
 // shape would make a run's bits depend on which process computed which shard. Ranks need not start out equal: a
 // user's BLIS_ARCH_TYPE reaches only the ranks the launcher forwards it to (Open MPI needs -x), and hosts may have
-// other CPUs, so other default sets. Rank 0 decides from what every rank can run; trainers/agreed_kernel_plan.hpp
+// other CPUs, so other default sets. Rank 0 decides from what every rank can run; trainers/loop/agreed_kernel_plan.hpp
 // carries the texts between ranks. Knows nothing about MPI.
 #include <functional>
 #include <optional>

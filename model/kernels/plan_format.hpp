@@ -13,7 +13,7 @@
 // Every rank of a data-parallel run must run the same set on the same shape, or a run's bits would depend on
 // which process computed which shard: rank 0 measures, and one plan, agreed with what every rank can run, is
 // installed everywhere (model/kernels/agreement.hpp, model/kernels/installed_plan.hpp,
-// trainers/agreed_kernel_plan.hpp). Knows nothing about MPI.
+// trainers/loop/agreed_kernel_plan.hpp). Knows nothing about MPI.
 #include <optional>
 #include <string>
 #include <string_view>

@@ -18,7 +18,7 @@ work="$(mktemp -d /tmp/gradsync-reliability.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 short=(--iterations-per-epoch 150 --quiet)   # softmax unless a case says --model mlp
 
-# newest_set DIR: the newest committed checkpoint set in one host's directory (trainers/checkpointing.hpp).
+# newest_set DIR: the newest committed checkpoint set in one host's directory (trainers/checkpoint/checkpointing.hpp).
 newest_set() { ls -d "$1"/step-*/ 2>/dev/null | while read -r d; do ls "$d"manifest-r* >/dev/null 2>&1 && echo "${d%/}"; done | sort | tail -1; }
 
 fail() { echo "FAIL ($case_name): $*" >&2; exit 1; }

@@ -2,7 +2,7 @@
 // --compress with an allreduce --sync: each range of the gradient (the whole gradient, or a bucket with --buckets)
 // is summed through a compressor planned on that range's tensors alone, with error feedback on that range's slice of
 // the worker's residual (trainers/compression/error_feedback.hpp); every worker applies the same step with the
-// mean. The jobs run blocking, bucketed or pipelined (trainers/overlapped_sync.hpp).
+// mean. The jobs run blocking, bucketed or pipelined (trainers/overlap/overlapped_sync.hpp).
 //
 // Their state for checkpoints: every range's compressor state (the same on every worker) in range order, then with
 // error feedback every worker's whole residual, in worker order and buffer order, gathered when saved.
@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "collectives/allreduce.hpp"
-#include "trainers/gradient_jobs.hpp"
-#include "trainers/sync_registry.hpp"
-#include "trainers/train_config.hpp"
+#include "trainers/config/train_config.hpp"
+#include "trainers/families/sync_registry.hpp"
+#include "trainers/overlap/gradient_jobs.hpp"
 
 namespace gradsync {
 

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "trainers/sync_registry.hpp"
-#include "trainers/train_config.hpp"
+#include "trainers/config/train_config.hpp"
+#include "trainers/families/sync_registry.hpp"
 
 namespace gradsync {
 namespace {

@@ -1,5 +1,5 @@
 #pragma once
-// The checks of --compress and --error-feedback, as hooks of the configuration's own (trainers/train_config.hpp).
+// The checks of --compress and --error-feedback, as hooks of the configuration's own (trainers/config/train_config.hpp).
 #include <string>
 #include <vector>
 
@@ -8,7 +8,8 @@ namespace gradsync {
 struct TrainConfig;
 
 // What the command line alone decides: the compressor's parameter, and which --sync and overlap options carry it.
-// Empty, or a one-line message naming the flag; the same on every rank. validate() (train_config.hpp) calls it.
+// Empty, or a one-line message naming the flag; the same on every rank. validate() (trainers/config/validate_config.hpp)
+// calls it.
 std::string validate_compression(const TrainConfig& config);
 
 // What needs the model's shape (Mlp::sizes(), known once the data is loaded): PowerSGD's rank against each weight

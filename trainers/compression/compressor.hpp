@@ -49,7 +49,7 @@ class Compressor {
   // messages) and returns true once `mine` and `sum` are written; wait() blocks until then. Until then the caller
   // neither writes the three spans nor reads `mine` and `sum`. Every worker starts the same sequence of exchanges; one is
   // in flight per compressor at a time. Several compressors on one communicator may be in flight only one after another,
-  // each completed before the next starts (trainers/comm_engine.hpp runs them so).
+  // each completed before the next starts (trainers/overlap/comm_engine.hpp runs them so).
   virtual void start(std::span<const float> in, std::span<float> mine, std::span<float> sum) = 0;
   virtual bool test() = 0;
   virtual void wait() = 0;

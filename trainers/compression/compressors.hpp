@@ -40,7 +40,7 @@ std::string compressor_names(std::string_view separator = ", ");
 // One line per compressor, "name[:PARAM]<TAB>allreduce|own-exchange<TAB>summary".
 std::string compressor_listing();
 
-// What --compress and --error-feedback chose. TrainConfig holds one (trainers/train_config.hpp).
+// What --compress and --error-feedback chose. TrainConfig holds one (trainers/config/train_config.hpp).
 struct CompressionChoice {
   const CompressorInfo* compressor = nullptr;  // nullptr: gradients are sent dense
   double param = 0;                            // R or F as given

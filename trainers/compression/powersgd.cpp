@@ -19,7 +19,7 @@ namespace gradsync {
 namespace {
 
 // C (rows x cols, row stride cols) = op(A) op(B), inner dimension `inner`, on the kernels the installed plan gives
-// the shape (the same on every rank: trainers/agreed_kernel_plan.hpp).
+// the shape (the same on every rank: trainers/loop/agreed_kernel_plan.hpp).
 void product(Op ta, Op tb, std::size_t rows, std::size_t cols, std::size_t inner, const float* a, std::size_t lda,
              const float* b, std::size_t ldb, float* c) {
   cntx_t* cntx = planned_context(GemmShape{ta == Op::T, tb == Op::T, rows, cols, inner});

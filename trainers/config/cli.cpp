@@ -1,0 +1,342 @@
+#include "trainers/config/cli.hpp"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <span>
+#include <sstream>
+#include <string_view>
+
+#include "collectives/methods.hpp"
+#include "trainers/compression/compressors.hpp"
+#include "trainers/config/sync_method.hpp"
+#include "trainers/loop/data_source.hpp"
+
+namespace gradsync {
+namespace {
+
+// `text` as a positive integer, all of it, or 0 if it is not one.
+long positive_count(const std::string& text) {
+  std::size_t used = 0;
+  long v = 0;
+  try {
+    v = std::stol(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  return used == text.size() && !text.empty() && v > 0 ? v : 0;
+}
+
+std::vector<std::size_t> parse_widths(const std::string& text) {
+  std::vector<std::size_t> widths;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const long v = positive_count(item);
+    if (v == 0)
+      throw CLI::ValidationError("--hidden", fmt::format("'{}' is not a comma-separated list of positive widths", text));
+    widths.push_back(static_cast<std::size_t>(v));
+  }
+  return widths;
+}
+
+// What CLI11 reads as text or as a wider type, before it becomes TrainConfig's typed and checked values.
+struct RawFlags {
+  std::string sync = "serial", hidden = "128", iterations = "full", ps_mode = "bsp", progress = "calls";
+  std::string straggler, pause, trace_steps;
+  long batch = 0, chunk = 0, bucket_kib = 0, global_batch = 0;
+  int pipeline = 0;
+  std::uint64_t seed = 0;
+  std::string compress;
+  int error_feedback = 1;
+  bool list_compressors = false;
+};
+
+constexpr std::string_view kProgressNames[] = {"calls", "thread"};  // indexed by Progress
+
+// The value whose name in `names` (indexed by the enum) is `text`; otherwise a usage error for `flag`.
+template <class Enum>
+Enum named(std::span<const std::string_view> names, const std::string& text, const char* flag, const std::string& why) {
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == text) return static_cast<Enum>(i);
+  throw CLI::ValidationError(flag, why);
+}
+
+void add_model_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
+  app.add_option("--sync", raw.sync,
+                 fmt::format("{} | an allreduce: {} (ps is the parameter-server trainer; bench_allreduce "
+                             "--list-methods says what each allreduce is)",
+                             sync_family_names(" | "), allreduce_method_names(trains, " | ")))
+      ->capture_default_str();
+  app.add_option("--model", c.model, "softmax | mlp")->capture_default_str();
+  app.add_option("--hidden", raw.hidden, "mlp hidden widths, comma-separated (e.g. 256,128)")->capture_default_str();
+  app.add_option("--epochs", c.epochs, "passes over the training set")->capture_default_str();
+  app.add_option("--batch", raw.batch, "batch size per worker")->capture_default_str();
+  app.add_option("--lr", c.sgd.lr, "learning rate")->capture_default_str();
+  app.add_option("--momentum", c.sgd.momentum, "SGD momentum")->capture_default_str();
+  app.add_option("--weight-decay", c.sgd.weight_decay, "L2 weight decay")->capture_default_str();
+  app.add_option("--seed", raw.seed, "seed for initialization and shuffling")->capture_default_str();
+  app.add_option("--dataset", c.dataset, "mnist | fashion")->capture_default_str();
+  app.add_option("--data", c.data_dir,
+                 fmt::format("directory with the four IDX files (raw or .gz); default {} ({} with --dataset fashion)",
+                             default_data_dir("mnist"), default_data_dir("fashion")));
+  app.add_option("--iterations-per-epoch", raw.iterations,
+                 "steps per epoch: full = rows/batch for every worker; auto = rows/(batch*workers), the lab's "
+                 "constant total work, so runs on any np do equal work; or a count")
+      ->capture_default_str();
+  app.add_option("--average-every", c.average_every,
+                 "local SGD: average the models every H steps (an exact allreduce method)");
+  app.add_option(
+      "--chunk-bytes", raw.chunk,
+      "ring allreduce message size in bytes (default: 1 MiB when all ranks share a node, 16 MiB across hosts)");
+  app.add_option("--global-batch", raw.global_batch,
+                 "batch summed over all workers (instead of --batch): kept when a resumed run has fewer workers");
+}
+
+void add_overlap_and_ps_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
+  app.add_flag("--buckets", c.buckets,
+               "allreduce the gradient in buckets as the backward pass finishes its layers (an allreduce method)");
+  app.add_option("--bucket-kib", raw.bucket_kib,
+                 "bucket size in KiB with --buckets (output layer first; a larger layer is cut between rows)")
+      ->capture_default_str();
+  app.add_option("--pipeline", raw.pipeline,
+                 "1: pipelined SGD, step t's gradient synchronized while step t+1 is computed and applied one step "
+                 "late (ps or an allreduce method)")
+      ->capture_default_str();
+  app.add_option("--progress", raw.progress,
+                 "who moves overlapped communication on: calls (between kernels) | thread (a communication thread)")
+      ->capture_default_str();
+  app.add_option("--ps-mode", raw.ps_mode, "parameter server: bsp | asp | ssp")->capture_default_str();
+  app.add_option("--staleness", c.staleness, "ssp: how many steps a worker may run ahead")->capture_default_str();
+  app.add_option("--servers", c.servers, "parameter server shards (key ranges)")->capture_default_str();
+}
+
+void add_compression_options(CLI::App& app, RawFlags& raw) {
+  app.add_option(
+      "--compress", raw.compress,
+      fmt::format("compress the gradients: {} (--list-compressors says what each does)", compressor_names(" | ")));
+  app.add_option("--error-feedback", raw.error_feedback, "with --compress: 1 keeps each worker's residual, 0 drops it")
+      ->capture_default_str();
+  app.add_flag("--list-compressors", raw.list_compressors, "print the compressors, one a line, and exit");
+}
+
+// --compress and --error-feedback: text to a typed choice.
+void take_compression(const CLI::App& app, const RawFlags& raw, TrainConfig& c) {
+  if (raw.error_feedback != 0 && raw.error_feedback != 1)
+    throw CLI::ValidationError("--error-feedback", fmt::format("is 0 or 1, got {}", raw.error_feedback));
+  if (app.count("--compress") > 0) {
+    std::string problem;
+    const std::optional<CompressionChoice> choice = parse_compression(raw.compress, problem);
+    if (!choice) throw CLI::ValidationError("--compress", problem);
+    c.compression = *choice;
+  }
+  c.compression.error_feedback = raw.error_feedback == 1;
+  c.compression.error_feedback_given = app.count("--error-feedback") > 0;
+}
+
+void add_run_options(CLI::App& app, TrainConfig& c) {
+  app.add_option("--threads", c.threads, "BLIS threads per process")->capture_default_str();
+  app.add_option("--csv", c.csv, "append a result row to this CSV file");
+  app.add_option("--epoch-csv", c.epoch_csv, "append one row per epoch (time to accuracy, staleness) to this CSV file");
+  app.add_flag("--quiet", c.quiet, "no per-epoch lines");
+  app.add_option("--timeout", c.timeout_s, "abort the job if a rank waits on others longer than this (s; 0: never)")
+      ->capture_default_str();
+  app.add_option("--checkpoint", c.checkpoint_dir,
+                 "this host's checkpoint directory (a local disk; \"%h\" is replaced by the host's name, or by "
+                 "$GRADSYNC_HOST when set). Each checkpoint is written on --checkpoint-replicas hosts");
+  app.add_option("--checkpoint-every", c.checkpoint_every,
+                 "epochs between epoch-end checkpoints (0: only after the last epoch)")
+      ->capture_default_str();
+  app.add_option("--checkpoint-steps", c.checkpoint_steps,
+                 "global steps between checkpoints (0: only at epoch ends, see --checkpoint-every); default: "
+                 "--checkpoint-seconds");
+  app.add_option("--checkpoint-seconds", c.checkpoint_seconds,
+                 "seconds between checkpoints, turned into a step interval after timing the first 50 steps; give "
+                 "--checkpoint-steps instead for checkpoints at the same steps in every run (--pipeline and asp/ssp "
+                 "synchronize at each checkpoint)")
+      ->capture_default_str();
+  app.add_option("--checkpoint-replicas", c.checkpoint_replicas, "hosts that hold a complete copy of every checkpoint")
+      ->capture_default_str();
+  app.add_flag("--resume", c.resume,
+               "continue from the newest complete checkpoint found in the hosts' --checkpoint directories (on any "
+               "number of ranks)");
+}
+
+void add_fault_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
+  app.add_option("--straggler", raw.straggler,
+                 "RANK:MS: that rank sleeps MS milliseconds every step; random:MS: each step one worker, drawn from the "
+                 "seed, does");
+  app.add_option("--inject-pause", raw.pause,
+                 "testing: STEP:SECONDS[:RANK], every worker (or that rank alone) sleeps after STEP global steps")
+      ->group("");
+  app.add_option("--inject-nan-step", c.faults.nan_step, "testing: the last rank's gradient turns NaN at this step")
+      ->group("");
+}
+
+void add_observe_options(CLI::App& app, ObserveOptions& o, RawFlags& raw) {
+  app.add_option("--trace", o.trace_file,
+                 "write a Chrome trace (Perfetto, chrome://tracing) of the run's last steps to this file, and print the "
+                 "clock alignment and the slow-rank report");
+  app.add_option("--trace-steps", raw.trace_steps,
+                 fmt::format("which steps the trace keeps: N = the last N (default {}), A:B = global steps A to B; at "
+                             "most {} steps",
+                             TraceWindow::kDefaultLastSteps, TraceWindow::kMaxSteps));
+  app.add_flag("--slow-ranks", o.slow_ranks,
+               "record when each rank enters each collective and print which rank was last, how often and by how much");
+  app.add_flag("--explain", o.explain,
+               "print auto's choices: every candidate's prediction, the choice, its measured time");
+}
+
+// --trace-steps: "N" (the last N steps) or "A:B".
+TraceWindow parse_trace_window(const std::string& text) {
+  TraceWindow w;
+  if (text.empty()) return w;
+  long a = -1, b = -1;
+  char tail = 0;
+  const int got = std::sscanf(text.c_str(), "%ld:%ld%c", &a, &b, &tail);
+  if (got == 1 && text.find(':') == std::string::npos && a > 0)
+    w.last_steps = a;
+  else if (got == 2 && a >= 0 && b >= a)
+    w.first = a, w.last = b;
+  else
+    throw CLI::ValidationError("--trace-steps", fmt::format("'{}' is not N or A:B with 0 <= A <= B", text));
+  if (w.steps() > TraceWindow::kMaxSteps)
+    throw CLI::ValidationError("--trace-steps", fmt::format("'{}' covers {} steps, at most {} are kept", text, w.steps(),
+                                                            TraceWindow::kMaxSteps));
+  return w;
+}
+
+// --sync, --ps-mode and --progress: text to typed values.
+void take_choices(const RawFlags& raw, TrainConfig& c) {
+  const std::optional<SyncMethod> sync = find_sync_method(raw.sync);
+  if (!sync)
+    throw CLI::ValidationError("--sync", fmt::format("unknown method '{}' (choose {} or an allreduce: {})", raw.sync,
+                                                     sync_family_names(), allreduce_method_names(trains)));
+  c.sync = *sync;
+  c.ps_mode = named<PsMode>(kPsModeNames, raw.ps_mode, "--ps-mode",
+                            fmt::format("unknown mode '{}' (choose bsp, asp or ssp)", raw.ps_mode));
+  c.progress = named<Progress>(kProgressNames, raw.progress, "--progress",
+                               fmt::format("unknown '{}' (choose calls or thread)", raw.progress));
+}
+
+long parse_iterations(const std::string& text) {
+  if (text == "auto") return TrainConfig::kAuto;
+  if (text == "full") return TrainConfig::kFullPass;
+  const long v = positive_count(text);
+  if (v == 0)
+    throw CLI::ValidationError("--iterations-per-epoch",
+                               fmt::format("'{}' is not 'full', 'auto' or a positive count", text));
+  return v;
+}
+
+// The sizes and counts: checked, then converted.
+void take_numbers(const CLI::App& app, const RawFlags& raw, TrainConfig& c) {
+  if (raw.batch <= 0) throw CLI::ValidationError("--batch", fmt::format("must be positive, got {}", raw.batch));
+  if (app.count("--chunk-bytes") > 0 && raw.chunk <= 0)
+    throw CLI::ValidationError("--chunk-bytes", fmt::format("must be positive, got {}", raw.chunk));
+  if (raw.bucket_kib <= 0)
+    throw CLI::ValidationError("--bucket-kib", fmt::format("must be positive, got {}", raw.bucket_kib));
+  if (raw.pipeline != 0 && raw.pipeline != 1)
+    throw CLI::ValidationError("--pipeline", fmt::format("is 0 or 1, got {}", raw.pipeline));
+  if (app.count("--global-batch") > 0) {
+    if (raw.global_batch <= 0)
+      throw CLI::ValidationError("--global-batch", fmt::format("must be positive, got {}", raw.global_batch));
+    if (app.count("--batch") > 0)
+      throw CLI::ValidationError("--global-batch", "give --batch (per worker) or --global-batch, not both");
+    c.global_batch = static_cast<std::size_t>(raw.global_batch);
+  }
+  if (app.count("--checkpoint-seconds") > 0 && app.count("--checkpoint-steps") > 0)
+    throw CLI::ValidationError("--checkpoint-seconds", "give --checkpoint-steps or --checkpoint-seconds, not both");
+  if (app.count("--checkpoint-steps") > 0 && c.checkpoint_steps < 0)
+    throw CLI::ValidationError("--checkpoint-steps", fmt::format("must be >= 0, got {}", c.checkpoint_steps));
+  c.hidden = parse_widths(raw.hidden);
+  c.iterations_per_epoch = parse_iterations(raw.iterations);
+  c.bucket_bytes = static_cast<std::size_t>(raw.bucket_kib) << 10;
+  c.pipeline = raw.pipeline == 1;
+  c.batch = static_cast<std::size_t>(raw.batch);
+  c.chunk_bytes = static_cast<std::size_t>(raw.chunk);
+  c.seed = raw.seed;
+}
+
+// Flags that mean something only beside others, checked by whether they were given (validate() sees values only, and
+// cannot tell a default from a choice): a flag that would be ignored, or a choice left to a default it has none of.
+void check_given_flags(const CLI::App& app, const TrainConfig& c) {
+  const bool ps = c.sync.family == SyncFamily::ps;
+  if (app.count("--ps-mode") > 0 && !ps)
+    throw CLI::ValidationError("--ps-mode", fmt::format("only with --sync ps (this run's --sync is {})", c.sync.name()));
+  if (app.count("--staleness") > 0 && !(ps && c.ps_mode == PsMode::ssp))
+    throw CLI::ValidationError("--staleness",
+                               "only with --sync ps --ps-mode ssp (it bounds how far a worker may run "
+                               "ahead of the slowest)");
+  if (ps && c.ps_mode == PsMode::ssp && app.count("--staleness") == 0)
+    throw CLI::ValidationError("--ps-mode",
+                               "ssp needs its bound: --staleness S, the steps a worker may run ahead of "
+                               "the slowest (S = 0 is bsp)");
+  if (app.count("--average-every") > 0 && c.average_every < 1)
+    throw CLI::ValidationError("--average-every", fmt::format("must be >= 1, got {} (leave it out to average the "
+                                                              "gradients every step)",
+                                                              c.average_every));
+  if (c.threads < 1) throw CLI::ValidationError("--threads", fmt::format("must be >= 1, got {}", c.threads));
+}
+
+void take_faults(const RawFlags& raw, FaultInjection& f) {
+  if (!raw.pause.empty()) {
+    char tail = 0;
+    const char* text = raw.pause.c_str();
+    int rank = -1;
+    const bool with_rank = std::sscanf(text, "%ld:%lf:%d%c", &f.pause_step, &f.pause_s, &rank, &tail) == 3;
+    const bool parsed = (with_rank && rank >= 0) || std::sscanf(text, "%ld:%lf%c", &f.pause_step, &f.pause_s, &tail) == 2;
+    f.pause_rank = with_rank ? rank : -1;
+    if (!parsed || f.pause_step < 0 || !(f.pause_s >= 0))
+      throw CLI::ValidationError("--inject-pause",
+                                 fmt::format("'{}' is not STEP:SECONDS or STEP:SECONDS:RANK", raw.pause));
+  }
+  if (raw.straggler.empty()) return;
+  int rank = -1;
+  double ms = -1;
+  char tail = 0;
+  if (std::sscanf(raw.straggler.c_str(), "random:%lf%c", &ms, &tail) == 1 && ms >= 0)
+    rank = FaultInjection::kRandomStraggler;
+  else if (std::sscanf(raw.straggler.c_str(), "%d:%lf%c", &rank, &ms, &tail) != 2 || rank < 0 || !(ms >= 0))
+    throw CLI::ValidationError("--straggler", fmt::format("'{}' is not RANK:MS or random:MS (e.g. 3:5)", raw.straggler));
+  f.straggler_rank = rank;
+  f.straggler_ms = ms;
+}
+
+}  // namespace
+
+CliOutcome parse_train_cli(int argc, char** argv) {
+  TrainConfig c;
+  CLI::App app{
+      "gradsync train: data-parallel SGD on MNIST with a pluggable gradient synchronization.\n"
+      "Run under mpirun for ring, mpi and ps; e.g. mpirun -n 2 build/bin/train --sync ring --model mlp"};
+  RawFlags raw;
+  raw.batch = static_cast<long>(c.batch);
+  raw.chunk = static_cast<long>(c.chunk_bytes);
+  raw.bucket_kib = static_cast<long>(c.bucket_bytes >> 10);
+  raw.seed = c.seed;
+  add_model_options(app, c, raw);
+  add_overlap_and_ps_options(app, c, raw);
+  add_run_options(app, c);
+  add_compression_options(app, raw);
+  add_fault_options(app, c, raw);
+  add_observe_options(app, c.observe, raw);
+  try {
+    app.parse(argc, argv);
+    if (raw.list_compressors) return {std::nullopt, 0, compressor_listing()};
+    take_choices(raw, c);
+    take_compression(app, raw, c);
+    take_numbers(app, raw, c);
+    take_faults(raw, c.faults);
+    check_given_flags(app, c);
+    c.observe.window = parse_trace_window(raw.trace_steps);
+  } catch (const CLI::CallForHelp&) {
+    return {std::nullopt, 0, app.help()};
+  } catch (const CLI::ParseError& e) {
+    return {std::nullopt, 2, fmt::format("train: error: {}", e.what())};
+  }
+  return {c, 0, {}};
+}
+
+}  // namespace gradsync

@@ -1,0 +1,55 @@
+#include "trainers/config/train_config.hpp"
+
+#include <fmt/format.h>
+
+#include "collectives/methods.hpp"
+#include "trainers/families/sync_registry.hpp"
+
+namespace gradsync {
+
+std::vector<std::size_t> TrainConfig::layer_sizes(std::size_t inputs, std::size_t classes) const {
+  std::vector<std::size_t> sizes = {inputs};
+  if (model == "mlp") sizes.insert(sizes.end(), hidden.begin(), hidden.end());
+  sizes.push_back(classes);
+  return sizes;
+}
+
+std::size_t TrainConfig::per_worker_batch(int ranks) const {
+  const int workers = worker_count(ranks);
+  return global_batch > 0 && workers > 0 ? global_batch / static_cast<std::size_t>(workers) : batch;
+}
+
+int TrainConfig::server_ranks() const { return sync_family(sync.family).servers ? servers : 0; }
+
+bool TrainConfig::wire_bytes_counted() const {
+  const bool allreduces = sync.allreduce && (!compression.enabled() || compression.compressor->uses_allreduce);
+  return !(allreduces && sync.allreduce->library);
+}
+
+std::string TrainConfig::model_name() const {
+  return model == "mlp" ? fmt::format("mlp-{}", fmt::join(hidden, "-")) : model;
+}
+
+std::string TrainConfig::sync_name() const {
+  std::string name{sync.name()};
+  if (sync.family == SyncFamily::ps) {
+    name += fmt::format("-{}", ps_mode_name(ps_mode));
+    if (ps_mode == PsMode::ssp) name += std::to_string(staleness);
+    if (servers > 1) name += fmt::format("-k{}", servers);
+  }
+  if (average_every > 0) name += fmt::format("-avg{}", average_every);
+  if (compression.enabled()) name += fmt::format("-{}", compression.name());
+  if (buckets) name += "-buckets";
+  if (pipeline) name += "-pipe";
+  if ((buckets || pipeline) && progress == Progress::thread) name += "-thread";
+  return name;
+}
+
+AllreduceOptions allreduce_options(const TrainConfig& config) {
+  AllreduceOptions options;
+  options.chunk_bytes = config.chunk_bytes;
+  options.report_choices = true;  // auto says once per size what it chose
+  return options;
+}
+
+}  // namespace gradsync

@@ -1,0 +1,88 @@
+#pragma once
+// Everything that defines a training run. Filled by the `train` command line (cli.hpp) or directly by tests; the
+// choices are typed values (sync_method.hpp), so nothing after the parser compares names.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collectives/allreduce.hpp"
+#include "model/sgd.hpp"
+#include "trainers/compression/compressors.hpp"
+#include "trainers/config/observe_options.hpp"
+#include "trainers/config/progress.hpp"
+#include "trainers/config/sync_method.hpp"
+#include "trainers/loop/fault_injection.hpp"
+
+namespace gradsync {
+
+struct TrainConfig {
+  SyncMethod sync;                          // the family and, for allreduce, the method (sync_family_names())
+  std::string model = "softmax";            // softmax | mlp
+  std::vector<std::size_t> hidden = {128};  // mlp hidden layer widths
+  int epochs = 5;
+  std::size_t batch = 32;        // per worker (with global_batch > 0: ignored, see per_worker_batch)
+  std::size_t global_batch = 0;  // > 0: the batch summed over all workers, kept when the world size changes
+  SgdOptions sgd;
+  std::uint64_t seed = 1;
+  std::string dataset = "mnist";  // mnist | fashion
+  std::string data_dir;           // empty: the dataset's default location
+  // Steps per epoch: kFullPass (default): rows / batch for every worker, so each worker sees an epoch's worth
+  // of examples; kAuto: the lab's constant total work, rows / (batch * workers); > 0: that many.
+  static constexpr long kAuto = 0;
+  static constexpr long kFullPass = -1;
+  long iterations_per_epoch = kFullPass;
+  int average_every = 0;                      // > 0: local SGD, average parameters every H steps (exact allreduce)
+  std::size_t chunk_bytes = kAutoChunkBytes;  // ring: 0 picks per communicator (collectives/allreduce.hpp)
+  // Overlap of communication with computation (trainers/overlap/overlapped_sync.hpp, trainers/overlap/comm_engine.hpp).
+  static constexpr std::size_t kDefaultBucketBytes = std::size_t{1} << 20;  // docs/overlap.md: how it was chosen
+  bool buckets = false;  // allreduce the gradient in buckets during the backward pass
+  std::size_t bucket_bytes = kDefaultBucketBytes;
+  bool pipeline = false;                // pipelined SGD: step t's gradient is synchronized during step t+1
+  Progress progress = Progress::calls;  // who moves nonblocking communication on
+  CompressionChoice compression;        // --compress, --error-feedback (trainers/compression/compressors.hpp)
+  // Parameter server.
+  PsMode ps_mode = PsMode::bsp;
+  int staleness = 0;      // ssp bound
+  int servers = 1;        // key-range shards
+  int threads = 1;        // BLIS threads per process
+  std::string csv;        // append a result row here
+  std::string epoch_csv;  // append one row per epoch here
+  bool quiet = false;     // no per-epoch lines
+  // Reliability.
+  double timeout_s = 120;  // watchdog: longest wait on other ranks before the job is aborted (0: off)
+  // Where this host keeps its checkpoints (empty: none); "%h" in it stands for the host's name
+  // (trainers/checkpoint/checkpointing.hpp: local_checkpoint_dir). Every host writes only to, and reads only from, its
+  // own.
+  std::string checkpoint_dir;
+  int checkpoint_every = 0;  // epochs between epoch-end checkpoints (0: none; one is always taken after the last)
+  // Global steps between checkpoints; 0: none but the epoch ends above; kTimeInterval: every checkpoint_seconds.
+  static constexpr long kTimeInterval = -1;
+  long checkpoint_steps = kTimeInterval;
+  // Seconds between checkpoints, turned into a step interval after timing the first steps (all ranks agree on
+  // the slowest). The default keeps the overhead of checkpointing, which is a fixed cost per checkpoint, under
+  // 2% of training time (docs/reliability.md, "Measured").
+  static constexpr double kDefaultCheckpointSeconds = 10;
+  double checkpoint_seconds = kDefaultCheckpointSeconds;
+  int checkpoint_replicas = 2;  // every checkpoint piece is written on this many hosts (fewer if fewer exist)
+  bool resume = false;          // continue from the checkpoint in checkpoint_dir
+  FaultInjection faults;        // testing: none by default
+  ObserveOptions observe;       // tracing, the slow-rank report, auto's explanations: off by default
+
+  // World ranks 0..server_ranks()-1 serve (a family with servers: sync_registry.hpp), the others work.
+  int server_ranks() const;
+  int worker_count(int ranks) const { return ranks - server_ranks(); }
+  // Each worker's batch on `ranks` processes: global_batch / workers with --global-batch, else batch.
+  std::size_t per_worker_batch(int ranks) const;
+  std::vector<std::size_t> layer_sizes(std::size_t inputs, std::size_t classes) const;
+  std::string model_name() const;  // "softmax" or "mlp-128"
+  std::string sync_name() const;   // "ring", "ps-ssp2", "ps-bsp-k2", "ring-avg4", ...
+  // Whether the gradients travel in gradsync's own messages, which collectives/wire_meter.hpp counts; false when
+  // they go through the MPI library's collective (--sync mpi, dense or through a compressor that allreduces).
+  bool wire_bytes_counted() const;
+};
+
+// The options config.sync's allreduce is planned with (collectives/allreduce.hpp).
+AllreduceOptions allreduce_options(const TrainConfig& config);
+
+}  // namespace gradsync

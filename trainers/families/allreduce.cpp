@@ -1,0 +1,99 @@
+// --sync with an allreduce method: the gradient is summed by that method, or through a compressor
+// (config.compression), blocking, in buckets during the backward pass (config.buckets) or one step late
+// (config.pipeline); or, with config.average_every, the models are averaged.
+#include <stdexcept>
+#include <vector>
+
+#include "collectives/methods.hpp"
+#include "trainers/compression/compressed_jobs.hpp"
+#include "trainers/config/train_config.hpp"
+#include "trainers/families/sync_registry.hpp"
+#include "trainers/overlap/overlapped_sync.hpp"
+
+namespace gradsync {
+namespace {
+
+// Synchronous data parallelism: sum the gradients, and every worker applies the same step with the mean.
+class GradientAllreduce final : public Synchronizer {
+ public:
+  GradientAllreduce(std::unique_ptr<Allreduce> allreduce, Sgd& sgd)
+      : allreduce_(std::move(allreduce)), sgd_(sgd), inv_workers_(1.0f / static_cast<float>(allreduce_->comm().size())) {}
+  void step(std::span<float> params, std::span<float> grads) override {
+    allreduce_->run(grads);
+    sgd_.step(params, grads, inv_workers_);
+  }
+
+ private:
+  std::unique_ptr<Allreduce> allreduce_;
+  Sgd& sgd_;
+  float inv_workers_;
+};
+
+// Local SGD: each worker steps on its own gradient and the parameters are averaged every `every` steps.
+// With every = 1 and plain SGD this is exactly synchronous SGD (averaging commutes with the linear update).
+class ModelAveraging final : public Synchronizer {
+ public:
+  ModelAveraging(std::unique_ptr<Allreduce> allreduce, Sgd& sgd, int every)
+      : allreduce_(std::move(allreduce)), sgd_(sgd), every_(every),
+        inv_workers_(1.0f / static_cast<float>(allreduce_->comm().size())) {}
+  void step(std::span<float> params, std::span<float> grads) override {
+    sgd_.step(params, grads);
+    if (++steps_ % every_ == 0) average(params);
+  }
+  // A run that does not end on an averaging step still ends with one model on every worker.
+  void finish(std::span<float> params) override {
+    if (steps_ % every_ != 0) average(params);
+  }
+
+ private:
+  void average(std::span<float> params) {
+    allreduce_->run(params);
+    for (float& p : params) p *= inv_workers_;
+  }
+
+  std::unique_ptr<Allreduce> allreduce_;
+  Sgd& sgd_;
+  int every_;
+  float inv_workers_;
+  long steps_ = 0;
+};
+
+// The one place that pairs what sums a range of the gradient (its allreduce, or its error-fed compressor) with how
+// the ranges overlap the computation (bucketed, pipelined, or not at all).
+std::unique_ptr<Synchronizer> make_job_sync(const TrainConfig& config, const SyncSetup& s) {
+  if (config.buckets && (s.layer_offsets.empty() || s.parameter_count == 0))
+    throw std::invalid_argument("make_synchronizer: buckets need the model's layer offsets and size");
+  // A compressor works on whole tensors. A dense bucket may end between a layer's rows where a bucket is cheap: on two
+  // workers (one or two exchanges per bucket), or with a communication thread. With progress by calls on more
+  // workers each bucket is a chain of stages that each wait for a poll (a ring of P ranks 2(P-1) of them), and more
+  // buckets cost more than their earlier start saves (docs/overlap.md has the simulated runs).
+  const bool compressed = config.compression.enabled();
+  const bool rows = !compressed && (s.workers.size() <= 2 || config.progress == Progress::thread);
+  std::vector<ElementRange> ranges =
+      gradient_ranges(config, s.layer_offsets, s.parameter_count, rows ? s.layer_sizes : std::span<const std::size_t>{});
+  std::unique_ptr<GradientJobs> jobs = compressed ? make_compressed_jobs(config, s, std::move(ranges))
+                                                  : make_allreduce_jobs(config, s.workers, std::move(ranges));
+  if (config.pipeline) return make_pipelined_sync(config, s.workers, s.sgd, std::move(jobs));
+  if (config.buckets) return make_bucketed_sync(config, s.workers, s.sgd, std::move(jobs));
+  return make_blocking_sync(s.workers, s.sgd, std::move(jobs));
+}
+
+std::unique_ptr<Synchronizer> make_allreduce_family(const TrainConfig& config, const SyncSetup& s) {
+  if (config.compression.enabled() || config.pipeline || config.buckets) return make_job_sync(config, s);
+  auto allreduce = config.sync.allreduce->make(s.workers, allreduce_options(config));
+  if (config.average_every > 0)
+    return std::make_unique<ModelAveraging>(std::move(allreduce), s.sgd, config.average_every);
+  return std::make_unique<GradientAllreduce>(std::move(allreduce), s.sgd);
+}
+
+}  // namespace
+
+extern const SyncFamilyInfo allreduce_sync_family = {
+    .family = SyncFamily::allreduce,
+    .name = "",  // named by its methods (collectives/methods.hpp)
+    .pipelines = true,
+    .buckets = true,
+    .make = make_allreduce_family,
+};
+
+}  // namespace gradsync

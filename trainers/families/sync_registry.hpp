@@ -1,0 +1,48 @@
+#pragma once
+// The synchronizer families (make_synchronizer.hpp builds them). A family is one file, trainers/families/<id>.cpp,
+// defining its SyncFamilyInfo, and one line of trainers/families/sync_families.def.
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "collectives/comm.hpp"
+#include "model/sgd.hpp"
+#include "trainers/config/sync_method.hpp"
+#include "trainers/families/synchronizer.hpp"
+
+namespace gradsync {
+
+struct TrainConfig;  // trainers/config/train_config.hpp, whose checks read this registry
+
+// What a worker's synchronizer is built from. Everything is the caller's and must outlive the synchronizer.
+struct SyncSetup {
+  const Comm& world;    // every rank of the run, on a communicator of the synchronizer's own (tags of its own)
+  const Comm& workers;  // the worker ranks (world itself when no rank serves)
+  Sgd& sgd;             // this worker's optimizer
+  // The model's layer starts in the flat buffer (Mlp::layer_offsets), which bucket boundaries follow, and the
+  // buffer's size: needed with config.buckets (std::invalid_argument without them) and by families with servers.
+  std::span<const std::size_t> layer_offsets = {};
+  std::size_t parameter_count = 0;
+  // Mlp::sizes(): needed with config.compression (tensor shapes); with dense buckets, lets a bucket end between a
+  // layer's rows (bucket_ranges).
+  std::span<const std::size_t> layer_sizes = {};
+};
+
+struct SyncFamilyInfo {
+  SyncFamily family;
+  std::string_view name;   // its --sync text; empty for the family its allreduce methods name
+  bool servers = false;    // world ranks 0..config.servers-1 serve (trainers/ps/ps_training.hpp), the others work
+  bool pipelines = false;  // --pipeline 1 applies
+  bool buckets = false;    // --buckets applies
+  // The family's own checks for a run on `ranks` processes: empty, or a one-line message naming the flag.
+  std::string (*validate)(const TrainConfig& config, int ranks) = nullptr;
+  // A worker's synchronizer; called on every worker rank, collective as make_synchronizer says.
+  std::unique_ptr<Synchronizer> (*make)(const TrainConfig& config, const SyncSetup& setup) = nullptr;
+};
+
+// Every family, in SyncFamily's order.
+std::span<const SyncFamilyInfo* const> sync_family_table();
+const SyncFamilyInfo& sync_family(SyncFamily family);
+
+}  // namespace gradsync

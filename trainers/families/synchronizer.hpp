@@ -1,0 +1,51 @@
+#pragma once
+// What a worker does with its gradient each step. Every worker calls step() once per step, in lockstep for
+// the synchronous methods; afterwards `params` holds the parameters for the next step. The families that implement
+// it, and the factory, are in trainers/families/sync_registry.hpp.
+#include <cstddef>
+#include <span>
+
+#include "model/mlp.hpp"
+
+namespace gradsync {
+
+class Synchronizer {
+ public:
+  virtual ~Synchronizer() = default;
+  // `grads` is this worker's mean gradient over its slice of the global batch; it may be overwritten. Both spans
+  // hold the whole model (parameter_count floats, the same count on every worker) and stay owned by the caller.
+  // With gradient_buffers() == 2 (pipelined SGD) the synchronizer still reads `grads` after step() returns, until
+  // the next step() returns: the worker computes the next gradient into its other buffer meanwhile.
+  virtual void step(std::span<float> params, std::span<float> grads) = 0;
+  // How many gradient buffers the worker alternates between: 1, or 2 when step() returns before `grads` is used.
+  virtual int gradient_buffers() const { return 1; }
+  // The observer of the pass that is about to compute `grads` (the next step()'s), or nullptr: a synchronizer that
+  // overlaps communication with that pass starts or moves it on from there.
+  virtual PassObserver* observer(std::span<float> /*grads*/) { return nullptr; }
+  // Called by every worker at the end of each epoch: applies what is still in flight, so that `params` is the
+  // epoch's complete model (evaluation, checkpoints) and no communication crosses the epoch's end.
+  virtual void drain(std::span<float> /*params*/) {}
+  // Called by every worker once, after its last step and drain(); leaves the final model in `params`.
+  virtual void finish(std::span<float> /*params*/) {}
+  // Seconds of communication that were in flight while the worker was not waiting for it (hidden behind compute)
+  // since the last call.
+  virtual double take_hidden_seconds() { return 0; }
+
+  // Training state of the synchronizer's own, beyond the model and the optimizer's (a compressor's residuals and
+  // warm start: trainers/compression/compressed_jobs.hpp), which checkpoints carry after the optimizer state. How
+  // many floats save_state() writes on this run's workers (the same on every worker); 0: none.
+  virtual std::size_t state_size() const { return 0; }
+  // Collective over the workers, with nothing in flight: writes the state into `out` (state_size() floats, the
+  // caller's), the same bits on every worker.
+  virtual void save_state(std::span<float> /*out*/) {}
+  // Local, before the first step: puts back `saved`, what save_state() wrote in a run of `saved_workers` workers,
+  // on the worker at `index` of this run's. Throws CheckpointError if `saved` cannot be such a state.
+  virtual void load_state(std::span<const float> /*saved*/, int /*saved_workers*/, int /*index*/) {}
+  // Parameter-server workers whose own state the servers checkpoint, key range by key range (a compressed push's
+  // error-feedback residual: trainers/ps/ps_training.hpp): sends it, together with ParameterServer::collect_worker_state
+  // on every server, with nothing in flight. Such a worker's state_size() is 0 (the state is not replicated), and
+  // load_state() takes the saved workers' states, one whole model each, in worker order. No-op for the others.
+  virtual void send_state_to_servers() {}
+};
+
+}  // namespace gradsync

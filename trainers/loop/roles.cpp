@@ -1,0 +1,80 @@
+#include "trainers/loop/roles.hpp"
+
+#include <algorithm>
+
+#include "collectives/wire_meter.hpp"
+
+#include "trainers/config/train_config.hpp"
+#include "trainers/families/make_synchronizer.hpp"
+
+namespace gradsync {
+
+Roles::Roles(const TrainConfig& config, const Dataset& train, const Mlp& model, const Comm& world,
+             const ResumePoint& start)
+    : layout_(ps_layout(config, world.size(), model.parameter_count())),
+      // Splits are collective, so every rank makes both communicators.
+      worker_comm_(world.split(world.rank() < layout_.servers ? MPI_UNDEFINED : 0, world.rank())),
+      server_comm_(world.split(world.rank() < layout_.servers ? 0 : MPI_UNDEFINED, world.rank())),
+      ps_comm_(world.split(0, world.rank())), sgd_(config.sgd, model.parameter_count()) {
+  const int me = world.rank();
+  // The optimizer's state comes first; a synchronizer's own may follow (the workers' residuals).
+  const std::span<const float> saved = start.optimizer_state;
+  const std::size_t velocity = std::min(saved.size(), sgd_.state().size());  // empty in a fresh run
+  if (me < layout_.servers) {
+    server_ = std::make_unique<ParameterServer>(ps_comm_, server_comm_, layout_, config, start.params,
+                                                saved.first(velocity), model.sizes());
+    return;
+  }
+  std::copy_n(saved.begin(), velocity, sgd_.state().begin());
+  sync_ = make_synchronizer(
+      config, {ps_comm_, worker_comm_, sgd_, model.layer_offsets(), model.parameter_count(), model.sizes()});
+  if (config.resume && (sync_->state_size() > 0 || saved.size() > velocity))
+    sync_->load_state(saved.subspan(velocity), static_cast<int>(start.manifest.workers), me - layout_.servers);
+  if (sync_->state_size() > 0) checkpoint_state_.resize(sgd_.state().size() + sync_->state_size());
+  worker_ = std::make_unique<Worker>(config, train, model, me - layout_.servers, layout_.workers, me, world.size(),
+                                     start.params, *sync_, start.steps_done);
+}
+
+Roles::~Roles() = default;
+
+EpochWork Roles::run(int epoch, long from, long to, long origin_step, std::uint64_t origin) {
+  const std::uint64_t sent_before = bytes_sent_so_far();
+  EpochWork work = server_ ? server_->serve(to - from) : worker_->run_steps(epoch, from, to, origin_step, origin);
+  work.wire_bytes = static_cast<double>(bytes_sent_so_far() - sent_before);
+  return work;
+}
+
+void Roles::finish() {
+  if (worker_) worker_->finish();
+}
+
+std::span<const float> Roles::local_params() const { return server_ ? server_->local_model() : worker_->params(); }
+
+std::span<const float> Roles::local_optimizer_state() {
+  hand_worker_state_to_servers();
+  return server_ ? server_->local_optimizer_state() : worker_state();
+}
+
+void Roles::hand_worker_state_to_servers() {
+  if (server_)
+    server_->collect_worker_state();
+  else
+    sync_->send_state_to_servers();
+}
+
+std::span<const float> Roles::worker_state() {
+  if (checkpoint_state_.empty()) return sgd_.state();
+  const std::span<float> all(checkpoint_state_);
+  std::copy(sgd_.state().begin(), sgd_.state().end(), all.begin());
+  sync_->save_state(all.subspan(sgd_.state().size()));
+  return all;
+}
+
+std::span<const float> Roles::model_on_root() { return server_ ? server_->gather_model() : worker_->params(); }
+
+std::span<const float> Roles::optimizer_state_on_root() {
+  hand_worker_state_to_servers();
+  return server_ ? server_->gather_optimizer_state() : worker_state();
+}
+
+}  // namespace gradsync

@@ -1,0 +1,63 @@
+#pragma once
+// What each rank does in a training run: world ranks 0..servers-1 of a family with servers serve a key range
+// (trainers/ps/ps_training.hpp); every other rank is a worker with the synchronizer config.sync names.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "collectives/comm.hpp"
+#include "model/dataset.hpp"
+#include "model/mlp.hpp"
+#include "model/sgd.hpp"
+#include "trainers/checkpoint/checkpointing.hpp"
+#include "trainers/config/train_config.hpp"
+#include "trainers/families/synchronizer.hpp"
+#include "trainers/loop/epoch_work.hpp"
+#include "trainers/loop/worker.hpp"
+#include "trainers/ps/ps_training.hpp"
+
+namespace gradsync {
+
+class Roles {
+ public:
+  // Collective over `world` (the communicator splits, the synchronizer's planning). Every rank starts from `start`'s
+  // model and optimizer state (a full-size optimizer state, or empty for a fresh one). `config` (with the per-worker
+  // batch resolved), `train` and `model` must outlive this object.
+  Roles(const TrainConfig& config, const Dataset& train, const Mlp& model, const Comm& world, const ResumePoint& start);
+  ~Roles();
+
+  bool serves() const { return server_ != nullptr; }
+  int servers() const { return layout_.servers; }
+  int workers() const { return layout_.workers; }
+
+  // Steps [from, to) of `epoch` (Worker::run_steps), or serving them: every rank calls it with the same arguments.
+  EpochWork run(int epoch, long from, long to, long origin_step, std::uint64_t origin);
+  // Every rank after the last epoch's steps: the workers' synchronizers leave the final model.
+  void finish();
+  // This rank's full-size state, of which a server's key range alone is current: what its checkpoint piece holds.
+  // The optimizer state is followed, on workers, by their synchronizer's own (Synchronizer::save_state): every rank
+  // calls local_optimizer_state() together, as it may be collective over the workers.
+  std::span<const float> local_params() const;
+  std::span<const float> local_optimizer_state();
+  // Every rank calls these together: the whole current model (optimizer state) on rank 0, gathered from the servers
+  // or the worker's replica. Valid until the next run().
+  std::span<const float> model_on_root();
+  std::span<const float> optimizer_state_on_root();
+
+ private:
+  PsLayout layout_;
+  Comm worker_comm_, server_comm_;
+  Comm ps_comm_;  // every rank: the parameter server's pushes and pulls, on tags of their own
+  Sgd sgd_;
+  std::unique_ptr<Synchronizer> sync_;
+  std::unique_ptr<Worker> worker_;
+  std::unique_ptr<ParameterServer> server_;
+  // A worker's optimizer state, then its synchronizer's, when the synchronizer keeps any (else empty). Collective.
+  std::span<const float> worker_state();
+  // Collective: a parameter server's workers send it their own state (Synchronizer::send_state_to_servers).
+  void hand_worker_state_to_servers();
+  std::vector<float> checkpoint_state_;
+};
+
+}  // namespace gradsync

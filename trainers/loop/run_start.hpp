@@ -1,0 +1,27 @@
+#pragma once
+// Where a training run starts: the seed's initial model, or with config.resume the newest complete checkpoint set,
+// checked once the roles hold it.
+#include <string>
+
+#include "collectives/comm.hpp"
+#include "model/mlp.hpp"
+#include "trainers/checkpoint/checkpoint_schedule.hpp"
+#include "trainers/checkpoint/checkpointing.hpp"
+#include "trainers/config/train_config.hpp"
+#include "trainers/loop/roles.hpp"
+
+namespace gradsync {
+
+// Every rank: with config.resume, the set load_newest_checkpoint finds (collective over `world`; CheckpointError on
+// every rank if none is usable; `schedule` must be enabled), else `model` initialized from the seed, the same on
+// every rank.
+ResumePoint starting_point(const TrainConfig& config, const Comm& world, const CheckpointSchedule& schedule,
+                           const std::string& fingerprint, const Mlp& model);
+
+// Collective over `world`, after a resume: the state `roles` now hold, put together on rank 0, must be `start`'s bit
+// for bit. Rank 0 says what was resumed and what changed with the world (`pieces`: the checkpoint pieces of this
+// run); every rank throws std::logic_error if the state differs.
+void check_resumed_state(const ResumePoint& start, Roles& roles, const TrainConfig& config, const Comm& world,
+                         std::size_t pieces);
+
+}  // namespace gradsync

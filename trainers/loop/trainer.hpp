@@ -1,0 +1,74 @@
+#pragma once
+// Data-parallel SGD. Every epoch all ranks draw the same permutation of the training set from the seed and each
+// worker takes its own slice of every global batch, so a synchronous run on W workers with per-worker batch b
+// follows serial SGD with batch W*b.
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "collectives/comm.hpp"
+#include "model/dataset.hpp"
+#include "trainers/config/train_config.hpp"
+#include "trainers/loop/divergence.hpp"
+
+namespace gradsync {
+
+struct EpochReport {
+  int epoch = 0;  // 1-based
+  int epochs = 0;
+  double train_loss = 0;
+  double test_loss = 0;
+  double test_accuracy = 0;
+  double images_per_s = 0;
+  double elapsed_s = 0;  // training time so far, evaluation excluded
+  double compute_s = 0;  // this epoch, mean over workers
+  double sync_s = 0;     // this epoch, mean over workers
+  double hidden_s = 0;   // this epoch, mean over workers: communication hidden behind compute
+  // This epoch: bytes every rank's own point-to-point sends put on the wire (servers' included), per worker step;
+  // -1 when they travel in the MPI library's collective (TrainConfig::wire_bytes_counted).
+  double wire_bytes_per_step = -1;
+  double server_busy = -1;     // PS: busy fraction of the servers this epoch, else -1
+  double staleness_mean = -1;  // PS asp/ssp: mean update staleness this epoch, else -1
+  double staleness_max = -1;
+  double clock_gap_max = -1;      // PS asp/ssp: largest lead of a worker over the slowest when released
+  double gradients_applied = -1;  // PS: worker gradients applied per key range this epoch (should be W*steps)
+};
+
+struct TrainResult {
+  std::string sync_name;
+  std::string model_name;
+  int ranks = 1;
+  int workers = 1;
+  long steps = 0;        // per worker
+  double wall_s = 0;     // training time, per-epoch evaluation excluded
+  double compute_s = 0;  // mean over workers
+  double sync_s = 0;
+  double hidden_s = 0;
+  double wire_bytes =
+      -1;  // all ranks, this run's epochs (EpochReport::wire_bytes_per_step says which bytes); -1: not counted
+  double train_loss = 0;  // last epoch
+  double test_accuracy = 0;
+  double images_per_s = 0;
+  std::vector<EpochReport> epochs;
+  std::vector<float> params;  // the final model (rank 0; the model that was evaluated)
+};
+
+using EpochObserver = std::function<void(const EpochReport&)>;
+
+// Collective over `world`: every rank calls it with the same config and data. `config` must pass validate().
+// World ranks 0..config.server_ranks()-1 serve (--sync ps); all other ranks are workers (trainers/loop/roles.hpp).
+// Reports and the result are complete on rank 0 (other ranks get their own partial view); `on_epoch` runs on rank 0 only.
+// With config.resume, starts from the newest complete checkpoint set on the hosts of `world`, on any number of ranks
+// (CheckpointError on every rank if none is usable); with config.checkpoint_dir, every config.checkpoint_steps global
+// steps, every config.checkpoint_every epochs and after the last, all ranks write a checkpoint set
+// (trainers/checkpoint/checkpoint_set.hpp) at a point where nothing is in flight. With config.global_batch, the
+// per-worker batch is global_batch / workers. Throws DivergenceError on the rank that meets a non-finite loss or
+// gradient.
+TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& world,
+                  const EpochObserver& on_epoch = {});
+
+// Steps each worker takes per epoch (at least 1): see TrainConfig::iterations_per_epoch.
+long steps_per_epoch(const TrainConfig& config, std::size_t rows, int workers);
+
+}  // namespace gradsync

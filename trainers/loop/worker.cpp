@@ -1,0 +1,88 @@
+#include "trainers/loop/worker.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "collectives/watchdog.hpp"
+#include "model/rng.hpp"
+#include "trace/scope.hpp"
+#include "trainers/checkpoint/checkpointing.hpp"
+#include "trainers/loop/clock.hpp"
+#include "trainers/loop/divergence.hpp"
+
+namespace gradsync {
+
+Worker::Worker(const TrainConfig& config, const Dataset& train, const Mlp& model, int index, int workers, int rank,
+               int ranks, std::vector<float> params, Synchronizer& sync, std::int64_t steps_done)
+    : config_(config), train_(train), model_(model), index_(static_cast<std::size_t>(index)),
+      workers_(static_cast<std::size_t>(workers)), rank_(rank), steps_done_(steps_done),
+      params_(std::move(params)), grads_{std::vector<float>(params_.size()),
+                                         std::vector<float>(sync.gradient_buffers() > 1 ? params_.size() : 0)},
+      perm_(train.rows), slice_(config.batch), next_slice_(config.batch), batch_(config.batch, train.features),
+      ws_(model.sizes(), config.batch), sync_(sync), faults_(config.faults, config.seed, rank, ranks, index, workers) {}
+
+EpochWork Worker::run_steps(int epoch, long from, long to, long origin_step, std::uint64_t origin) {
+  EpochWork work;
+  draw_permutation(epoch);
+  if (from < to) take_slice(from, origin_step, origin, next_slice_);
+  for (long s = from; s < to; ++s) {
+    if (TraceRecorder* t = trace_recorder()) t->set_step(steps_done_);
+    const TraceScope traced(SpanKind::step, "step");
+    std::swap(slice_, next_slice_);
+    const double t0 = now_s();
+    gather_batch(train_, slice_, batch_, model_.reads_float_rows(slice_.size()));
+    if (s + 1 < to) {
+      take_slice(s + 1, origin_step, origin, next_slice_);
+      prefetch_examples(train_, next_slice_, batch_);
+    }
+    work.loss_sum += compute_gradient(epoch, s);
+    const double t1 = now_s();
+    sync_.step(params_, grads());
+    if (sync_.gradient_buffers() > 1) current_ ^= 1;  // the synchronizer still reads the one just passed
+    const double t2 = now_s();
+    work.compute_s += t1 - t0;
+    work.sync_s += t2 - t1;
+    faults_.on_step_done(steps_done_);
+  }
+  const double t3 = now_s();
+  sync_.drain(params_);
+  work.sync_s += now_s() - t3;
+  work.hidden_s = sync_.take_hidden_seconds();
+  work.steps = static_cast<double>(to - from);
+  work.examples = static_cast<double>(to - from) * static_cast<double>(config_.batch);
+  return work;
+}
+
+void Worker::draw_permutation(int epoch) {
+  if (epoch == perm_epoch_) return;
+  shuffled_indices(perm_, config_.seed, static_cast<std::uint64_t>(epoch));
+  perm_epoch_ = epoch;
+}
+
+// This worker's slice of global batch `step`.
+void Worker::take_slice(long step, long origin_step, std::uint64_t origin, std::vector<std::uint32_t>& out) const {
+  const std::size_t b = config_.batch, n = train_.rows;
+  std::size_t next = (origin + (static_cast<std::size_t>(step - origin_step) * workers_ + index_) * b) % n;
+  for (std::size_t j = 0; j < b; ++j, next = next + 1 == n ? 0 : next + 1) out[j] = perm_[next];  // wraps, no divide
+}
+
+// Forward and backward pass of step `step` into grads(), checked; returns the loss.
+float Worker::compute_gradient(int epoch, long step) {
+  const float loss = model_.loss_and_gradient(params_, batch_, grads(), ws_, sync_.observer(grads()));
+  faults_.on_gradient(grads(), steps_done_, epoch, step);
+  check_finite(loss, epoch, step);
+  set_watchdog_step(steps_done_++);
+  return loss;
+}
+
+// Stops the run where a NaN or Inf first appears, naming where, before it spreads through the sync.
+void Worker::check_finite(float loss, int epoch, long step) {
+  const bool loss_ok = std::isfinite(loss), grads_ok = all_finite(grads());
+  if (loss_ok && grads_ok) return;
+  throw DivergenceError(fmt::format("training diverged: {} at epoch {}, step {} (of the epoch; {} overall) on rank {}",
+                                    loss_ok ? "NaN/Inf in the gradient" : "NaN/Inf loss", epoch + 1, step, steps_done_,
+                                    rank_));
+}
+
+}  // namespace gradsync

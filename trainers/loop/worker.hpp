@@ -1,0 +1,60 @@
+#pragma once
+// One worker's share of the training loop (trainers/loop/trainer.hpp): its model replica, gradient buffers and batches,
+// allocated once, and the steps it takes between checkpoints.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "model/dataset.hpp"
+#include "model/mlp.hpp"
+#include "trainers/config/train_config.hpp"
+#include "trainers/families/synchronizer.hpp"
+#include "trainers/loop/epoch_work.hpp"
+#include "trainers/loop/fault_injection.hpp"
+
+namespace gradsync {
+
+class Worker {
+ public:
+  // The worker at world rank `rank` of `ranks`, index `index` among `workers`, starting from `params` after
+  // `steps_done` global steps. `config` (with the per-worker batch resolved), `train`, `model` and `sync` must
+  // outlive it.
+  Worker(const TrainConfig& config, const Dataset& train, const Mlp& model, int index, int workers, int rank, int ranks,
+         std::vector<float> params, Synchronizer& sync, std::int64_t steps_done);
+
+  // Steps [from, to) of `epoch`, then drain(): nothing is in flight when it returns (a checkpoint or the epoch's
+  // end may follow). Global batch s takes the permutation's positions origin + (s - origin_step) * W * b onwards;
+  // origin = origin_step * W * b except in an epoch resumed from a checkpoint written with another global batch.
+  // Every worker calls it with the same arguments. Throws DivergenceError (divergence.hpp) on a NaN or Inf.
+  EpochWork run_steps(int epoch, long from, long to, long origin_step, std::uint64_t origin);
+
+  // After the last step and drain(): the synchronizer's finish() (the final model on every worker).
+  void finish() { sync_.finish(params_); }
+  std::span<const float> params() const { return params_; }
+
+ private:
+  void draw_permutation(int epoch);
+  void take_slice(long step, long origin_step, std::uint64_t origin, std::vector<std::uint32_t>& out) const;
+  float compute_gradient(int epoch, long step);
+  void check_finite(float loss, int epoch, long step);
+  // The gradient buffer the next pass writes: the synchronizer may still read the other one (pipelined SGD).
+  std::span<float> grads() { return grads_[current_]; }
+
+  const TrainConfig& config_;
+  const Dataset& train_;
+  const Mlp& model_;
+  std::size_t index_, workers_;
+  int rank_;
+  std::int64_t steps_done_;
+  std::vector<float> params_;
+  std::vector<float> grads_[2];
+  int current_ = 0;
+  std::vector<std::uint32_t> perm_, slice_, next_slice_;
+  int perm_epoch_ = -1;  // the epoch perm_ was drawn for
+  Batch batch_;
+  Workspace ws_;
+  Synchronizer& sync_;
+  FaultHook faults_;
+};
+
+}  // namespace gradsync

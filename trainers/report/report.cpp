@@ -1,0 +1,82 @@
+#include "trainers/report/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+namespace gradsync {
+namespace {
+
+// A byte count for a CSV field: empty when it was not counted (negative).
+std::string bytes_field(double bytes) { return bytes < 0 ? std::string{} : fmt::format("{:.0f}", bytes); }
+
+}  // namespace
+
+std::string format_epoch(const EpochReport& r) {
+  std::string line = fmt::format(
+      "epoch {}/{}  loss {:.4f}  test acc {:.4f}  {:.0f} img/s  compute {:.2f}s  sync {:.2f}s  "
+      "elapsed {:.2f}s",
+      r.epoch, r.epochs, r.train_loss, r.test_accuracy, r.images_per_s, r.compute_s, r.sync_s, r.elapsed_s);
+  if (r.hidden_s > 0) line += fmt::format("  hidden {:.2f}s", r.hidden_s);
+  if (r.wire_bytes_per_step > 0) line += fmt::format("  wire {:.1f} KB/step", r.wire_bytes_per_step / 1024);
+  if (r.server_busy >= 0) line += fmt::format("  server busy {:.0f}%", 100 * r.server_busy);
+  if (r.staleness_mean >= 0) line += fmt::format("  staleness mean {:.2f} max {:.0f}", r.staleness_mean, r.staleness_max);
+  if (r.clock_gap_max >= 0) line += fmt::format("  clock gap max {:.0f}", r.clock_gap_max);
+  return line;
+}
+
+std::string format_summary(const TrainResult& r) {
+  const double total = r.compute_s + r.sync_s;
+  return fmt::format(
+      "done: {} {} on {} rank(s) ({} worker(s)): test accuracy {:.4f}, train loss {:.4f}, {:.2f}s "
+      "training ({:.0f} img/s), sync share {:.0f}%",
+      r.sync_name, r.model_name, r.ranks, r.workers, r.test_accuracy, r.train_loss, r.wall_s, r.images_per_s,
+      total > 0 ? 100 * r.sync_s / total : 0.0);
+}
+
+std::string csv_row(const TrainConfig& c, const TrainResult& r) {
+  const double worker_steps = static_cast<double>(r.steps) * r.workers;
+  return fmt::format("{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f},{}", r.sync_name,
+                     r.model_name, c.dataset, r.ranks, r.workers, c.epochs, c.batch, c.sgd.lr, c.seed, r.wall_s,
+                     r.compute_s, r.sync_s, r.train_loss, r.test_accuracy, r.images_per_s, r.hidden_s,
+                     bytes_field(r.wire_bytes < 0 ? -1 : r.wire_bytes / std::max(worker_steps, 1.0)));
+}
+
+namespace {
+
+void append_line(const std::string& flag, const std::string& path, const char* header, const std::string& line) {
+  std::error_code ec;
+  const bool fresh = !std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0;
+  std::FILE* f = std::fopen(path.c_str(), "a");
+  if (!f) throw std::runtime_error(fmt::format("{} {}: cannot open for appending: {}", flag, path, std::strerror(errno)));
+  if (fresh) fmt::print(f, "{}\n", header);
+  fmt::print(f, "{}\n", line);
+  if (std::fclose(f) != 0)
+    throw std::runtime_error(fmt::format("{} {}: write failed: {}", flag, path, std::strerror(errno)));
+}
+
+}  // namespace
+
+void append_csv(const std::string& path, const TrainConfig& config, const TrainResult& r) {
+  append_line("--csv", path, kTrainCsvHeader, csv_row(config, r));
+}
+
+void append_epoch_csv(const std::string& path, const TrainConfig& c, int ranks, const EpochReport& r) {
+  // staleness_bound: -2 no parameter server, -1 asp (unbounded), else the ssp bound (bsp: 0).
+  const int bound = c.server_ranks() == 0      ? -2
+                    : c.ps_mode == PsMode::asp ? -1
+                    : c.ps_mode == PsMode::ssp ? c.staleness
+                                               : 0;
+  append_line("--epoch-csv", path, kEpochCsvHeader,
+              fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f},{:.6f},{},{:.4f},{:.0f},{:.0f},{}", c.sync_name(),
+                          ranks, r.epoch, r.elapsed_s, r.test_accuracy, r.train_loss, r.images_per_s, r.compute_s,
+                          r.sync_s, bound, std::max(r.staleness_mean, 0.0), std::max(r.staleness_max, 0.0),
+                          std::max(r.clock_gap_max, 0.0), bytes_field(r.wire_bytes_per_step)));
+}
+
+}  // namespace gradsync

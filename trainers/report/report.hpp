@@ -1,0 +1,32 @@
+#pragma once
+// What `train` prints and writes. The CSV columns are read by scripts and plots: keep them stable.
+#include <string>
+
+#include "trainers/loop/trainer.hpp"
+
+namespace gradsync {
+
+inline constexpr const char* kTrainCsvHeader =
+    "sync,model,dataset,np,workers,epochs,batch,lr,seed,wall_s,compute_s,comm_s,train_loss,test_accuracy,images_per_s,"
+    "hidden_s,wire_bytes_per_step";
+
+inline constexpr const char* kEpochCsvHeader =
+    "method,np,epoch,elapsed_s,test_accuracy,train_loss,images_per_s,compute_s,sync_s,staleness_bound,staleness_mean,"
+    "staleness_max,clock_gap_max,wire_bytes_per_step";
+
+// "epoch 2/5  loss 0.3012  test acc 0.9164  183042 img/s  compute 0.41s  sync 0.10s  elapsed 0.95s" (+ PS fields,
+// + "hidden 0.20s" when communication overlapped compute). comm_s / sync: communication the workers waited for;
+// hidden_s / hidden: communication in flight while they computed; both per worker, summed over the epochs.
+// wire_bytes_per_step / wire: EpochReport::wire_bytes_per_step; empty (not shown) when not counted.
+std::string format_epoch(const EpochReport& r);
+std::string format_summary(const TrainResult& r);
+std::string csv_row(const TrainConfig& config, const TrainResult& r);
+
+// Appends one kEpochCsvHeader row for `r` to `path` (header first if the file is new or empty).
+void append_epoch_csv(const std::string& path, const TrainConfig& config, int ranks, const EpochReport& r);
+
+// Appends csv_row to `path`, writing the header first if the file is new or empty. Throws std::runtime_error
+// naming the path if it cannot be written.
+void append_csv(const std::string& path, const TrainConfig& config, const TrainResult& r);
+
+}  // namespace gradsync
