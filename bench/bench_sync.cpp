@@ -231,7 +231,7 @@ void timed_step(const Flags& f, long s, const TrainTest& data, const Mlp& model,
   const std::uint64_t sent0 = bytes_sent_so_far();
   const double t0 = now_s();
   gather_batch(data.train, slice, b, model.reads_float_rows(slice.size()));
-  const float loss = model.loss_and_gradient(replica, b, m.grads, ws, m.sync->observer(m.grads));
+  const float loss = model.loss_and_gradient(replica, b, m.grads, ws, m.sync->observer(replica, m.grads));
   if (!std::isfinite(loss))
     throw std::runtime_error(fmt::format("training diverged at step {} ({} block{}): loss {}", s, m.name,
                                          m.serial ? ", rank 0's serial replica" : "", loss));

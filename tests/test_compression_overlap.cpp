@@ -87,7 +87,7 @@ Outcome overlapped(const TrainConfig& c, const Mlp& model) {
   const std::vector<std::size_t>& offsets = model.layer_offsets();
   for (int t = 0; t < kSteps; ++t) {
     std::vector<float>& g = buffers[static_cast<std::size_t>(t % sync->gradient_buffers())];
-    PassObserver* observer = sync->observer(g);
+    PassObserver* observer = sync->observer(params, g);
     gradient(params, Comm::world().rank(), t, g);
     for (std::size_t l = offsets.size(); observer && l-- > 0;) {
       observer->gradient_ready(offsets[l], l + 1 < offsets.size() ? offsets[l + 1] : params.size());

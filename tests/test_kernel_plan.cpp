@@ -340,7 +340,7 @@ TEST_CASE(
           (static_cast<std::size_t>(s) * workers * c.batch + static_cast<std::size_t>(world.rank()) * c.batch + j) %
           data.train.rows);
     gather_batch(data.train, rows, batch, model.reads_float_rows(c.batch));
-    model.loss_and_gradient(params, batch, grads, ws, sync->observer(grads));
+    model.loss_and_gradient(params, batch, grads, ws, sync->observer(params, grads));
     sync->step(params, grads);
   }
   sync->drain(params);

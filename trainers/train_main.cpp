@@ -67,6 +67,7 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
         "seed {}\n{}\n",
         config.sync_name(), config.model_name(), config.dataset, data.train.rows, data.test.rows, world.size(),
         config.batch, config.sgd.lr, config.seed, kernels_summary(blis));
+    if (const std::string graph = describe_graph(config, world.size()); !graph.empty()) fmt::print("{}\n", graph);
     std::fflush(stdout);
   }
   TrainResult result;
@@ -84,6 +85,7 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
   }
   if (lead) {
     fmt::print("{}\n", format_summary(result));
+    if (const std::string target = format_target(result); !target.empty()) fmt::print("{}\n", target);
     if (config.observe.explain) fmt::print("auto's choices on rank 0:\n{}", format_auto_choices(auto_choices()));
     if (!config.csv.empty()) append_csv(config.csv, config, result);
   }

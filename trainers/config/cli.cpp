@@ -44,7 +44,7 @@ std::vector<std::size_t> parse_widths(const std::string& text) {
 // What CLI11 reads as text or as a wider type, before it becomes TrainConfig's typed and checked values.
 struct RawFlags {
   std::string sync = "serial", hidden = "128", iterations = "full", ps_mode = "bsp", progress = "calls";
-  std::string straggler, pause, trace_steps;
+  std::string straggler, pause, trace_steps, topology = "ring";
   long batch = 0, chunk = 0, bucket_kib = 0, global_batch = 0;
   int pipeline = 0;
   std::uint64_t seed = 0;
@@ -110,6 +110,22 @@ void add_overlap_and_ps_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
   app.add_option("--ps-mode", raw.ps_mode, "parameter server: bsp | asp | ssp")->capture_default_str();
   app.add_option("--staleness", c.staleness, "ssp: how many steps a worker may run ahead")->capture_default_str();
   app.add_option("--servers", c.servers, "parameter server shards (key ranges)")->capture_default_str();
+}
+
+void add_decentralized_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
+  app.add_option("--topology", raw.topology,
+                 fmt::format("--sync gossip: the graph ranks average over: {}", topology_names(" | ")))
+      ->capture_default_str();
+  app.add_flag("--async", c.gossip_async,
+               "--sync gossip: asynchronous (AD-PSGD): even ranks average with one odd neighbour a step, no barrier");
+  app.add_option("--outer-lr", c.outer_lr,
+                 "--average-every: the outer optimizer's step on the averaged difference (1 with momentum 0: plain "
+                 "averaging)")
+      ->capture_default_str();
+  app.add_option("--outer-momentum", c.outer_momentum, "--average-every: the outer optimizer's Nesterov momentum")
+      ->capture_default_str();
+  app.add_option("--target-accuracy", c.target_accuracy,
+                 "report the time and steps at which the evaluated model first reaches this test accuracy");
 }
 
 void add_compression_options(CLI::App& app, RawFlags& raw) {
@@ -216,6 +232,11 @@ void take_choices(const RawFlags& raw, TrainConfig& c) {
   c.sync = *sync;
   c.ps_mode = named<PsMode>(kPsModeNames, raw.ps_mode, "--ps-mode",
                             fmt::format("unknown mode '{}' (choose bsp, asp or ssp)", raw.ps_mode));
+  const TopologyInfo* topology = find_topology(raw.topology);
+  if (!topology)
+    throw CLI::ValidationError("--topology",
+                               fmt::format("unknown topology '{}' (choose {})", raw.topology, topology_names()));
+  c.topology = topology->id;
   c.progress = named<Progress>(kProgressNames, raw.progress, "--progress",
                                fmt::format("unknown '{}' (choose calls or thread)", raw.progress));
 }
@@ -277,6 +298,13 @@ void check_given_flags(const CLI::App& app, const TrainConfig& c) {
     throw CLI::ValidationError("--average-every", fmt::format("must be >= 1, got {} (leave it out to average the "
                                                               "gradients every step)",
                                                               c.average_every));
+  const bool gossip = c.sync.family == SyncFamily::gossip;
+  for (const char* flag : {"--topology", "--async"})
+    if (app.count(flag) > 0 && !gossip)
+      throw CLI::ValidationError(flag, fmt::format("only with --sync gossip (this run's --sync is {})", c.sync.name()));
+  for (const char* flag : {"--outer-lr", "--outer-momentum"})
+    if (app.count(flag) > 0 && c.average_every == 0)
+      throw CLI::ValidationError(flag, "only with --average-every H (the outer optimizer steps at each average)");
   if (c.threads < 1) throw CLI::ValidationError("--threads", fmt::format("must be >= 1, got {}", c.threads));
 }
 
@@ -319,6 +347,7 @@ CliOutcome parse_train_cli(int argc, char** argv) {
   add_model_options(app, c, raw);
   add_overlap_and_ps_options(app, c, raw);
   add_run_options(app, c);
+  add_decentralized_options(app, c, raw);
   add_compression_options(app, raw);
   add_fault_options(app, c, raw);
   add_observe_options(app, c.observe, raw);

@@ -37,7 +37,11 @@ std::string TrainConfig::sync_name() const {
     if (ps_mode == PsMode::ssp) name += std::to_string(staleness);
     if (servers > 1) name += fmt::format("-k{}", servers);
   }
+  if (sync.family == SyncFamily::gossip)
+    name += fmt::format("-{}{}", topology_info(topology).name, gossip_async ? "-async" : "");
   if (average_every > 0) name += fmt::format("-avg{}", average_every);
+  if (average_every > 0 && (outer_lr != 1.0f || outer_momentum != 0.0f))
+    name += fmt::format("-outer{}m{}", outer_lr, outer_momentum);
   if (compression.enabled()) name += fmt::format("-{}", compression.name());
   if (buckets) name += "-buckets";
   if (pipeline) name += "-pipe";

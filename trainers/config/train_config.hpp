@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/topology.hpp"
 #include "model/sgd.hpp"
 #include "trainers/compression/compressors.hpp"
 #include "trainers/config/observe_options.hpp"
@@ -32,7 +33,15 @@ struct TrainConfig {
   static constexpr long kAuto = 0;
   static constexpr long kFullPass = -1;
   long iterations_per_epoch = kFullPass;
-  int average_every = 0;                      // > 0: local SGD, average parameters every H steps (exact allreduce)
+  int average_every = 0;  // > 0: local SGD, average parameters every H steps (exact allreduce)
+  // Local SGD's outer optimizer (DiLoCo): at each average, Nesterov momentum on the difference between the model
+  // of the last average and the new mean. outer_lr 1 and outer_momentum 0 are plain averaging, computed as before.
+  float outer_lr = 1.0f;
+  float outer_momentum = 0.0f;
+  // Gossip (trainers/families/gossip.cpp): each worker keeps its own model and mixes it with its neighbours'.
+  Topology topology = Topology::ring;
+  bool gossip_async = false;                  // AD-PSGD: one peer a step, no barrier (collectives/pair_gossip.hpp)
+  double target_accuracy = 0;                 // > 0: the run reports when the evaluated model first reached it
   std::size_t chunk_bytes = kAutoChunkBytes;  // ring: 0 picks per communicator (collectives/allreduce.hpp)
   // Overlap of communication with computation (trainers/overlap/overlapped_sync.hpp, trainers/overlap/comm_engine.hpp).
   static constexpr std::size_t kDefaultBucketBytes = std::size_t{1} << 20;  // docs/overlap.md: how it was chosen

@@ -48,6 +48,11 @@ std::string validate_sync(const TrainConfig& c, int ranks) {
   if (c.average_every > 0 && !(c.sync.allreduce && averages(*c.sync.allreduce)))
     return fmt::format("--average-every: model averaging needs an exact allreduce method ({})",
                        allreduce_method_names(averages));
+  if (!(c.outer_lr > 0 && c.outer_lr <= 10)) return fmt::format("--outer-lr: must be in (0, 10], got {}", c.outer_lr);
+  if (!(c.outer_momentum >= 0 && c.outer_momentum < 1))
+    return fmt::format("--outer-momentum: must be in [0, 1), got {}", c.outer_momentum);
+  if (!(c.target_accuracy >= 0 && c.target_accuracy <= 1))
+    return fmt::format("--target-accuracy: must be in (0, 1], got {}", c.target_accuracy);
   if (c.staleness < 0) return "--staleness: must be >= 0";
   if (c.pipeline && (!family.pipelines || c.average_every > 0))
     return fmt::format("--pipeline 1: needs a synchronizing method ({}) without --average-every",

@@ -31,12 +31,21 @@ class GradientAllreduce final : public Synchronizer {
 
 // Local SGD: each worker steps on its own gradient and the parameters are averaged every `every` steps.
 // With every = 1 and plain SGD this is exactly synchronous SGD (averaging commutes with the linear update).
+// With an outer optimizer (DiLoCo, Douillard et al. 2023) the mean is not taken as it is: the difference between the
+// model of the last average and the new mean is an outer gradient, and Nesterov momentum steps on it:
+//   delta = anchor - mean;  m = mu * m + delta;  anchor -= outer_lr * (delta + mu * m);  every worker <- anchor.
+// outer_lr 1 and mu 0 make anchor = mean; that case keeps the plain average's arithmetic, bit for bit.
 class ModelAveraging final : public Synchronizer {
  public:
-  ModelAveraging(std::unique_ptr<Allreduce> allreduce, Sgd& sgd, int every)
+  ModelAveraging(std::unique_ptr<Allreduce> allreduce, Sgd& sgd, int every, float outer_lr, float outer_momentum)
       : allreduce_(std::move(allreduce)), sgd_(sgd), every_(every),
-        inv_workers_(1.0f / static_cast<float>(allreduce_->comm().size())) {}
+        inv_workers_(1.0f / static_cast<float>(allreduce_->comm().size())), outer_lr_(outer_lr),
+        outer_momentum_(outer_momentum), outer_(outer_lr != 1.0f || outer_momentum != 0.0f) {}
   void step(std::span<float> params, std::span<float> grads) override {
+    if (outer_ && anchor_.empty()) {  // the model every worker starts from is the first anchor
+      anchor_.assign(params.begin(), params.end());
+      velocity_.assign(params.size(), 0.0f);
+    }
     sgd_.step(params, grads);
     if (++steps_ % every_ == 0) average(params);
   }
@@ -49,12 +58,25 @@ class ModelAveraging final : public Synchronizer {
   void average(std::span<float> params) {
     allreduce_->run(params);
     for (float& p : params) p *= inv_workers_;
+    if (outer_) outer_step(params);
+  }
+  void outer_step(std::span<float> params) {
+    const float mu = outer_momentum_;
+    for (std::size_t k = 0; k < params.size(); ++k) {
+      const float delta = anchor_[k] - params[k];
+      velocity_[k] = mu * velocity_[k] + delta;
+      anchor_[k] -= outer_lr_ * (delta + mu * velocity_[k]);
+      params[k] = anchor_[k];
+    }
   }
 
   std::unique_ptr<Allreduce> allreduce_;
   Sgd& sgd_;
   int every_;
   float inv_workers_;
+  float outer_lr_, outer_momentum_;
+  bool outer_;
+  std::vector<float> anchor_, velocity_;  // the model of the last average and the outer momentum (with outer_)
   long steps_ = 0;
 };
 
@@ -82,7 +104,8 @@ std::unique_ptr<Synchronizer> make_allreduce_family(const TrainConfig& config, c
   if (config.compression.enabled() || config.pipeline || config.buckets) return make_job_sync(config, s);
   auto allreduce = config.sync.allreduce->make(s.workers, allreduce_options(config));
   if (config.average_every > 0)
-    return std::make_unique<ModelAveraging>(std::move(allreduce), s.sgd, config.average_every);
+    return std::make_unique<ModelAveraging>(std::move(allreduce), s.sgd, config.average_every, config.outer_lr,
+                                            config.outer_momentum);
   return std::make_unique<GradientAllreduce>(std::move(allreduce), s.sgd);
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The synchronizer families (make_synchronizer.hpp builds them). A family is one file, trainers/families/<id>.cpp,
 // defining its SyncFamilyInfo, and one line of trainers/families/sync_families.def.
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -27,6 +28,9 @@ struct SyncSetup {
   // Mlp::sizes(): needed with config.compression (tensor shapes); with dense buckets, lets a bucket end between a
   // layer's rows (bucket_ranges).
   std::span<const std::size_t> layer_sizes = {};
+  // Global steps taken before this run (a resumed run's checkpoint): a family whose schedule depends on the step
+  // (exp1's peers, asynchronous gossip's pairs) continues it where it stopped.
+  std::int64_t steps_done = 0;
 };
 
 struct SyncFamilyInfo {
@@ -37,6 +41,9 @@ struct SyncFamilyInfo {
   bool buckets = false;    // --buckets applies
   // The family's own checks for a run on `ranks` processes: empty, or a one-line message naming the flag.
   std::string (*validate)(const TrainConfig& config, int ranks) = nullptr;
+  // Families that mix models over a graph: the spectral gap of its mixing matrix on `workers` ranks
+  // (collectives/topology.hpp), which runs report; nullptr for the others.
+  double (*spectral_gap)(const TrainConfig& config, int workers) = nullptr;
   // A worker's synchronizer; called on every worker rank, collective as make_synchronizer says.
   std::unique_ptr<Synchronizer> (*make)(const TrainConfig& config, const SyncSetup& setup) = nullptr;
 };

@@ -19,14 +19,18 @@ class Synchronizer {
   virtual void step(std::span<float> params, std::span<float> grads) = 0;
   // How many gradient buffers the worker alternates between: 1, or 2 when step() returns before `grads` is used.
   virtual int gradient_buffers() const { return 1; }
-  // The observer of the pass that is about to compute `grads` (the next step()'s), or nullptr: a synchronizer that
-  // overlaps communication with that pass starts or moves it on from there.
-  virtual PassObserver* observer(std::span<float> /*grads*/) { return nullptr; }
+  // The observer of the pass that is about to compute `grads` (the next step()'s) from `params`, or nullptr: a
+  // synchronizer that overlaps communication with that pass starts or moves it on from there. `params` do not change
+  // until that step() is called.
+  virtual PassObserver* observer(std::span<const float> /*params*/, std::span<float> /*grads*/) { return nullptr; }
   // Called by every worker at the end of each epoch: applies what is still in flight, so that `params` is the
   // epoch's complete model (evaluation, checkpoints) and no communication crosses the epoch's end.
   virtual void drain(std::span<float> /*params*/) {}
   // Called by every worker once, after its last step and drain(); leaves the final model in `params`.
   virtual void finish(std::span<float> /*params*/) {}
+  // Whether each worker keeps a model of its own between steps (gossip): the model a run evaluates and checkpoints
+  // is then the workers' mean, and the spread of theirs is reported beside it (trainers/report/replicas.hpp).
+  virtual bool keeps_replicas() const { return false; }
   // Seconds of communication that were in flight while the worker was not waiting for it (hidden behind compute)
   // since the last call.
   virtual double take_hidden_seconds() { return 0; }

@@ -15,7 +15,7 @@ Roles::Roles(const TrainConfig& config, const Dataset& train, const Mlp& model, 
       // Splits are collective, so every rank makes both communicators.
       worker_comm_(world.split(world.rank() < layout_.servers ? MPI_UNDEFINED : 0, world.rank())),
       server_comm_(world.split(world.rank() < layout_.servers ? 0 : MPI_UNDEFINED, world.rank())),
-      ps_comm_(world.split(0, world.rank())), sgd_(config.sgd, model.parameter_count()) {
+      ps_comm_(world.split(0, world.rank())), sgd_(config.sgd, model.parameter_count()), model_(model) {
   const int me = world.rank();
   // The optimizer's state comes first; a synchronizer's own may follow (the workers' residuals).
   const std::span<const float> saved = start.optimizer_state;
@@ -26,8 +26,8 @@ Roles::Roles(const TrainConfig& config, const Dataset& train, const Mlp& model, 
     return;
   }
   std::copy_n(saved.begin(), velocity, sgd_.state().begin());
-  sync_ = make_synchronizer(
-      config, {ps_comm_, worker_comm_, sgd_, model.layer_offsets(), model.parameter_count(), model.sizes()});
+  sync_ = make_synchronizer(config, {ps_comm_, worker_comm_, sgd_, model.layer_offsets(), model.parameter_count(),
+                                     model.sizes(), start.steps_done});
   if (config.resume && (sync_->state_size() > 0 || saved.size() > velocity))
     sync_->load_state(saved.subspan(velocity), static_cast<int>(start.manifest.workers), me - layout_.servers);
   if (sync_->state_size() > 0) checkpoint_state_.resize(sgd_.state().size() + sync_->state_size());
@@ -70,7 +70,17 @@ std::span<const float> Roles::worker_state() {
   return all;
 }
 
-std::span<const float> Roles::model_on_root() { return server_ ? server_->gather_model() : worker_->params(); }
+std::span<const float> Roles::model_on_root() {
+  if (server_) return server_->gather_model();
+  if (!sync_->keeps_replicas()) return worker_->params();
+  mean_model(worker_comm_, worker_->params(), mean_);
+  return mean_;
+}
+
+ReplicaSpread Roles::replica_spread(const Dataset& test, Workspace& ws) {
+  if (server_ || !sync_->keeps_replicas()) return {};
+  return gradsync::replica_spread(worker_comm_, worker_->params(), mean_, model_, test, ws);
+}
 
 std::span<const float> Roles::optimizer_state_on_root() {
   hand_worker_state_to_servers();

@@ -16,6 +16,7 @@
 #include "trainers/loop/epoch_work.hpp"
 #include "trainers/loop/worker.hpp"
 #include "trainers/ps/ps_training.hpp"
+#include "trainers/report/replicas.hpp"
 
 namespace gradsync {
 
@@ -40,10 +41,14 @@ class Roles {
   // calls local_optimizer_state() together, as it may be collective over the workers.
   std::span<const float> local_params() const;
   std::span<const float> local_optimizer_state();
-  // Every rank calls these together: the whole current model (optimizer state) on rank 0, gathered from the servers
-  // or the worker's replica. Valid until the next run().
+  // Every rank calls these together: the whole current model (optimizer state) on rank 0, gathered from the servers,
+  // the workers' mean when each keeps its own (Synchronizer::keeps_replicas), or the worker's replica. Valid until the
+  // next run().
   std::span<const float> model_on_root();
   std::span<const float> optimizer_state_on_root();
+  // Every rank, right after model_on_root(): how far apart the workers' own models are (report/replicas.hpp), or an
+  // empty spread when they share one. Collective over the workers.
+  ReplicaSpread replica_spread(const Dataset& test, Workspace& ws);
 
  private:
   PsLayout layout_;
@@ -58,6 +63,8 @@ class Roles {
   // Collective: a parameter server's workers send it their own state (Synchronizer::send_state_to_servers).
   void hand_worker_state_to_servers();
   std::vector<float> checkpoint_state_;
+  const Mlp& model_;
+  std::vector<float> mean_;  // the workers' mean model, when each keeps its own
 };
 
 }  // namespace gradsync

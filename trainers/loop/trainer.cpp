@@ -10,6 +10,7 @@
 #include "trainers/checkpoint/checkpointing.hpp"
 #include "trainers/compression/compressed_jobs.hpp"
 #include "trainers/compression/compression_checks.hpp"
+#include "trainers/families/sync_registry.hpp"
 #include "trainers/loop/clock.hpp"
 #include "trainers/loop/epoch_work.hpp"
 #include "trainers/loop/roles.hpp"
@@ -53,7 +54,10 @@ class EpochLoop {
       : config_(config), data_(data), world_(world), model_(model), roles_(roles), schedule_(schedule), start_(start),
         steps_(steps_per_epoch(config, data.train.rows, roles.workers())),
         global_batch_(config.batch * static_cast<std::uint64_t>(roles.workers())), global_(start.steps_done),
-        eval_ws_(model.sizes(), kEvaluationBatch) {}
+        eval_ws_(model.sizes(), kEvaluationBatch) {
+    const SyncFamilyInfo& family = sync_family(config.sync.family);
+    if (world.rank() == 0 && family.spectral_gap) spectral_gap_ = family.spectral_gap(config, roles.workers());
+  }
 
   // One epoch: its steps in stretches between checkpoints, the report, the epoch-end checkpoint.
   void run(int epoch, TrainResult& result, const EpochObserver& on_epoch) {
@@ -64,7 +68,8 @@ class EpochLoop {
     const EpochWork all = reduce_to_root(world_, mine);
     const double elapsed = now_s() - epoch_start;  // rank 0's view; the reduction above waited for every rank
     const std::span<const float> model_now = roles_.model_on_root();
-    if (world_.rank() == 0) report(epoch, all, elapsed, model_now, result, on_epoch);
+    const ReplicaSpread spread = roles_.replica_spread(data_.test, eval_ws_);
+    if (world_.rank() == 0) report(epoch, all, elapsed, model_now, spread, result, on_epoch);
     if (schedule_.due_at_epoch_end(epoch, last, global_)) checkpoint({global_, epoch + 1, 0});
     const WaitScope wait("MPI_Barrier (end of epoch; rank 0 evaluates and checkpoints)");
     world_.barrier();  // evaluation time stays out of the next epoch's measurements
@@ -103,8 +108,8 @@ class EpochLoop {
   }
 
   // Rank 0: the epoch's report from every rank's work, with `model_now` evaluated on the test set.
-  void report(int epoch, const EpochWork& all, double elapsed, std::span<const float> model_now, TrainResult& result,
-              const EpochObserver& on_epoch) {
+  void report(int epoch, const EpochWork& all, double elapsed, std::span<const float> model_now,
+              const ReplicaSpread& spread, TrainResult& result, const EpochObserver& on_epoch) {
     const int workers = roles_.workers(), servers = roles_.servers();
     EpochReport r;
     r.epoch = epoch + 1;
@@ -131,6 +136,12 @@ class EpochLoop {
       r.staleness_max = all.staleness_max;
       r.clock_gap_max = all.clock_gap_max;  // asp: how far ahead workers ran; ssp: bounded by S
     }
+    r.consensus_distance = spread.consensus_distance;
+    r.replica_accuracy_min = spread.accuracy_min;
+    r.replica_accuracy_max = spread.accuracy_max;
+    r.spectral_gap = spectral_gap_;
+    r.global_steps = static_cast<long>(global_);
+    note_target(r, result);
     result.epochs.push_back(r);
     result.compute_s += r.compute_s;
     result.sync_s += r.sync_s;
@@ -138,6 +149,20 @@ class EpochLoop {
     result.wire_bytes = r.wire_bytes_per_step < 0 ? -1 : std::max(result.wire_bytes, 0.0) + all.wire_bytes;
     if (on_epoch) on_epoch(r);
     if (epoch + 1 == config_.epochs) result.params.assign(model_now.begin(), model_now.end());
+  }
+
+  // --target-accuracy: the first crossing, interpolated between this evaluation and the one before (result.epochs).
+  void note_target(const EpochReport& r, TrainResult& result) const {
+    const double a = config_.target_accuracy;
+    if (a <= 0 || result.target_elapsed_s >= 0 || r.test_accuracy < a) return;
+    result.target_elapsed_s = r.elapsed_s;
+    result.target_steps = static_cast<double>(r.global_steps);
+    if (result.epochs.empty()) return;
+    const EpochReport& before = result.epochs.back();
+    const double f = (a - before.test_accuracy) / (r.test_accuracy - before.test_accuracy);
+    result.target_elapsed_s = before.elapsed_s + f * (r.elapsed_s - before.elapsed_s);
+    result.target_steps =
+        static_cast<double>(before.global_steps) + f * static_cast<double>(r.global_steps - before.global_steps);
   }
 
   const TrainConfig& config_;
@@ -151,6 +176,7 @@ class EpochLoop {
   const std::uint64_t global_batch_;  // examples per global step
   std::int64_t global_;               // global steps done
   Workspace eval_ws_;
+  double spectral_gap_ = -1;  // rank 0: the family's mixing graph's, or -1
 };
 
 // Rank 0: the run's totals from its last epoch. Only the epochs this run trained: after --resume, wall_s does not
@@ -184,6 +210,7 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
   Roles roles(config, data.train, model, world, start);
   if (config.resume) check_resumed_state(start, roles, config, world, state.pieces());
   TrainResult result = empty_result(config, world);
+  result.target_accuracy = config.target_accuracy;
   EpochLoop epochs(config, data, world, model, roles, schedule, start);
   for (int epoch = start.next_epoch; epoch < config.epochs; ++epoch) epochs.run(epoch, result, on_epoch);
   trace.finish();

@@ -33,6 +33,13 @@ struct EpochReport {
   double staleness_max = -1;
   double clock_gap_max = -1;      // PS asp/ssp: largest lead of a worker over the slowest when released
   double gradients_applied = -1;  // PS: worker gradients applied per key range this epoch (should be W*steps)
+  // Families whose workers keep their own models (gossip): test_accuracy is their mean's, and these say how far
+  // apart they are (trainers/report/replicas.hpp); -1 otherwise.
+  double consensus_distance = -1;
+  double replica_accuracy_min = -1;
+  double replica_accuracy_max = -1;
+  double spectral_gap = -1;  // of the family's mixing graph at this run's size (SyncFamilyInfo::spectral_gap), or -1
+  long global_steps = 0;     // global steps taken when the epoch ended
 };
 
 struct TrainResult {
@@ -52,6 +59,12 @@ struct TrainResult {
   double images_per_s = 0;
   std::vector<EpochReport> epochs;
   std::vector<float> params;  // the final model (rank 0; the model that was evaluated)
+  // --target-accuracy A: when the evaluated model first reached A, interpolated linearly between the last
+  // evaluation below A and the first at or above it (the first evaluation's own values when that one already is);
+  // -1 when no target was set or it was not reached.
+  double target_accuracy = 0;
+  double target_elapsed_s = -1;
+  double target_steps = -1;
 };
 
 using EpochObserver = std::function<void(const EpochReport&)>;

@@ -69,7 +69,7 @@ void Worker::take_slice(long step, long origin_step, std::uint64_t origin, std::
 
 // Forward and backward pass of step `step` into grads(), checked; returns the loss.
 float Worker::compute_gradient(int epoch, long step) {
-  const float loss = model_.loss_and_gradient(params_, batch_, grads(), ws_, sync_.observer(grads()));
+  const float loss = model_.loss_and_gradient(params_, batch_, grads(), ws_, sync_.observer(params_, grads()));
   faults_.on_gradient(grads(), steps_done_, epoch, step);
   check_finite(loss, epoch, step);
   set_watchdog_step(steps_done_++);

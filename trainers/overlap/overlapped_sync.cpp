@@ -39,7 +39,7 @@ class BucketedSync final : public JobSync, public PassObserver {
 
   // Every bucket is announced as the pass begins, so that its agreement check (which reads no data) can be done
   // before its gradient is: a bucket then moves data as soon as it is ready and the bucket before it is through.
-  PassObserver* observer(std::span<float> grads) override {
+  PassObserver* observer(std::span<const float>, std::span<float> grads) override {
     grads_ = grads;
     next_ = 0;
     const std::span<const ElementRange> buckets = jobs().ranges();
@@ -61,7 +61,7 @@ class BucketedSync final : public JobSync, public PassObserver {
   void between_kernels() override { engine_.poll(); }
 
   void step(std::span<float> params, std::span<float> grads) override {
-    if (grads.data() != grads_.data()) observer(grads);  // a pass that was not observed: every bucket starts now
+    if (grads.data() != grads_.data()) observer(params, grads);  // a pass that was not observed: every bucket starts now
     while (next_ < jobs().ranges().size()) ready_next();
     const double blocked = engine_.wait_all();
     hidden_s_ += hidden_part(engine_.take_busy_seconds(), blocked);
@@ -89,7 +89,7 @@ class PipelinedSync final : public JobSync, public PassObserver {
       : JobSync(workers, sgd, std::move(jobs)), engine_(config.progress, 1) {}
 
   int gradient_buffers() const override { return 2; }
-  PassObserver* observer(std::span<float>) override { return this; }
+  PassObserver* observer(std::span<const float>, std::span<float>) override { return this; }
   void gradient_ready(std::size_t, std::size_t) override {}
   void between_kernels() override { engine_.poll(); }
 

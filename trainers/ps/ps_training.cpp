@@ -124,7 +124,7 @@ class PipelinedPsWorker final : public PsWorkerBase, public PassObserver, public
         engine_(config.progress, 1) {}
 
   int gradient_buffers() const override { return 2; }
-  PassObserver* observer(std::span<float>) override { return this; }
+  PassObserver* observer(std::span<const float>, std::span<float>) override { return this; }
   void gradient_ready(std::size_t, std::size_t) override {}
   void between_kernels() override { engine_.poll(); }
 

@@ -9,11 +9,15 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "trainers/families/sync_registry.hpp"
+
 namespace gradsync {
 namespace {
 
 // A byte count for a CSV field: empty when it was not counted (negative).
 std::string bytes_field(double bytes) { return bytes < 0 ? std::string{} : fmt::format("{:.0f}", bytes); }
+// A value that only some runs have: empty when absent (negative).
+std::string optional_field(double v) { return v < 0 ? std::string{} : fmt::format("{:.6f}", v); }
 
 }  // namespace
 
@@ -27,6 +31,9 @@ std::string format_epoch(const EpochReport& r) {
   if (r.server_busy >= 0) line += fmt::format("  server busy {:.0f}%", 100 * r.server_busy);
   if (r.staleness_mean >= 0) line += fmt::format("  staleness mean {:.2f} max {:.0f}", r.staleness_mean, r.staleness_max);
   if (r.clock_gap_max >= 0) line += fmt::format("  clock gap max {:.0f}", r.clock_gap_max);
+  if (r.consensus_distance >= 0)
+    line += fmt::format("  consensus {:.3g}  own acc {:.4f}-{:.4f}", r.consensus_distance, r.replica_accuracy_min,
+                        r.replica_accuracy_max);
   return line;
 }
 
@@ -37,6 +44,31 @@ std::string format_summary(const TrainResult& r) {
       "training ({:.0f} img/s), sync share {:.0f}%",
       r.sync_name, r.model_name, r.ranks, r.workers, r.test_accuracy, r.train_loss, r.wall_s, r.images_per_s,
       total > 0 ? 100 * r.sync_s / total : 0.0);
+}
+
+std::string describe_graph(const TrainConfig& c, int ranks) {
+  const SyncFamilyInfo& family = sync_family(c.sync.family);
+  if (!family.spectral_gap) return {};
+  const int workers = c.worker_count(ranks);
+  const TopologyInfo& t = topology_info(c.topology);
+  double peers = 0;
+  const int period = topology_period(c.topology, workers);
+  for (int s = 0; s < period; ++s) peers += static_cast<double>(neighbourhood(c.topology, workers, 0, s).peers.size());
+  const std::string exchange = c.gossip_async ? "asynchronous: each even rank averages with one odd neighbour a step"
+                                              : fmt::format("{:.3g} peer(s) a step", peers / period);
+  return fmt::format("topology {} on {} workers ({}): {}, spectral gap {:.4f}", t.name, workers, t.summary, exchange,
+                     family.spectral_gap(c, workers));
+}
+
+std::string format_target(const TrainResult& r) {
+  if (r.target_accuracy <= 0) return {};
+  if (r.target_elapsed_s < 0) {
+    double best = 0;
+    for (const EpochReport& e : r.epochs) best = std::max(best, e.test_accuracy);
+    return fmt::format("target {:.4g} not reached (best test accuracy {:.4f})", r.target_accuracy, best);
+  }
+  return fmt::format("target {:.4g} reached after {:.2f}s of training, {:.0f} global steps", r.target_accuracy,
+                     r.target_elapsed_s, r.target_steps);
 }
 
 std::string csv_row(const TrainConfig& c, const TrainResult& r) {
@@ -73,10 +105,13 @@ void append_epoch_csv(const std::string& path, const TrainConfig& c, int ranks, 
                     : c.ps_mode == PsMode::ssp ? c.staleness
                                                : 0;
   append_line("--epoch-csv", path, kEpochCsvHeader,
-              fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f},{:.6f},{},{:.4f},{:.0f},{:.0f},{}", c.sync_name(),
-                          ranks, r.epoch, r.elapsed_s, r.test_accuracy, r.train_loss, r.images_per_s, r.compute_s,
-                          r.sync_s, bound, std::max(r.staleness_mean, 0.0), std::max(r.staleness_max, 0.0),
-                          std::max(r.clock_gap_max, 0.0), bytes_field(r.wire_bytes_per_step)));
+              fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f},{:.6f},{},{:.4f},{:.0f},{:.0f},{},{},{},{},{},{}",
+                          c.sync_name(), ranks, r.epoch, r.elapsed_s, r.test_accuracy, r.train_loss, r.images_per_s,
+                          r.compute_s, r.sync_s, bound, std::max(r.staleness_mean, 0.0), std::max(r.staleness_max, 0.0),
+                          std::max(r.clock_gap_max, 0.0), bytes_field(r.wire_bytes_per_step), r.global_steps,
+                          r.consensus_distance < 0 ? std::string{} : fmt::format("{:.6g}", r.consensus_distance),
+                          optional_field(r.replica_accuracy_min), optional_field(r.replica_accuracy_max),
+                          optional_field(r.spectral_gap)));
 }
 
 }  // namespace gradsync

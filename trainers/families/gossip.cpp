@@ -1,0 +1,100 @@
+// --sync gossip: decentralized SGD. Every worker keeps its own model and mixes it with its neighbours' in the graph
+// --topology names (collectives/topology.hpp); no server and no global collective. Synchronous (D-PSGD, Lian et al.
+// 2017): x_i <- sum_j W_ij x_j - lr * g_i(x_i), the exchange of the step's starting parameters overlapping the
+// backward pass. With --async (AD-PSGD): each even rank averages with one odd neighbour a step and nobody waits
+// for anyone else (collectives/pair_gossip.hpp).
+#include <fmt/format.h>
+
+#include "collectives/gossip_exchange.hpp"
+#include "collectives/pair_gossip.hpp"
+#include "trainers/config/train_config.hpp"
+#include "trainers/families/sync_registry.hpp"
+
+namespace gradsync {
+namespace {
+
+class GossipSgd final : public Synchronizer, public PassObserver {
+ public:
+  GossipSgd(const Comm& workers, Topology topology, Sgd& sgd, std::size_t count, std::int64_t steps_done)
+      : exchange_(workers, topology, count), sgd_(sgd), step_(steps_done) {}
+
+  // The exchange of the parameters this step starts from goes out before the pass, and moves on between its kernels.
+  PassObserver* observer(std::span<const float> params, std::span<float>) override {
+    exchange_.start(step_, params);
+    started_ = true;
+    return this;
+  }
+  void gradient_ready(std::size_t, std::size_t) override {}
+  void between_kernels() override { exchange_.test(); }
+
+  void step(std::span<float> params, std::span<float> grads) override {
+    if (!started_) exchange_.start(step_, params);  // a caller that computed the gradient without observer()
+    exchange_.wait();
+    exchange_.mix(params, params);
+    sgd_.step(params, grads);
+    started_ = false;
+    ++step_;
+  }
+  bool keeps_replicas() const override { return true; }
+
+ private:
+  GossipExchange exchange_;
+  Sgd& sgd_;
+  std::int64_t step_;
+  bool started_ = false;
+};
+
+class AsyncGossipSgd final : public Synchronizer {
+ public:
+  AsyncGossipSgd(const Comm& workers, Topology topology, Sgd& sgd, std::size_t count, std::int64_t steps_done)
+      : pairs_(workers, topology, count, steps_done), sgd_(sgd), step_(steps_done) {}
+
+  // The gradient was computed at the model before this average, as in AD-PSGD.
+  void step(std::span<float> params, std::span<float> grads) override {
+    if (pairs_.active())
+      pairs_.average_with_peer(step_, params);
+    else
+      pairs_.serve(params);
+    sgd_.step(params, grads);
+    ++step_;
+  }
+  // Nothing crosses a stretch's end: a passive rank answers every request of the steps taken so far.
+  void drain(std::span<float> params) override {
+    if (!pairs_.active()) pairs_.serve_until(step_, params);
+  }
+  bool keeps_replicas() const override { return true; }
+
+ private:
+  PairGossip pairs_;
+  Sgd& sgd_;
+  std::int64_t step_;
+};
+
+std::string validate_gossip(const TrainConfig& c, int) {
+  if (c.compression.enabled())
+    return "--compress: not with --sync gossip: the compressors compress gradients that are summed, while gossip mixes "
+           "models; compressing it needs CHOCO-SGD's public copies of every neighbour's model, which gradsync does "
+           "not keep";
+  if (!c.checkpoint_dir.empty())
+    return "--checkpoint: not with --sync gossip yet: each rank's model is its own, and checkpoint sets hold one "
+           "model (or one per server)";
+  return {};
+}
+
+std::unique_ptr<Synchronizer> make_gossip(const TrainConfig& c, const SyncSetup& s) {
+  if (c.gossip_async)
+    return std::make_unique<AsyncGossipSgd>(s.workers, c.topology, s.sgd, s.parameter_count, s.steps_done);
+  return std::make_unique<GossipSgd>(s.workers, c.topology, s.sgd, s.parameter_count, s.steps_done);
+}
+
+}  // namespace
+
+extern const SyncFamilyInfo gossip_sync_family = {
+    .family = SyncFamily::gossip,
+    .name = "gossip",
+    .validate = validate_gossip,
+    .spectral_gap = [](const TrainConfig& c, int workers) { return spectral_gap(c.topology, workers); },
+    .make = make_gossip,
+};
+
+}  // namespace gradsync
