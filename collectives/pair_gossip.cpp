@@ -29,6 +29,21 @@ void average_into(std::span<float> model, std::span<const float> other) {
 
 }  // namespace
 
+std::vector<int> passive_neighbours(Topology topology, int p, int active) {
+  std::vector<int> peers;
+  for (int n : union_neighbours(topology, p, active))
+    if (n % 2 == 1) peers.push_back(n);
+  // By clockwise distance: where every active rank has the same offsets, step t shifts them all by one odd offset,
+  // so no two active ranks pick the same passive one.
+  std::sort(peers.begin(), peers.end(), [&](int x, int y) { return (x - active + p) % p < (y - active + p) % p; });
+  return peers;
+}
+
+int pair_gossip_peer(Topology topology, int p, int active, long step) {
+  const std::vector<int> peers = passive_neighbours(topology, p, active);
+  return peers.empty() ? -1 : peers[static_cast<std::size_t>(step % static_cast<long>(peers.size()))];
+}
+
 PairGossip::PairGossip(const Comm& comm, Topology topology, std::size_t count, long first_step)
     : comm_(comm), count_(count), first_step_(first_step), request_tag_(comm.reserve_tags(2)),
       reply_tag_(request_tag_ + 1), passive_peers_(static_cast<std::size_t>(comm.size())),
@@ -38,9 +53,7 @@ PairGossip::PairGossip(const Comm& comm, Topology topology, std::size_t count, l
                    .count = count,
                    .dtype = static_cast<std::uint64_t>(Dtype::f32)});
   const int p = comm.size(), me = comm.rank();
-  for (int r = 0; r < p; r += 2)
-    for (int n : union_neighbours(topology, p, r))
-      if (n % 2 == 1) passive_peers_[static_cast<std::size_t>(r)].push_back(n);
+  for (int r = 0; r < p; r += 2) passive_peers_[static_cast<std::size_t>(r)] = passive_neighbours(topology, p, r);
   if (!active())
     for (int n : union_neighbours(topology, p, me))
       if (n % 2 == 0) active_peers_.push_back(n);
@@ -56,8 +69,8 @@ long PairGossip::requests_for(int rank, int passive, long steps) const {
   const std::vector<int>& peers = passive_peers_[static_cast<std::size_t>(rank)];
   const auto at = std::find(peers.begin(), peers.end(), passive);
   if (at == peers.end()) return 0;
-  const long index = at - peers.begin(), n = static_cast<long>(peers.size());
-  return steps > index ? (steps - 1 - index) / n + 1 : 0;
+  const long first = at - peers.begin(), n = static_cast<long>(peers.size());  // steps first, first + n, ...
+  return steps > first ? (steps - 1 - first) / n + 1 : 0;
 }
 
 void PairGossip::average_with_peer(long step, std::span<float> model) {

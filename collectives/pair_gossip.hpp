@@ -5,9 +5,11 @@
 // wait on each other at once and nothing can deadlock. An active rank waits only for its peer; a slow rank slows
 // only the active ranks whose turn it is.
 //
-// Which peer: active rank a's passive neighbours (odd ranks among its topology neighbours over a whole period,
-// sorted) in turn, step t taking the (t mod n)-th. Every passive rank derives from the same rule how many requests
-// each active neighbour sends it in any number of steps, so serve_until() knows when a stretch's requests are done.
+// Which peer: active rank a's passive neighbours (odd ranks among its topology neighbours over a whole period) in
+// order of their clockwise distance from a, step t taking the (t mod n)-th. On a graph where every rank has the same
+// offsets (ring, exp, complete, an even p) each step is then a matching: no passive rank has two requests at once. Every
+// passive rank derives from the same rule how many requests each active neighbour sends it in any number of steps, so
+// serve_until() knows when a stretch's requests are done.
 #include <mpi.h>
 
 #include <cstddef>
@@ -19,6 +21,11 @@
 #include "collectives/topology.hpp"
 
 namespace gradsync {
+
+// Active (even) rank `active`'s passive neighbours among p ranks, in the order its steps take them; and the one it
+// averages with at its step `step` (-1: none, as on one rank). PairGossip follows exactly these.
+std::vector<int> passive_neighbours(Topology topology, int p, int active);
+int pair_gossip_peer(Topology topology, int p, int active, long step);
 
 class PairGossip {
  public:

@@ -229,6 +229,12 @@ method_flags() {
   elif [ "$m" = ring ] || [ "$m" = mpi ] || [ "$m" = ring-bf16 ]; then mflags=(--sync "$m")
   elif [[ $m =~ ^(ring|mpi)-avg([0-9]*)$ ]]; then
     mflags=(--sync "${BASH_REMATCH[1]}" --average-every "${BASH_REMATCH[2]:-4}")
+  elif [[ $m =~ ^(ring|mpi)-avg([0-9]+)-outer([0-9.]+)m([0-9.]+)$ ]]; then
+    mflags=(--sync "${BASH_REMATCH[1]}" --average-every "${BASH_REMATCH[2]}" --outer-lr "${BASH_REMATCH[3]}"
+            --outer-momentum "${BASH_REMATCH[4]}")
+  elif [[ $m =~ ^gossip-([a-z0-9]+)(-async)?$ ]]; then  # the topology's name is train's to check (--topology)
+    mflags=(--sync gossip --topology "${BASH_REMATCH[1]}")
+    [ -z "${BASH_REMATCH[2]}" ] || mflags+=(--async)
   elif [[ $m =~ ^ps-(bsp|asp|ssp([0-9]*))(-k([0-9]+))?$ ]]; then
     local servers="${BASH_REMATCH[4]:-1}"
     case "${BASH_REMATCH[1]}" in
@@ -245,7 +251,7 @@ method_flags() {
 # need_method NAME: method_flags NAME, for a --methods entry: an unknown name dies listing the known ones.
 need_method() {
   method_flags "$1" \
-    || die "--methods: unknown method '$1' (ring, mpi, ring-bf16, ps-bsp, ps-asp, ps-ssp[S], ring-avg[H], mpi-avg[H], ps-...-kK)"
+    || die "--methods: unknown method '$1' (ring, mpi, ring-bf16, ps-bsp, ps-asp, ps-ssp[S], ring-avg[H], mpi-avg[H], ring-avgH-outerLRmMU, gossip-TOPOLOGY[-async], ps-...-kK)"
 }
 
 # Installs those of the given Debian packages that are not installed yet (so a second run is fast); `why` is

@@ -269,6 +269,25 @@ TEST_CASE("asynchronous gossip averages pairs, one peer at a time, preserving th
   }
 }
 
+TEST_CASE("asynchronous gossip's schedule is a matching: no passive rank gets two requests at one step") {
+  const Comm world = Comm::world();
+  for (int a = 0; a < world.size(); a += 2)  // the rule the tests read is the one the ranks follow
+    for (long step = 0; step < 4; ++step)
+      CHECK(PairGossip(world, Topology::exp, 8).peer_of(a, step) ==
+            pair_gossip_peer(Topology::exp, world.size(), a, step));
+  for (int p : {4, 8, 16})
+    for (Topology t : {Topology::ring, Topology::exp, Topology::complete, Topology::torus}) {
+      CAPTURE(p);
+      CAPTURE(topology_info(t).name);
+      for (long step = 0; step < 6; ++step) {
+        std::vector<int> taken;
+        for (int a = 0; a < p; a += 2) taken.push_back(pair_gossip_peer(t, p, a, step));
+        std::sort(taken.begin(), taken.end());
+        CHECK(std::adjacent_find(taken.begin(), taken.end()) == taken.end());
+      }
+    }
+}
+
 TEST_CASE("synchronous gossip SGD is x_i <- sum_j W_ij x_j - lr g_i(x_i), against a float64 reference") {
   const Comm world = Comm::world();
   const int p = world.size(), me = world.rank();

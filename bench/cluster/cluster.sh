@@ -6,7 +6,7 @@
 # so a parameter server cannot receive faster than the link rate however many workers push at once.
 #
 # Usage (root):
-#   bench/cluster/cluster.sh up N --rate R [--queue Q] [--delay D] [--mtu M] [--ssh]
+#   bench/cluster/cluster.sh up N --rate R [--slow-host I --slow-rate S] [--queue Q] [--delay D] [--mtu M] [--ssh]
 #                                                        build the cluster (R in tc units: 1gbit, 100mbit, ...)
 #   bench/cluster/cluster.sh down                        remove everything (idempotent)
 #   bench/cluster/cluster.sh status                      namespaces, addresses, shaping, byte counters
@@ -29,6 +29,11 @@
 #   small-first  packets under 256 bytes (TCP ACKs, MPI's rendezvous handshakes) go before bulk data: the
 #                sparse-flow priority of fq_codel, Linux's default queue on real hosts, which this kernel lacks
 #                (no fq_codel, sfq or fq; HTB and u32 are what it has). Measured with both: docs/scale-out.md.
+#
+# --slow-host I --slow-rate S (both or neither) give host I (0..N-1) a link of rate S instead of R, shaped in both
+#   directions like every link (what host I sends and what it receives), the others staying at R: one host behind a
+#   slower uplink (a 100mbit host among 1gbit ones). With Open MPI's default mapping, one rank per host, that is
+#   rank I. `status` shows each host's rate; STATE/config records slow_host and slow_rate when they are given.
 #
 # --mtu M is the links' packet size (default 1500, Ethernet's; 9000 for jumbo frames, common on HPC Ethernet). The
 #   rate counts whole packets, so TCP's payload can reach at most (M - 52) / (M + 14) of it: 95.6% at 1500, 99.3%
@@ -274,13 +279,27 @@ EOF_SSH
   say "ssh servers up on every host; client configuration $STATE/ssh_config"
 }
 
+# normal_rate FLAG RATE: RATE as tc takes it (lowercase, without a /s or ps ending: 1Gbit/s is 1gbit), or dies
+# naming FLAG.
+normal_rate() {
+  local r="${2,,}"
+  r="${r%/s}"; r="${r%ps}"
+  [[ $r =~ ^[0-9]+(\.[0-9]+)?(kbit|mbit|gbit)$ ]] || die "$1 needs a rate like 100mbit, 1gbit, 2.5gbit; got '$r'"
+  echo "$r"
+}
+# rate_mbit RATE, mbit_kbit MBIT: a normal_rate in Mbit/s; Mbit/s in kbit/s, a whole number (what shape() takes).
+rate_mbit() { awk -v r="$1" 'BEGIN { v = r + 0; if (r ~ /gbit/) v *= 1000; else if (r ~ /kbit/) v /= 1000; print v }'; }
+mbit_kbit() { awk -v m="$1" 'BEGIN { printf "%d", m * 1000 + 0.5 }'; }
+
 cmd_up() {
-  local n="" rate="" delay="" queue=small-first ssh=0 mtu=1500
+  local n="" rate="" delay="" queue=small-first ssh=0 mtu=1500 slow_host="" slow_rate=""
   while [ $# -gt 0 ]; do
     case "$1" in
       --ssh) ssh=1; shift ;;
       --mtu) [ $# -ge 2 ] || die "--mtu needs a value"; mtu="$2"; shift 2 ;;
       --rate) [ $# -ge 2 ] || die "--rate needs a value"; rate="$2"; shift 2 ;;
+      --slow-host) [ $# -ge 2 ] || die "--slow-host needs a value"; slow_host="$2"; shift 2 ;;
+      --slow-rate) [ $# -ge 2 ] || die "--slow-rate needs a value"; slow_rate="$2"; shift 2 ;;
       --queue) [ $# -ge 2 ] || die "--queue needs a value"; queue="$2"; shift 2 ;;
       --delay) [ $# -ge 2 ] || die "--delay needs a value"; delay="$2"; shift 2 ;;
       -h|--help) usage; exit 0 ;;
@@ -294,9 +313,14 @@ cmd_up() {
   [[ $queue == small-first || $queue == fifo ]] || die "--queue must be small-first or fifo, got '$queue'"
   [[ $mtu =~ ^[0-9]+$ ]] && [ "$mtu" -ge 1280 ] && [ "$mtu" -le 9000 ] \
     || die "--mtu needs a packet size from 1280 to 9000 bytes, got '$mtu'"
-  rate="${rate,,}"
-  rate="${rate%/s}"; rate="${rate%ps}"
-  [[ $rate =~ ^[0-9]+(\.[0-9]+)?(kbit|mbit|gbit)$ ]] || die "--rate needs a rate like 100mbit, 1gbit, 2.5gbit; got '$rate'"
+  rate="$(normal_rate --rate "$rate")"
+  if [ -n "$slow_host" ] || [ -n "$slow_rate" ]; then
+    [ -n "$slow_host" ] && [ -n "$slow_rate" ] \
+      || die "--slow-host and --slow-rate go together (e.g. --slow-host 3 --slow-rate 100mbit)"
+    [[ $slow_host =~ ^[0-9]+$ ]] && [ "$slow_host" -lt "$n" ] \
+      || die "--slow-host needs a host number from 0 to $((n - 1)), got '$slow_host'"
+    slow_rate="$(normal_rate --slow-rate "$slow_rate")"
+  fi
   if [ -n "$delay" ]; then
     [[ $delay =~ ^[0-9]+(\.[0-9]+)?(us|ms|s)$ ]] || die "--delay needs a time like 50us, 1ms; got '$delay'"
     netem_available || die "--delay $delay: this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM is not set), so latency \
@@ -311,11 +335,18 @@ bench/cluster/fit_cost_model.py measures it)." 4
     say "warning: this kernel has no u32 traffic classifier, so --queue small-first is not possible: using fifo links"
     queue=fifo
   fi
-  local mbit kbit
-  mbit="$(awk -v r="$rate" 'BEGIN { v = r + 0; if (r ~ /gbit/) v *= 1000; else if (r ~ /kbit/) v /= 1000; print v }')"
-  kbit="$(awk -v m="$mbit" 'BEGIN { printf "%d", m * 1000 + 0.5 }')"
+  local mbit kbit slow_kbit="" slow_mbit
+  mbit="$(rate_mbit "$rate")"
+  kbit="$(mbit_kbit "$mbit")"
   [ "$kbit" -ge 10 ] || die "--rate $rate is below 10 kbit/s"
-  if awk -v m="$mbit" 'BEGIN { exit !(m > 1000) }'; then
+  if [ -n "$slow_host" ]; then
+    slow_mbit="$(rate_mbit "$slow_rate")"
+    slow_kbit="$(mbit_kbit "$slow_mbit")"
+    [ "$slow_kbit" -ge 10 ] || die "--slow-rate $slow_rate is below 10 kbit/s"
+    [ "$slow_kbit" -lt "$kbit" ] \
+      || say "warning: --slow-rate $slow_rate is not below --rate $rate: host $slow_host is not the slow one"
+  fi
+  if awk -v m="$mbit" -v s="${slow_mbit:-0}" 'BEGIN { exit !(m > 1000 || s > 1000) }'; then
     say "warning: $rate per link is above 1 Gbit/s: on a 2-core machine the forwarding CPU, not HTB, sets the rate;"
     say "         the cluster runs, but its timings are not a faithful emulation of $rate links"
   fi
@@ -323,14 +354,16 @@ bench/cluster/fit_cost_model.py measures it)." 4
   # From here on, any failure tears down what was built.
   trap 'rc=$?; if [ $rc -ne 0 ]; then say "up failed: tearing down"; cmd_down >/dev/null 2>&1 || true; fi' EXIT
   [ -z "$delay" ] || queue=fifo  # netem is the link's queue then
-  say "building $n hosts on ${SUBNET}.0/24 at $rate per link, $queue queue${delay:+, $delay one-way delay}, MTU $mtu"
+  say "building $n hosts on ${SUBNET}.0/24 at $rate per link${slow_host:+ (host $slow_host at $slow_rate)}," \
+    "$queue queue${delay:+, $delay one-way delay}, MTU $mtu"
   ip netns add "$SWITCH_NS"
   ip -n "$SWITCH_NS" link set lo up
   ip -n "$SWITCH_NS" link add "$BRIDGE" type bridge stp_state 0 forward_delay 0
   ip -n "$SWITCH_NS" link set "$BRIDGE" up
-  local i ns port
+  local i ns port link
   for ((i = 0; i < n; i++)); do
-    ns="$(host_ns "$i")" port="$PORT_PREFIX$i"
+    ns="$(host_ns "$i")" port="$PORT_PREFIX$i" link="$kbit"
+    if [ "$i" = "$slow_host" ]; then link="$slow_kbit"; fi
     ip netns add "$ns"
     ip -n "$ns" link set lo up
     # Both ends are created inside namespaces: the pair never appears in the root namespace.
@@ -339,8 +372,8 @@ bench/cluster/fit_cost_model.py measures it)." 4
     ip -n "$SWITCH_NS" link set "$port" up
     ip -n "$ns" addr add "$(host_ip "$i")/24" dev "$HOST_IF"
     ip -n "$ns" link set "$HOST_IF" up
-    shape "$ns" "$HOST_IF" "$kbit" "$delay" "$queue"   # what host i sends
-    shape "$SWITCH_NS" "$port" "$kbit" "" "$queue"     # what host i receives
+    shape "$ns" "$HOST_IF" "$link" "$delay" "$queue"   # what host i sends
+    shape "$SWITCH_NS" "$port" "$link" "" "$queue"     # what host i receives
   done
 
   mkdir -p "$STATE"
@@ -354,6 +387,7 @@ bench/cluster/fit_cost_model.py measures it)." 4
   done
   printf 'hosts=%s\nrate=%s\nqueue=%s\ndelay=%s\nsubnet=%s\nmtu=%s\n' "$n" "$rate" "$queue" "$delay" "$SUBNET" "$mtu" \
     >"$STATE/config"
+  [ -z "$slow_host" ] || printf 'slow_host=%s\nslow_rate=%s\n' "$slow_host" "$slow_rate" >>"$STATE/config"
 
   # Every host must reach every other one through the switch before anyone relies on it.
   for ((i = 1; i < n; i++)); do
@@ -361,7 +395,8 @@ bench/cluster/fit_cost_model.py measures it)." 4
   done
   [ "$ssh" = 0 ] || start_ssh "$n"
   trap - EXIT
-  say "cluster up: $n hosts ($(host_ns 0)..$(host_ns $((n - 1)))), $rate per link; hostfile $STATE/hostfile"
+  say "cluster up: $n hosts ($(host_ns 0)..$(host_ns $((n - 1)))), $rate per link${slow_host:+ ($slow_rate for host \
+$slow_host)}; hostfile $STATE/hostfile"
 }
 
 cmd_status() {

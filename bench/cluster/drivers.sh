@@ -99,3 +99,39 @@ setting_args() {
 exit_if_cluster_failed() {
   [ "${#failed[@]}" -eq 0 ] || { printf 'failed: %s\n' "${failed[@]}" >&2; exit 1; }
 }
+
+# slow_host_args HOSTS SLOW_HOST SLOW_RATE: a driver's --slow-host and --slow-rate (both or neither) as cluster.sh
+# up's arguments, the array slow_args (empty without them), checked before the cluster comes up: SLOW_HOST one of
+# the HOSTS hosts (0..HOSTS-1), SLOW_RATE a rate cluster.sh takes (100mbit, 1gbit, ...).
+slow_args=()
+# shellcheck disable=SC2034  # slow_args is for the driver
+slow_host_args() {
+  slow_args=()
+  [ -n "$2$3" ] || return 0
+  { [ -n "$2" ] && [ -n "$3" ]; } \
+    || die "--slow-host and --slow-rate go together (e.g. --slow-host 3 --slow-rate 100mbit)"
+  [[ $2 =~ ^[0-9]+$ ]] || die "--slow-host needs a host number, got '$2'"
+  [ "$2" -lt "$1" ] || die "--slow-host $2: there is no host $2 among --hosts $1 (0 to $(($1 - 1)))"
+  [[ ${3,,} =~ ^[0-9]+(\.[0-9]+)?(kbit|mbit|gbit)(/s|ps)?$ ]] \
+    || die "--slow-rate needs a rate like 100mbit, 1gbit, 2.5gbit; got '$3'"
+  slow_args=(--slow-host "$2" --slow-rate "$3")
+}
+
+# provenance_txt DIR: appends to DIR/host.txt the lines a result is traced back by, beside results_header's: the
+# CPU as lscpu names it (model name, family, model), the commit of this tree when the run started (with the count of
+# files that differ from it when the working tree has uncommitted changes; the binaries in build/ are not checked
+# against it) and the date. Read-only git calls only, without optional locks: another git process in the tree is
+# never disturbed.
+provenance_txt() {
+  local cpu commit changed
+  cpu="$(LC_ALL=C lscpu 2>/dev/null | awk -F': *' '/^Model name/ { n = $2 } /^CPU family/ { f = $2 }
+    /^Model:/ { m = $2 } END { printf "%s, family %s, model %s", n, f, m }')" || cpu="unknown (no lscpu)"
+  if commit="$(git -C "$GRADSYNC_ROOT" --no-optional-locks rev-parse HEAD 2>/dev/null)"; then
+    changed="$(git -C "$GRADSYNC_ROOT" --no-optional-locks status --porcelain 2>/dev/null | wc -l)"
+    [ "$changed" -eq 0 ] || commit+=" + uncommitted changes in $changed file(s)"
+  else
+    commit="unknown (not a git checkout)"
+  fi
+  printf '# cpu (lscpu): %s\n# commit: %s\n# date: %s\n' "$cpu" "$commit" "$(date -u '+%Y-%m-%d %H:%M:%S UTC')" \
+    >>"$1/host.txt"
+}

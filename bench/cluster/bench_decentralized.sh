@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# Decentralized SGD against allreduce, the parameter server and local SGD, on an emulated cluster that may be uneven:
+# brings up N namespace-hosts at a link rate (bench/cluster/cluster.sh), one rank per host, optionally one host behind
+# a slower link (--slow-host, --slow-rate) or one rank sleeping every step (--straggler), and trains the same MLP with
+# every run of --runs. Each run evaluates its model every --iterations-per-epoch steps, --epochs times (for gossip the
+# mean of the ranks' models), and reports the training time and global steps at which the test accuracy first
+# reached --target (train --target-accuracy: interpolated between two evaluations), its final accuracy, the bytes a
+# step put on the wire (counted by train) and its time to the target over the `ring` run's.
+# The cluster is always torn down at the end, also on failure or Ctrl-C.
+# Usage (root): bench/cluster/bench_decentralized.sh [--hosts 4] [--rate 1gbit] [--slow-host I --slow-rate R]
+#                 [--straggler RANK:MS] [--hidden 256] [--batch 256] [--lr 0.2] [--momentum 0.9] [--epochs 10]
+#                 [--iterations-per-epoch 20] [--target 0.95] [--runs "RUN ..."] [--data DIR] [--out DIR]
+# A run is one of (N workers, one per host, unless said):
+#   gossip:TOPO         D-PSGD: --sync gossip --topology TOPO (ring, torus, exp, exp1 or complete): every rank keeps
+#                       its own model and averages it with its graph neighbours' each step
+#   gossip-async:TOPO   AD-PSGD: the same with --async (even ranks average with one odd neighbour a step, no barrier)
+#   ring, auto, mpi, rd, rhd, hier, ring-bf16
+#                       --sync METHOD: the gradient allreduced every step (bench_allreduce --list-methods); `ring` is
+#                       the baseline of the table's ratio column
+#   ps, ps:asp, ps:ssp:S
+#                       --sync ps with one server on the first host (rank 0): N-1 workers, so a global batch of
+#                       (N-1) x --batch (the table says so); bsp, asp, or ssp with staleness S
+#   avg:H               local SGD: --sync ring --average-every H (the models averaged every H steps)
+#   avg:H/outer:LR:MU   the same with the outer optimizer: --outer-lr LR --outer-momentum MU (Nesterov)
+# Default runs: gossip:ring gossip:torus gossip:exp gossip:exp1 gossip:complete gossip-async:ring gossip-async:exp
+#   ring auto ps avg:8 avg:8/outer:0.7:0.9. On 4 hosts the 2 x 2 torus gives every rank the ring's two neighbours,
+#   and exp (+-1, +-2) the complete graph's three: train prints each graph and its spectral gap in the run's log.
+# Scenarios (the same runs; host I runs rank I):
+#   uniform             every link at --rate
+#   --slow-host I --slow-rate R
+#                       host I's link at R in both directions (cluster.sh up --slow-host), the others at --rate;
+#                       with ps, host 0 is the server's
+#   --straggler RANK:MS train --straggler: that rank (or random:MS, a worker drawn each step) sleeps MS ms every step;
+#                       not rank 0 when --runs has a ps run (rank 0 is its server)
+# The defaults (MLP 256, batch 256 per worker, momentum 0.9: about 80-120 global steps to 0.95 on 4 workers; 200
+# steps in 10 evaluations) keep a scenario of the default runs within about 10 minutes on a 2-core machine, where 4
+# hosts are oversubscribed (the results header says so); time counts training only, not the evaluations.
+# Writes to DIR (default results/decentralized-DATE): host.txt (machine, CPU, commit, date, scenario), runs.csv
+# (run,log,exit_status), decentralized.csv (train --csv rows), epochs.csv (train --epoch-csv rows), decentralized.txt
+# (the table), the chart time_to_accuracy.png/svg, logs/ with each run's output and its own CSVs (RUN.csv,
+# RUN.epochs.csv).
+# Exit status 1 if a run failed. GRADSYNC_TIMEOUT (seconds) replaces the per-run time limit.
+set -euo pipefail
+# shellcheck source=bench/cluster/drivers.sh
+source "$(dirname "${BASH_SOURCE[0]}")/drivers.sh"
+
+hosts=4
+rate=1gbit
+slow_host=""
+slow_rate=""
+straggler=""
+hidden=256
+batch=256
+lr=0.2
+momentum=0.9
+epochs=10
+every=20
+target=0.95
+runs="gossip:ring gossip:torus gossip:exp gossip:exp1 gossip:complete gossip-async:ring gossip-async:exp ring auto ps"
+runs+=" avg:8 avg:8/outer:0.7:0.9"
+data_dir="$GRADSYNC_ROOT/data/mnist"
+out=""
+rate_re='^[0-9]+(\.[0-9]+)?([kKmMgG]bit)(/s|ps)?$'
+parse_flags bench_decentralized.sh \
+  "--hosts hosts uint 2" \
+  "--rate rate match $rate_re --rate needs a rate like 100mbit, 1gbit; got '%s'" \
+  "--slow-host slow_host uint 0" \
+  "--slow-rate slow_rate match $rate_re --slow-rate needs a rate like 100mbit, 1gbit; got '%s'" \
+  "--straggler straggler match ^([0-9]+|random):[0-9]+(\.[0-9]+)?$ --straggler needs RANK:MS or random:MS, got '%s'" \
+  "--hidden hidden match ^[0-9]+(,[0-9]+)*$ --hidden needs widths like 256 or 1024,1024, got '%s'" \
+  "--batch batch uint 1" \
+  "--lr lr above 0 --lr needs a positive number, got '%s'" \
+  "--momentum momentum match ^(0|0?\.[0-9]+)$ --momentum needs a number in [0, 1), got '%s'" \
+  "--epochs epochs uint 1" \
+  "--iterations-per-epoch every uint 1" \
+  "--target target match ^0?\.[0-9]+$ --target is an accuracy between 0 and 1, got '%s'" \
+  "--runs runs" \
+  "--data data_dir" \
+  "--out out" \
+  -- "$@"
+need_bins train bench_allreduce
+absolute_mnist data_dir
+slow_host_args "$hosts" "$slow_host" "$slow_rate"
+
+# run_args RUN: the train arguments of RUN, as the array args; 1 when RUN is not a run this driver knows.
+topologies="ring torus exp exp1 complete"
+allreduces="$("$BIN/bench_allreduce" --list-methods | awk -F'\t' '$2 ~ /servers=none/ {print $1}')"
+[ -n "$allreduces" ] || die "bench_allreduce --list-methods names no allreduce method"
+run_args() {
+  local run="$1" topology
+  args=()
+  case "$run" in
+    gossip:* | gossip-async:*)
+      topology="${run#*:}"
+      [[ " $topologies " == *" $topology "* ]] || return 1
+      args=(--sync gossip --topology "$topology")
+      [[ $run != gossip-async:* ]] || args+=(--async) ;;
+    ps) args=(--sync ps --ps-mode bsp --servers 1) ;;
+    ps:asp) args=(--sync ps --ps-mode asp --servers 1) ;;
+    ps:ssp:*)
+      [[ ${run#ps:ssp:} =~ ^[0-9]+$ ]] || return 1
+      args=(--sync ps --ps-mode ssp --staleness "${run#ps:ssp:}" --servers 1) ;;
+    avg:*)
+      [[ $run =~ ^avg:([1-9][0-9]*)(/outer:([0-9]*\.?[0-9]+):([0-9]*\.?[0-9]+))?$ ]] || return 1
+      args=(--sync ring --average-every "${BASH_REMATCH[1]}")
+      if [ -n "${BASH_REMATCH[2]}" ]; then
+        awk -v l="${BASH_REMATCH[3]}" -v m="${BASH_REMATCH[4]}" 'BEGIN { exit !(l > 0 && l <= 10 && m < 1) }' \
+          || return 1
+        args+=(--outer-lr "${BASH_REMATCH[3]}" --outer-momentum "${BASH_REMATCH[4]}")
+      fi ;;
+    *) grep -qxF -- "$run" <<<"$allreduces" || return 1
+       args=(--sync "$run") ;;
+  esac
+}
+
+# Every run and the scenario are checked before the cluster comes up: a typo should not cost the runs before it.
+read -ra run_list <<<"$runs"
+[ "${#run_list[@]}" -gt 0 ] || die "--runs is empty"
+has_ps=0
+seen=" "
+for run in "${run_list[@]}"; do
+  run_args "$run" || die "--runs: unknown run '$run' (gossip:TOPO, gossip-async:TOPO with TOPO one of $topologies;" \
+    "ps, ps:asp, ps:ssp:S; avg:H, avg:H/outer:LR:MU with 0 < LR <= 10, 0 <= MU < 1; or an allreduce:" \
+    "$(paste -sd' ' <<<"$allreduces"))"
+  [[ $seen != *" $run "* ]] || die "--runs: '$run' is given twice"
+  seen+="$run "
+  [[ $run != ps* ]] || has_ps=1
+done
+if [ -n "$straggler" ]; then
+  straggler_rank="${straggler%%:*}"
+  if [ "$straggler_rank" != random ]; then
+    [ "$straggler_rank" -lt "$hosts" ] \
+      || die "--straggler $straggler: there is no rank $straggler_rank among the $hosts ranks (0 to $((hosts - 1)))"
+    [ "$has_ps" = 0 ] || [ "$straggler_rank" != 0 ] \
+      || die "--straggler $straggler: rank 0 is the ps runs' server; pick a worker rank (1 to $((hosts - 1)))"
+  fi
+fi
+why="$("$CLUSTER" check)" || die "$why"
+
+cores="$(nproc)"
+scenario="$hosts emulated hosts at $rate${slow_host:+ (host $slow_host at $slow_rate)}, one rank each"
+[ "$hosts" -le "$cores" ] || scenario+=" ($hosts ranks on $cores cores: oversubscribed)"
+scenario+="${straggler:+, straggler $straggler (rank:ms per step)}, MLP $hidden, batch $batch per worker, lr $lr,"
+scenario+=" momentum $momentum, $epochs evaluations $every steps apart, target $target"
+
+cluster_results decentralized runs.csv decentralized.csv epochs.csv
+provenance_txt "$out"
+printf '# scenario: %s\n' "$scenario" >>"$out/host.txt"
+echo "run,log,exit_status" >"$out/runs.csv"
+cluster_up "$hosts" --rate "$rate" ${slow_args[@]+"${slow_args[@]}"}
+
+common=(--model mlp --hidden "$hidden" --batch "$batch" --lr "$lr" --momentum "$momentum" --epochs "$epochs"
+        --iterations-per-epoch "$every" --target-accuracy "$target" --data "$data_dir" --quiet)
+[ -z "$straggler" ] || common+=(--straggler "$straggler")
+# A run's time limit: 300 s for the launch and the evaluations, and 2 s a step (a dense ring step on 4 hosts at
+# 1gbit takes about 30 ms here, and 1 s at 10mbit).
+limit=$((300 + 2 * every * epochs))
+for run in "${run_list[@]}"; do
+  run_args "$run"
+  log="train_$(tr ':/' '__' <<<"$run")"
+  rc=0
+  # Open MPI's rsh launch into the namespaces now and then hangs before MPI_Init with a daemon missing
+  # (cluster_test.sh): a run whose train never started (no "gradsync train:" line) is launched again, twice at most.
+  for attempt in 1 2 3; do
+    rm -f "$out/logs/$log.csv" "$out/logs/$log.epochs.csv"
+    if [ "$attempt" = 1 ]; then say "$run"; else say "$run (attempt $attempt of 3)"; fi
+    rc=0
+    run_limited "$limit" "$out/logs/$log.log" "$CLUSTER" run -- "$BIN/train" "${args[@]}" "${common[@]}" \
+      --csv "$out/logs/$log.csv" --epoch-csv "$out/logs/$log.epochs.csv" || rc=$?
+    if [ "$rc" -eq 0 ] || grep -q '^gradsync train:' "$out/logs/$log.log"; then break; fi
+    mv "$out/logs/$log.log" "$out/logs/$log.attempt$attempt.log"
+    say "$run: the launch failed before train started (exit $rc; log: logs/$log.attempt$attempt.log)"
+  done
+  echo "$run,$log,$rc" >>"$out/runs.csv"
+  if [ "$rc" -ne 0 ]; then
+    failed+=("$run (exit $rc$( [ "$rc" -eq 124 ] && echo ", out of time"); log: $out/logs/$log.log)")
+    tail -n 5 "$out/logs/$log.log" | sed 's/^/    /' >&2
+  fi
+  [ ! -s "$out/logs/$log.csv" ] || append_rows "$out/logs/$log.csv" "$out/decentralized.csv"
+  [ ! -s "$out/logs/$log.epochs.csv" ] || append_rows "$out/logs/$log.epochs.csv" "$out/epochs.csv"
+  grep -E '^(done:|target |topology )' "$out/logs/$log.log" >&2 || true
+done
+cluster_down
+
+{
+  results_header "bench_decentralized: $scenario"
+  tail -n +2 "$out/host.txt"
+  python3 "$CLUSTER_DIR/decentralized_report.py" --runs "$out/runs.csv" --logs "$out/logs" --target "$target" \
+    --hosts "$hosts" --batch "$batch" --every "$every"
+} >"$out/decentralized.txt"
+cat "$out/decentralized.txt" >&2
+if command -v gnuplot >/dev/null && [ -s "$out/epochs.csv" ]; then
+  gnuplot -e "data='$out/epochs.csv'; outdir='$out'; target=$target" "$GRADSYNC_ROOT/plots/time_to_accuracy.gp" >&2 \
+    || failed+=("chart time_to_accuracy")
+fi
+say "results in $out"
+exit_if_cluster_failed
