@@ -2,7 +2,9 @@
 // (bench/cluster/fit_cost_model.py) and the charts read them from here, so the formulas live in one place.
 //   build/bin/cost_model --tuning FILE --np 4 --ranks-per-host 1 --min-bytes 4 --max-bytes 64M
 // Rows: method,np,ranks_per_host,bytes,predicted_us for every modelled method (collectives/methods.hpp) that applies,
-// then one "auto" row per size with the time of the method auto would choose.
+// then one "auto" row per size with the time of the method auto would choose. With --gossip: one row per topology and
+// size, gossip-TOPOLOGY and gossip-TOPOLOGY-async, the predicted time of one step's exchange of a model of that size
+// (collectives/gossip_cost.hpp).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -14,6 +16,7 @@
 #include "bench/flags/cost_model_flags.hpp"
 #include "collectives/allreduce.hpp"
 #include "collectives/cost_model.hpp"
+#include "collectives/gossip_cost.hpp"
 #include "collectives/methods.hpp"
 
 int main(int argc, char** argv) {
@@ -30,6 +33,13 @@ int main(int argc, char** argv) {
     fmt::print("method,np,ranks_per_host,bytes,predicted_us\n");
     for (double b = static_cast<double>(lo); b <= static_cast<double>(hi) * 1.0000001; b *= f.step) {
       const auto bytes = static_cast<std::size_t>(std::llround(b));
+      if (f.gossip) {
+        for (const TopologyInfo& t : topology_table())
+          for (bool async : {false, true})
+            fmt::print("gossip-{}{},{},{},{},{:.3f}\n", t.name, async ? "-async" : "", f.np, l, bytes,
+                       predict_gossip_step(model, t.id, bytes, f.np, l, async) * 1e6);
+        continue;
+      }
       double best = std::numeric_limits<double>::infinity();
       for (const AllreduceMethod& m : allreduce_method_table()) {
         if (!m.modelled || (m.two_level && (l <= 1 || l >= f.np))) continue;

@@ -35,7 +35,7 @@ Neighbourhood uniform(std::vector<int> ranks, int self) {
   return n;
 }
 
-int wrap(long r, int p) { return static_cast<int>(((r % p) + p) % p); }
+int wrap_rank(long r, int p) { return static_cast<int>(((r % p) + p) % p); }
 
 // Dense products for spectral_gap: c = a * b, all n x n.
 std::vector<double> multiply(const std::vector<double>& a, const std::vector<double>& b, int n) {
@@ -80,16 +80,16 @@ Neighbourhood neighbourhood(Topology t, int p, int rank, long step) {
   if (p < 1 || rank < 0 || rank >= p || step < 0)
     throw std::invalid_argument(fmt::format("neighbourhood: rank {} of {} at step {}", rank, p, step));
   switch (t) {
-    case Topology::ring: return uniform({wrap(rank - 1L, p), wrap(rank + 1L, p)}, rank);
+    case Topology::ring: return uniform({wrap_rank(rank - 1L, p), wrap_rank(rank + 1L, p)}, rank);
     case Topology::torus: {
       const TorusShape s = torus_shape(p);
       const int row = rank / s.columns, col = rank % s.columns;
-      const auto at = [&](int r, int c) { return wrap(r, s.rows) * s.columns + wrap(c, s.columns); };
+      const auto at = [&](int r, int c) { return wrap_rank(r, s.rows) * s.columns + wrap_rank(c, s.columns); };
       return uniform({at(row - 1, col), at(row + 1, col), at(row, col - 1), at(row, col + 1)}, rank);
     }
     case Topology::exp: {
       std::vector<int> ranks;
-      for (long d = 1; d < p; d *= 2) ranks.insert(ranks.end(), {wrap(rank - d, p), wrap(rank + d, p)});
+      for (long d = 1; d < p; d *= 2) ranks.insert(ranks.end(), {wrap_rank(rank - d, p), wrap_rank(rank + d, p)});
       return uniform(std::move(ranks), rank);
     }
     case Topology::exp1: {

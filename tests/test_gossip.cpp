@@ -4,15 +4,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <numbers>
 #include <span>
 #include <vector>
 
 #include "collectives/agreement.hpp"
+#include "collectives/cost_model.hpp"
+#include "collectives/gossip_cost.hpp"
 #include "collectives/gossip_exchange.hpp"
 #include "collectives/pair_gossip.hpp"
 #include "collectives/topology.hpp"
+#include "model/checkpoint.hpp"
 #include "model/rng.hpp"
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
@@ -413,7 +417,79 @@ TEST_CASE("gossip's flags are refused where they mean nothing, and its refusals 
   REQUIRE(compressed.config);
   c.compression = compressed.config->compression;
   check_mentions(validate(c, 4), {"--compress", "CHOCO"});
-  TrainConfig checkpointed = *ok.config;
-  checkpointed.checkpoint_dir = "/tmp/x";
-  check_mentions(validate(checkpointed, 4), {"--checkpoint", "gossip"});
+}
+
+TEST_CASE(
+    "a gossip run resumes bit for bit: every rank's own model and momentum come back; other rank counts are "
+    "refused") {
+  const Comm world = Comm::world();
+  const TrainTest data = test::blobs(512);
+  for (bool async : {false, true}) {
+    CAPTURE(async);
+    const auto dir = test::temp_dir(async ? "gossip-resume-async" : "gossip-resume", world.rank());
+    TrainConfig c = test::checkpointed_mlp("gossip", 8, dir.string());
+    c.topology = Topology::exp1;
+    c.gossip_async = async;
+    c.sgd.momentum = 0.9f;
+    c.epochs = 2;
+    c.checkpoint_every = 1;
+    const TrainResult whole = train(c, data, world);
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    c.epochs = 1;
+    train(c, data, world);
+    c.epochs = 2;
+    c.resume = true;
+    const TrainResult resumed = train(c, data, world);
+    if (world.rank() == 0 && !async) {  // asynchronous pairs average in an order timing decides
+      REQUIRE(resumed.epochs.size() == 1u);
+      CHECK(resumed.params == whole.params);
+      CHECK(resumed.epochs.back().consensus_distance == whole.epochs.back().consensus_distance);
+    }
+    if (world.size() >= 2) {  // the checkpoint of world.size() replicas, resumed on one rank
+      std::string error = "(resumed without an error)";
+      if (world.rank() == 0) {
+        try {
+          TrainConfig more = c;
+          more.epochs = 3;  // the set of the resumed run's end, at epoch 2
+          train(more, data, Comm(MPI_COMM_SELF));
+        } catch (const CheckpointError& e) {
+          error = e.what();
+        }
+        test::check_mentions(error, {"one model per worker", std::to_string(world.size())});
+      }
+      world.barrier();
+    }
+    std::filesystem::remove_all(dir);
+  }
+}
+
+TEST_CASE("the cost model prices a gossip step as the model sent to each neighbour over the host's one link") {
+  CostModel m;
+  m.intra = {1e-6, 1e-10};
+  m.inter = {50e-6, 8e-9};
+  m.far = {80e-6, 8e-9};
+  m.inter_exchange_factor = 1.5;
+  const std::size_t n = 1 << 20;
+  const double one = m.inter.alpha_s + n * m.inter.beta_s_per_byte;
+  // One rank a host: each neighbour is one message of the whole model, one after another on the link.
+  CHECK(predict_gossip_step(m, Topology::ring, n, 8, 1, 0, false) == doctest::Approx(2 * one));
+  CHECK(predict_gossip_step(m, Topology::torus, n, 16, 1, 0, false) == doctest::Approx(4 * one));
+  CHECK(predict_gossip_step(m, Topology::complete, n, 5, 1, 0, false) == doctest::Approx(4 * one));
+  CHECK(predict_gossip_step(m, Topology::exp, n, 16, 1, 0, false) == doctest::Approx(7 * one));
+  CHECK(predict_gossip_step(m, Topology::exp1, n, 16, 1, false) == doctest::Approx(one));
+  // Asynchronous: one pairwise exchange, both directions at once.
+  CHECK(predict_gossip_step(m, Topology::ring, n, 8, 1, 0, true) ==
+        doctest::Approx(m.inter.alpha_s + 1.5 * n * m.inter.beta_s_per_byte));
+  // All on one host: the intra link, the slowest rank's sends.
+  CHECK(predict_gossip_step(m, Topology::ring, n, 4, 4, 0, false) ==
+        doctest::Approx(m.intra.alpha_s + n * m.intra.beta_s_per_byte));
+  // Two ranks a host on a ring of 8: each host sends one model to each neighbouring host.
+  CHECK(predict_gossip_step(m, Topology::ring, n, 8, 2, 0, false) == doctest::Approx(2 * one));
+  // Hosts under different switches pay the far link.
+  m.hosts_per_switch = 2;
+  CHECK(predict_gossip_step(m, Topology::ring, n, 8, 1, 0, false) ==
+        doctest::Approx(one + m.far.alpha_s + n * m.far.beta_s_per_byte));
+  CHECK(predict_gossip_step(m, Topology::ring, 0, 8, 1, 0, false) == 0);
+  CHECK(predict_gossip_step(m, Topology::ring, n, 1, 1, 0, false) == 0);
 }

@@ -14,6 +14,8 @@ std::optional<int> parse_cost_model_flags(int argc, char** argv, CostModelFlags&
   app.add_option("--max-bytes", f.max_bytes, "largest size")->capture_default_str();
   app.add_option("--step-factor", f.step, "size ratio between rows")->capture_default_str();
   app.add_option("--chunk-bytes", f.chunk, "message size of the chunked methods")->capture_default_str();
+  app.add_flag("--gossip", f.gossip,
+               "instead: one gossip step's exchange of a model of each size, per topology, synchronous and --async");
   return parse_command_line(app, "cost_model", argc, argv, true);
 }
 

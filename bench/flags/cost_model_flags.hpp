@@ -13,6 +13,7 @@ struct CostModelFlags {
   int np = 2, per_host = 0;
   double step = 2;
   std::size_t chunk = kNetworkChunkBytes;
+  bool gossip = false;  // rows of one gossip step per topology (collectives/gossip_cost.hpp) instead of allreduces
 };
 
 // Parses cost_model's command line into `f` (one process, no MPI). Returns std::nullopt to go on, or the exit code

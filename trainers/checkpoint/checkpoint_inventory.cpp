@@ -1,4 +1,5 @@
 #include "trainers/checkpoint/checkpoint_inventory.hpp"
+#include "trainers/families/sync_registry.hpp"
 
 #include <fmt/format.h>
 
@@ -173,10 +174,12 @@ std::string incompatibility(const SetChoice& c, const TrainConfig& config, std::
   if (m.param_count != parameter_count)
     return fmt::format("{}: checkpoint holds {} parameters, this run's model has {}", c.manifest_at, m.param_count,
                        parameter_count);
-  // With compression the synchronizer's state follows and its size depends on the checkpoint's worker count: the
-  // synchronizer checks it when it loads it (Synchronizer::load_state).
+  // With compression, or a family with state of its own (gossip's replicas), the synchronizer's state follows and its
+  // size depends on the checkpoint's worker count: the synchronizer checks it when it loads it
+  // (Synchronizer::load_state).
   const std::size_t state = config.sgd.momentum != 0.0f ? parameter_count : 0;
-  if (config.compression.enabled() ? m.optimizer_count < state : m.optimizer_count != state)
+  const bool own_state = config.compression.enabled() || sync_family(config.sync.family).state_size != nullptr;
+  if (own_state ? m.optimizer_count < state : m.optimizer_count != state)
     return fmt::format("{}: optimizer state holds {} values, this run needs {}", c.manifest_at, m.optimizer_count, state);
   const std::uint64_t global = m.batch * static_cast<std::uint64_t>(m.workers);
   if (config.global_batch > 0 && config.global_batch != global)

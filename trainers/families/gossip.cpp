@@ -7,16 +7,74 @@
 
 #include "collectives/gossip_exchange.hpp"
 #include "collectives/pair_gossip.hpp"
+#include "model/checkpoint.hpp"
 #include "trainers/config/train_config.hpp"
 #include "trainers/families/sync_registry.hpp"
 
 namespace gradsync {
 namespace {
 
-class GossipSgd final : public Synchronizer, public PassObserver {
+// Each worker's model and momentum are its own, so a checkpoint keeps every worker's: they are gathered into the
+// synchronizer's state (worker after worker: its model, then its optimizer state), which every worker then holds
+// alike, and a resumed worker takes its own back. On another number of workers some replicas would have no rank to
+// go to, or some ranks no replica: refused.
+class Replicas {
+ public:
+  Replicas(const Comm& workers, Sgd& sgd, std::size_t count) : workers_(workers), sgd_(sgd), count_(count) {}
+  std::size_t state_size() const { return static_cast<std::size_t>(workers_.size()) * block(); }
+  void save(std::span<float> out) const {
+    if (params_.empty() && count_ > 0) throw std::logic_error("gossip: a checkpoint before the worker started");
+    std::vector<float> mine(block());
+    std::ranges::copy(params_, mine.begin());
+    std::ranges::copy(sgd_.state(), mine.begin() + static_cast<std::ptrdiff_t>(count_));
+    std::ranges::copy(workers_.all_gather(mine), out.begin());
+  }
+  void load(std::span<const float> saved, int saved_workers, int index) {
+    if (saved_workers != workers_.size() || saved.size() != state_size())
+      throw CheckpointError(fmt::format(
+          "checkpoint: a gossip run keeps one model per worker, and this one holds {} ({} values); resume it on {} "
+          "worker(s), not {}",
+          saved_workers, saved.size(), saved_workers, workers_.size()));
+    pending_.assign(saved.begin() + static_cast<std::ptrdiff_t>(block() * static_cast<std::size_t>(index)),
+                    saved.begin() + static_cast<std::ptrdiff_t>(block() * static_cast<std::size_t>(index + 1)));
+  }
+  void start_from(std::span<float> params) {
+    params_ = params;
+    if (pending_.empty()) return;
+    std::copy_n(pending_.begin(), count_, params.begin());
+    std::copy(pending_.begin() + static_cast<std::ptrdiff_t>(count_), pending_.end(), sgd_.state().begin());
+    pending_.clear();
+  }
+
+ private:
+  std::size_t block() const { return count_ + sgd_.state().size(); }
+  const Comm& workers_;
+  Sgd& sgd_;
+  std::size_t count_;
+  std::span<float> params_;     // the worker's model (start_from)
+  std::vector<float> pending_;  // a resumed worker's own model and optimizer state, until start_from
+};
+
+// What the two gossip synchronizers share: replicas of their own, checkpointed as Replicas says.
+class ReplicaSync : public Synchronizer {
+ public:
+  ReplicaSync(const Comm& workers, Sgd& sgd, std::size_t count) : replicas_(workers, sgd, count) {}
+  bool keeps_replicas() const final { return true; }
+  void start_from(std::span<float> params) final { replicas_.start_from(params); }
+  std::size_t state_size() const final { return replicas_.state_size(); }
+  void save_state(std::span<float> out) final { replicas_.save(out); }
+  void load_state(std::span<const float> saved, int saved_workers, int index) final {
+    replicas_.load(saved, saved_workers, index);
+  }
+
+ private:
+  Replicas replicas_;
+};
+
+class GossipSgd final : public ReplicaSync, public PassObserver {
  public:
   GossipSgd(const Comm& workers, Topology topology, Sgd& sgd, std::size_t count, std::int64_t steps_done)
-      : exchange_(workers, topology, count), sgd_(sgd), step_(steps_done) {}
+      : ReplicaSync(workers, sgd, count), exchange_(workers, topology, count), sgd_(sgd), step_(steps_done) {}
 
   // The exchange of the parameters this step starts from goes out before the pass, and moves on between its kernels.
   PassObserver* observer(std::span<const float> params, std::span<float>) override {
@@ -35,7 +93,6 @@ class GossipSgd final : public Synchronizer, public PassObserver {
     started_ = false;
     ++step_;
   }
-  bool keeps_replicas() const override { return true; }
 
  private:
   GossipExchange exchange_;
@@ -44,10 +101,13 @@ class GossipSgd final : public Synchronizer, public PassObserver {
   bool started_ = false;
 };
 
-class AsyncGossipSgd final : public Synchronizer {
+// A resumed run continues from the replicas as they were at the checkpoint: nothing was in flight then (drain()
+// answered every request of the steps before it), so they are a consistent cut, though which pairs averaged when
+// before it depended on timing.
+class AsyncGossipSgd final : public ReplicaSync {
  public:
   AsyncGossipSgd(const Comm& workers, Topology topology, Sgd& sgd, std::size_t count, std::int64_t steps_done)
-      : pairs_(workers, topology, count, steps_done), sgd_(sgd), step_(steps_done) {}
+      : ReplicaSync(workers, sgd, count), pairs_(workers, topology, count, steps_done), sgd_(sgd), step_(steps_done) {}
 
   // The gradient was computed at the model before this average, as in AD-PSGD.
   void step(std::span<float> params, std::span<float> grads) override {
@@ -62,7 +122,6 @@ class AsyncGossipSgd final : public Synchronizer {
   void drain(std::span<float> params) override {
     if (!pairs_.active()) pairs_.serve_until(step_, params);
   }
-  bool keeps_replicas() const override { return true; }
 
  private:
   PairGossip pairs_;
@@ -75,9 +134,6 @@ std::string validate_gossip(const TrainConfig& c, int) {
     return "--compress: not with --sync gossip: the compressors compress gradients that are summed, while gossip mixes "
            "models; compressing it needs CHOCO-SGD's public copies of every neighbour's model, which gradsync does "
            "not keep";
-  if (!c.checkpoint_dir.empty())
-    return "--checkpoint: not with --sync gossip yet: each rank's model is its own, and checkpoint sets hold one "
-           "model (or one per server)";
   return {};
 }
 
@@ -94,6 +150,11 @@ extern const SyncFamilyInfo gossip_sync_family = {
     .name = "gossip",
     .validate = validate_gossip,
     .spectral_gap = [](const TrainConfig& c, int workers) { return spectral_gap(c.topology, workers); },
+    .state_size =
+        [](const TrainConfig& c, std::size_t parameter_count, int workers) {
+          const std::size_t momentum = c.sgd.momentum != 0.0f ? parameter_count : 0;
+          return static_cast<std::size_t>(workers) * (parameter_count + momentum);
+        },
     .make = make_gossip,
 };
 

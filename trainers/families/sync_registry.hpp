@@ -44,6 +44,9 @@ struct SyncFamilyInfo {
   // Families that mix models over a graph: the spectral gap of its mixing matrix on `workers` ranks
   // (collectives/topology.hpp), which runs report; nullptr for the others.
   double (*spectral_gap)(const TrainConfig& config, int workers) = nullptr;
+  // How many floats its synchronizers' save_state() writes on `workers` workers (the checkpoint's layout is planned
+  // before they exist); nullptr: none.
+  std::size_t (*state_size)(const TrainConfig& config, std::size_t parameter_count, int workers) = nullptr;
   // A worker's synchronizer; called on every worker rank, collective as make_synchronizer says.
   std::unique_ptr<Synchronizer> (*make)(const TrainConfig& config, const SyncSetup& setup) = nullptr;
 };

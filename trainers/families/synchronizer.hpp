@@ -28,6 +28,10 @@ class Synchronizer {
   virtual void drain(std::span<float> /*params*/) {}
   // Called by every worker once, after its last step and drain(); leaves the final model in `params`.
   virtual void finish(std::span<float> /*params*/) {}
+  // Called once by the worker that steps with this synchronizer, before its first step, with the buffer it passes to
+  // every step() (the same memory, the worker's): a family whose workers keep replicas of their own puts a resumed
+  // one there (what load_state() took) and checkpoints it from there.
+  virtual void start_from(std::span<float> /*params*/) {}
   // Whether each worker keeps a model of its own between steps (gossip): the model a run evaluates and checkpoints
   // is then the workers' mean, and the spread of theirs is reported beside it (trainers/report/replicas.hpp).
   virtual bool keeps_replicas() const { return false; }

@@ -48,7 +48,12 @@ void Roles::finish() {
   if (worker_) worker_->finish();
 }
 
-std::span<const float> Roles::local_params() const { return server_ ? server_->local_model() : worker_->params(); }
+std::span<const float> Roles::local_params() {
+  if (server_) return server_->local_model();
+  if (!sync_->keeps_replicas()) return worker_->params();
+  mean_model(worker_comm_, worker_->params(), mean_);
+  return mean_;
+}
 
 std::span<const float> Roles::local_optimizer_state() {
   hand_worker_state_to_servers();
@@ -65,7 +70,12 @@ void Roles::hand_worker_state_to_servers() {
 std::span<const float> Roles::worker_state() {
   if (checkpoint_state_.empty()) return sgd_.state();
   const std::span<float> all(checkpoint_state_);
-  std::copy(sgd_.state().begin(), sgd_.state().end(), all.begin());
+  if (sync_->keeps_replicas()) {  // the workers' own optimizer states are in the synchronizer's
+    mean_model(worker_comm_, sgd_.state(), mean_state_);
+    std::ranges::copy(mean_state_, all.begin());
+  } else {
+    std::ranges::copy(sgd_.state(), all.begin());
+  }
   sync_->save_state(all.subspan(sgd_.state().size()));
   return all;
 }

@@ -37,9 +37,11 @@ class Roles {
   // Every rank after the last epoch's steps: the workers' synchronizers leave the final model.
   void finish();
   // This rank's full-size state, of which a server's key range alone is current: what its checkpoint piece holds.
-  // The optimizer state is followed, on workers, by their synchronizer's own (Synchronizer::save_state): every rank
-  // calls local_optimizer_state() together, as it may be collective over the workers.
-  std::span<const float> local_params() const;
+  // The optimizer state is followed, on workers, by their synchronizer's own (Synchronizer::save_state). Where each
+  // worker keeps its own model (gossip) the piece holds the workers' mean model and mean optimizer state, and the
+  // synchronizer's state holds every worker's own. Every rank calls both together: they may be collective over the
+  // workers.
+  std::span<const float> local_params();
   std::span<const float> local_optimizer_state();
   // Every rank calls these together: the whole current model (optimizer state) on rank 0, gathered from the servers,
   // the workers' mean when each keeps its own (Synchronizer::keeps_replicas), or the worker's replica. Valid until the
@@ -64,7 +66,7 @@ class Roles {
   void hand_worker_state_to_servers();
   std::vector<float> checkpoint_state_;
   const Mlp& model_;
-  std::vector<float> mean_;  // the workers' mean model, when each keeps its own
+  std::vector<float> mean_, mean_state_;  // the workers' mean model and optimizer state, when each keeps its own
 };
 
 }  // namespace gradsync

@@ -32,8 +32,10 @@ namespace {
 StateLayout state_layout(const TrainConfig& config, int ranks, const std::vector<std::size_t>& sizes,
                          std::size_t parameter_count) {
   const int servers = config.server_ranks(), workers = config.worker_count(ranks);
-  const std::size_t optimizer =
-      (config.sgd.momentum != 0.0f ? parameter_count : 0) + compressed_state_size(config, sizes, workers);
+  const SyncFamilyInfo& family = sync_family(config.sync.family);
+  const std::size_t optimizer = (config.sgd.momentum != 0.0f ? parameter_count : 0) +
+                                compressed_state_size(config, sizes, workers) +
+                                (family.state_size ? family.state_size(config, parameter_count, workers) : 0);
   return {parameter_count, optimizer, servers > 0, servers, ranks, workers, config.batch};
 }
 

@@ -20,7 +20,9 @@ Worker::Worker(const TrainConfig& config, const Dataset& train, const Mlp& model
       params_(std::move(params)), grads_{std::vector<float>(params_.size()),
                                          std::vector<float>(sync.gradient_buffers() > 1 ? params_.size() : 0)},
       perm_(train.rows), slice_(config.batch), next_slice_(config.batch), batch_(config.batch, train.features),
-      ws_(model.sizes(), config.batch), sync_(sync), faults_(config.faults, config.seed, rank, ranks, index, workers) {}
+      ws_(model.sizes(), config.batch), sync_(sync), faults_(config.faults, config.seed, rank, ranks, index, workers) {
+  sync_.start_from(params_);
+}
 
 EpochWork Worker::run_steps(int epoch, long from, long to, long origin_step, std::uint64_t origin) {
   EpochWork work;

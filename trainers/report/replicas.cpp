@@ -8,12 +8,13 @@ namespace gradsync {
 
 void mean_model(const Comm& workers, std::span<const float> own, std::vector<float>& mean) {
   mean.assign(own.begin(), own.end());
-  {
-    const WaitScope wait("MPI_Allreduce (the workers' mean model)");
-    workers.sum_in_place(mean);
+  const WaitScope wait("MPI_Reduce and MPI_Bcast (the workers' mean model)");
+  workers.sum_to(0, mean);
+  if (workers.rank() == 0) {
+    const float scale = 1.0f / static_cast<float>(workers.size());
+    for (float& v : mean) v *= scale;
   }
-  const float scale = 1.0f / static_cast<float>(workers.size());
-  for (float& v : mean) v *= scale;
+  workers.broadcast(mean, 0);
 }
 
 ReplicaSpread replica_spread(const Comm& workers, std::span<const float> own, std::span<const float> mean,

@@ -16,8 +16,8 @@ struct ReplicaSpread {
   double accuracy_max = -1;
 };
 
-// Collective over `workers`: `mean` (resized to own.size()) becomes the workers' mean model on every worker: the
-// sum of their `own` models (one MPI_Allreduce of floats) times 1/W.
+// Collective over `workers`: `mean` (resized to own.size()) becomes the workers' mean model, the same bits on every
+// worker (checkpoint holders compare them): the sum of their `own` models reduced to the first, times 1/W, broadcast.
 void mean_model(const Comm& workers, std::span<const float> own, std::vector<float>& mean);
 
 // Collective over `workers`, after mean_model(): the consensus distance around `mean` (summed in double) and the
