@@ -81,6 +81,18 @@ mpirun_flags() {
   esac
 }
 
+# test_launcher BIN_DIR NP: for a ctest script running the binaries of BIN_DIR's tree: the launcher that tree was
+# configured with (mpi_launcher), its yield shim and environment exported, and in the array mpirun_ the launcher
+# with its flags for NP ranks sharing the cores. Returns 1 (with mpi_launcher's message) when it cannot tell.
+test_launcher() {
+  mpi_launcher "$1/.." || return 1
+  mpi_yield_shim "$1"
+  mpi_env
+  [ "${#MPI_ENV[@]}" -eq 0 ] || export "${MPI_ENV[@]}"
+  mpirun_flags "$2" shared
+  mpirun_=("$MPIEXEC" "${MPIRUN_FLAGS[@]}")
+}
+
 # hostfile_flags FILE: sets HOSTFILE_FLAGS, the launcher's flag for a hostfile (whose format is the launcher's
 # own: Open MPI's "host slots=N" lines, Hydra's "host:N").
 hostfile_flags() {

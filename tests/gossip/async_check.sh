@@ -8,12 +8,7 @@ set -euo pipefail
 bin="${1:?usage: async_check.sh BIN_DIR CASE}"
 case_name="${2:?usage: async_check.sh BIN_DIR CASE}"
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/mpi.sh"
-mpi_launcher "$bin/.." || exit 1
-mpi_yield_shim "$bin"
-mpi_env
-[ "${#MPI_ENV[@]}" -eq 0 ] || export "${MPI_ENV[@]}"
-mpirun_flags 8 shared
-mpirun_=("$MPIEXEC" "${MPIRUN_FLAGS[@]}")
+test_launcher "$bin" 8 || exit 1
 work="$(mktemp -d /tmp/gradsync-gossip.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL ($case_name): $*" >&2; exit 1; }

@@ -7,12 +7,7 @@ case_name="${2:?usage: reliability.sh BIN_DIR CASE}"
 # The launcher the tree was configured with ($GRADSYNC_MPIEXEC from ctest, else the tree's CMakeCache.txt) and its
 # flags for ranks that share the cores with anything, from scripts/mpi.sh.
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/mpi.sh"
-mpi_launcher "$bin/.." || exit 1
-mpi_yield_shim "$bin"
-mpi_env
-[ "${#MPI_ENV[@]}" -eq 0 ] || export "${MPI_ENV[@]}"
-mpirun_flags 3 shared
-mpirun_=("$MPIEXEC" "${MPIRUN_FLAGS[@]}")
+test_launcher "$bin" 3 || exit 1
 echo "launcher: ${mpirun_[*]} ($MPI_FLAVOUR)"
 work="$(mktemp -d /tmp/gradsync-reliability.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
