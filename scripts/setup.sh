@@ -31,7 +31,7 @@ esac
 
 install_missing "" "${packages[@]}"
 
-# The cross-host test over ssh (bench/cluster/ssh_test.sh) runs an sshd of its own in each emulated host. The
+# The cross-host test over ssh (tests/cluster/ssh_test.sh) runs an sshd of its own in each emulated host. The
 # package's scripts would also start a system-wide sshd listening on every address; policy-rc.d answering 101
 # tells them not to start services. It is put there only for this install, and only if there was none.
 if ! dpkg-query -W -f='${Status}' openssh-server 2>/dev/null | grep -q "install ok installed"; then

@@ -43,7 +43,7 @@
 #   a client key generated for this cluster into a temporary folder (named in STATE/ssh_dir; removed by `down`):
 #   STATE/ssh_config is the client configuration (that key, those host keys checked, no prompts), so that
 #   `ssh -F STATE/ssh_config 10.99.0.2 ...` from inside a host namespace reaches host 1 the way one host of a real
-#   cluster reaches another, and an MPI launcher can start ranks over ssh (bench/cluster/ssh_test.sh).
+#   cluster reaches another, and an MPI launcher can start ranks over ssh (tests/cluster/ssh_test.sh).
 #
 # --delay D adds D of one-way latency to every packet a host sends (netem under the HTB class). It needs the
 # kernel's netem qdisc; where the kernel has none (CONFIG_NET_SCH_NETEM unset, as on the machines this project

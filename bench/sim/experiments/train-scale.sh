@@ -3,7 +3,8 @@
 #             [--modes "blocking buckets pipe"] [--epochs 3]
 #                  the course lab's table at scale: MLP-128, batch 32 per worker, constant total work
 #                  (--iterations-per-epoch auto), every sync blocking, bucketed (allreduce methods) and pipelined;
-#                  ps has 1 server, ps-sharded p/8 (at least 2); train.md: speedup over serial, time to 97% test
+#                  ps has 1 server, ps-sharded p/8 (at least 2); any other sync is a scripts/common.sh method name
+#                  (gossip-TOPOLOGY[-async], ring-avgH, ...), run blocking; train.md: speedup over serial, time to 97% test
 #                  accuracy. mpi runs blocking only: SMPI's MPI_Iallreduce sends every buffer to every rank (Open
 #                  MPI's libnbc does not), which says nothing about overlap and takes hours of simulation at p = 64.
 #                  A run whose epochs are all in the results folder is not run again (an interrupted sweep resumes).
@@ -45,10 +46,14 @@ for platform in $platforms; do
       case "$sync" in
         ps) args=(--sync ps --servers 1) ;;
         ps-sharded) args=(--sync ps --servers $((np / 8 > 2 ? np / 8 : 2))) ;;
+        ring|mpi|auto|rd|rhd|hier|ring-bf16) ;;
+        *) need_method "$sync"; args=("${mflags[@]}") ;;  # gossip, local SGD: their own flags
       esac
       # A parameter server needs a worker besides its servers.
       [[ "$sync" != ps* ]] || [ "$np" -gt "${args[3]}" ] || continue
       for mode in $modes; do
+        # gossip and local SGD have no overlap modes of their own
+        [[ "$sync" != gossip* && "$sync" != *-avg* ]] || [ "$mode" = blocking ] || continue
         case "$mode" in
           blocking) extra=() ;;
           buckets) [[ "$sync" != ps* && "$sync" != mpi ]] || continue; extra=(--buckets) ;;

@@ -10,7 +10,7 @@ set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BIN="${1:-$HERE/../../build/bin}"
 export GS_CLUSTER_PREFIX=gt GS_CLUSTER_SUBNET=10.99.1 GS_CLUSTER_STATE=/run/gradsync-cluster-test
-CLUSTER="$HERE/cluster.sh"
+CLUSTER="$HERE/../../bench/cluster/cluster.sh"
 source "$HERE/../../scripts/mpi.sh"
 mpi_launcher "$BIN/.." || exit 1   # $GRADSYNC_MPIEXEC from ctest, else the tree's own
 export GRADSYNC_MPIEXEC="$MPIEXEC"

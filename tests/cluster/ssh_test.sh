@@ -16,7 +16,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 BIN="$(cd "${1:-$ROOT/build/bin}" && pwd)" || { echo "ssh_test: FAIL: no folder ${1:-$ROOT/build/bin}" >&2; exit 1; }
 export GS_CLUSTER_PREFIX=gq GS_CLUSTER_SUBNET=10.99.2 GS_CLUSTER_STATE=/run/gradsync-cluster-ssh
-CLUSTER="$HERE/cluster.sh"
+CLUSTER="$HERE/../../bench/cluster/cluster.sh"
 HOSTS=4
 RUN_LIMIT_S=120
 DATA="${GRADSYNC_MNIST_DIR:-$ROOT/data/mnist}"

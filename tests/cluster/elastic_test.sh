@@ -19,7 +19,7 @@ shift $(( $# >= 2 ? 2 : 1 ))
 CASES=("$@")
 [ "${#CASES[@]}" -gt 0 ] || CASES=(ring_kill_host0 ps_kill_server_host ring_cut_link ring_damaged_replica bad_input)
 export GS_CLUSTER_PREFIX=el GS_CLUSTER_SUBNET=10.98.0 GS_CLUSTER_STATE=/run/gradsync-cluster-elastic-test
-CLUSTER="$HERE/cluster.sh"
+CLUSTER="$HERE/../../bench/cluster/cluster.sh"
 ELASTIC="$HERE/../../scripts/elastic.sh"
 source "$HERE/../../scripts/mpi.sh"
 mpi_launcher "$BIN/.." || exit 1
