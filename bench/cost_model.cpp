@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
       }
       double best = std::numeric_limits<double>::infinity();
       for (const AllreduceMethod& m : allreduce_method_table()) {
-        if (!m.modelled || (m.two_level && (l <= 1 || l >= f.np))) continue;
+        if (!m.modelled() || (m.two_level && (l <= 1 || l >= f.np))) continue;
         const auto t = model.predict(m.name, bytes, f.np, l, m.chunked ? f.chunk : 0);
         if (!t) continue;
         best = std::min(best, *t);

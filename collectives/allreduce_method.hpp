@@ -1,14 +1,18 @@
 #pragma once
-// One entry of the allreduce method registry (methods.hpp): what a method needs and promises, and how to build it.
-// Its own header so that a method built from the others ("auto") can take the registry's entries without
-// including the registry, which includes every method.
+// One entry of the allreduce method registry (methods.hpp): what a method needs and promises, how to build it, and
+// what the cost model predicts for it. Each method's file defines its entry, `extern const AllreduceMethod
+// <id>_allreduce_method`, and methods.def lists it once: a new method is its file and that line.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "collectives/allreduce.hpp"
 
 namespace gradsync {
+
+struct CostModel;  // cost_model.hpp
+struct CostQuery;
 
 // Dedicated server ranks a method needs.
 enum class ServerRanks : std::uint8_t {
@@ -28,13 +32,21 @@ struct AllreduceMethod {
   bool chunked = false;    // reads options.chunk_bytes (its message size)
   bool segmented = false;  // reads options.segment_bytes (cuts pairwise exchanges: segments.hpp)
   bool two_level = false;  // reads options.ranks_per_host (hosts found or emulated: hier_allreduce.hpp)
-  bool modelled = false;   // cost_model.hpp predicts it: "auto" chooses among these
   bool library = false;    // the MPI library's collective: its messages are not gradsync's to count (wire_meter.hpp)
   // Plans the method; the contract of make_allreduce.
   std::unique_ptr<Allreduce> (*make)(const Comm& comm, const AllreduceOptions& options) = nullptr;
+  // The cost model's prediction (seconds) for a query on more than one rank and more than zero bytes, or nothing
+  // where the formula does not apply; nullptr: not modelled. "auto" chooses among the modelled methods.
+  std::optional<double> (*cost)(const CostModel& model, const CostQuery& query) = nullptr;
+  bool modelled() const { return cost != nullptr; }
 
   // With default options every rank contributes and holds the whole sum (what training needs).
   bool every_rank_gets_sum() const { return servers == ServerRanks::none; }
 };
+
+// `options` with what is automatic in them (segment_bytes, and for a `chunked` method chunk_bytes and ring_window)
+// resolved for `comm`: with_transport_defaults for whether its ranks share a node, which is one collective
+// MPI_Comm_split_type over `comm`, made only when something is automatic. Every rank of `comm` calls it alike.
+AllreduceOptions resolve_transport(const Comm& comm, const AllreduceOptions& options, bool chunked);
 
 }  // namespace gradsync

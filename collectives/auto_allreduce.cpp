@@ -1,4 +1,6 @@
 #include "collectives/auto_allreduce.hpp"
+#include "collectives/allreduce_method.hpp"
+#include "collectives/methods.hpp"
 
 #include <fmt/format.h>
 
@@ -20,7 +22,7 @@ namespace {
 std::string modelled_names(std::span<const AllreduceMethod> methods) {
   std::string names;
   for (const AllreduceMethod& m : methods)
-    if (m.modelled) names += fmt::format("{}{}", names.empty() ? "" : ", ", m.name);
+    if (m.modelled()) names += fmt::format("{}{}", names.empty() ? "" : ", ", m.name);
   return names;
 }
 
@@ -68,7 +70,7 @@ std::uint64_t rank0_candidates(const Comm& comm, std::span<const AllreduceMethod
   std::string problem;
   if (comm.rank() == 0) {
     for (std::size_t i = 0; i < methods.size(); ++i)
-      if (methods[i].modelled) mask |= bit(i);
+      if (methods[i].modelled()) mask |= bit(i);
     if (const char* list = std::getenv("GRADSYNC_AUTO_METHODS"); list && *list) {
       std::uint64_t wanted = 0;
       std::stringstream names(list);
@@ -76,7 +78,7 @@ std::uint64_t rank0_candidates(const Comm& comm, std::span<const AllreduceMethod
         name.erase(0, name.find_first_not_of(" \t"));  // "rd, rhd" reads as "rd,rhd"
         name.erase(name.find_last_not_of(" \t") + 1);
         const auto m = std::find_if(methods.begin(), methods.end(),
-                                    [&](const AllreduceMethod& e) { return e.modelled && e.name == name; });
+                                    [&](const AllreduceMethod& e) { return e.modelled() && e.name == name; });
         if (m == methods.end())
           problem = fmt::format("GRADSYNC_AUTO_METHODS={}: '{}' is not a method auto can choose ({})", list, name,
                                 modelled_names(methods));
@@ -180,5 +182,14 @@ bool AutoAllreduce::advance() {
   stage_ = stage_of(*current_);
   return false;
 }
+
+extern const AllreduceMethod auto_allreduce_method = {
+    .name = "auto",
+    .summary = "per call, the modelled method the fitted cost model predicts fastest (tuning file or defaults)",
+    .two_level = true,
+    .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
+      return std::make_unique<AutoAllreduce>(comm, o, allreduce_method_table());
+    },
+};
 
 }  // namespace gradsync

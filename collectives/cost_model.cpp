@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "collectives/exchange_allreduce.hpp"
+#include "collectives/methods.hpp"
 
 namespace gradsync {
 namespace {
@@ -105,87 +106,66 @@ CostModel find_cost_model() {
   return default_cost_model();
 }
 
-// n bytes, p ranks, L per host (consecutive ranks share a host), H = p / L hosts (consecutive hosts share a switch).
-std::optional<double> CostModel::predict(std::string_view method, std::size_t bytes, int p, int per_host,
+CostLinks::CostLinks(const CostModel& model, const CostQuery& query)
+    : model_(model), query_(query), per_host_(std::max(1, query.ranks_per_host)),
+      hosts_(std::max(1, query.ranks / per_host_)) {}
+
+LinkCost CostLinks::exchange_on(LinkCost link) const {
+  return {link.alpha_s, link.beta_s_per_byte * model_.inter_exchange_factor};
+}
+
+LinkCost CostLinks::ring(int members, int ring_hosts) const {
+  const bool spans = model_.hosts_per_switch > 0 && ring_hosts > model_.hosts_per_switch;
+  const LinkCost link = spans ? model_.far : model_.inter;
+  return members == 2 ? exchange_on(link) : link;
+}
+
+template <class Pair>
+LinkCost CostLinks::step_link(int pairs, Pair pair) const {
+  const auto host_of = [&](int rank) { return rank / per_host_; };
+  const auto switch_of = [&](int rank) {
+    return model_.hosts_per_switch > 0 ? host_of(rank) / model_.hosts_per_switch : 0;
+  };
+  bool hosts_differ = false, switches_differ = false;
+  for (int i = 0; i < pairs && !switches_differ; ++i) {
+    const auto [a, b] = pair(i);
+    hosts_differ = hosts_differ || host_of(a) != host_of(b);
+    switches_differ = switch_of(a) != switch_of(b);
+  }
+  if (!hosts_differ) return model_.intra;
+  const LinkCost l = exchange_on(switches_differ ? model_.far : model_.inter);
+  return {l.alpha_s, l.beta_s_per_byte * static_cast<double>(per_host_)};
+}
+
+// The ranks beyond the largest power of two fold into their neighbours (ranks 2i and 2i+1), which puts core rank c
+// on comm rank 2c+1 or c+E: a core step 2^k apart can join ranks up to twice that apart.
+LinkCost CostLinks::butterfly(int distance) const {
+  const ExchangeAllreduce::Fold shape = ExchangeAllreduce::fold_of(0, query_.ranks);
+  return step_link(shape.core_size, [&](int c) {
+    return std::pair{ExchangeAllreduce::comm_rank_of_core(shape, c),
+                     ExchangeAllreduce::comm_rank_of_core(shape, c ^ distance)};
+  });
+}
+
+int CostLinks::butterfly_levels() const { return floor_log2(ExchangeAllreduce::fold_of(0, query_.ranks).core_size); }
+
+double CostLinks::fold_seconds(double n) const {
+  const ExchangeAllreduce::Fold shape = ExchangeAllreduce::fold_of(0, query_.ranks);
+  if (shape.core_size == query_.ranks) return 0;
+  const LinkCost link = step_link(shape.extra, [](int i) { return std::pair{2 * i, 2 * i + 1}; });
+  return 2 * (link.alpha_s + n * link.beta_s_per_byte) + n * model_.gamma_s_per_byte;
+}
+
+double CostLinks::messages(double piece) const {
+  return query_.chunk_bytes == 0 ? 1.0 : std::max(1.0, std::ceil(piece / static_cast<double>(query_.chunk_bytes)));
+}
+
+std::optional<double> CostModel::predict(std::string_view method, std::size_t bytes, int ranks, int ranks_per_host,
                                          std::size_t chunk_bytes) const {
-  if (p <= 1 || bytes == 0) return 0.0;
-  const double n = static_cast<double>(bytes), g = gamma_s_per_byte;
-  const int per = std::max(1, per_host), hosts = std::max(1, p / per);
-  const auto host_of = [&](int rank) { return rank / per; };
-  const auto switch_of = [&](int rank) { return hosts_per_switch > 0 ? host_of(rank) / hosts_per_switch : 0; };
-  const auto between = [&](bool switches_differ) { return switches_differ ? far : inter; };
-  // Across hosts a pairwise exchange pays the exchange factor.
-  const auto exchange_on = [&](LinkCost l) { return LinkCost{l.alpha_s, l.beta_s_per_byte * inter_exchange_factor}; };
-  // A ring across `ring_hosts` hosts waits at every step for its slowest neighbour pair: once it spans more hosts
-  // than a switch holds, the pairs on either side of a switch boundary. A ring of two members is a pairwise exchange.
-  const auto ring_link = [&](int members, int ring_hosts) {
-    const bool spans = hosts_per_switch > 0 && ring_hosts > hosts_per_switch;
-    return members == 2 ? exchange_on(between(spans)) : between(spans);
-  };
-  const LinkCost flat = hosts <= 1 ? intra : ring_link(p, hosts);
-  // A butterfly step runs all its pairs at once and lasts as long as its slowest: inside a host, across hosts
-  // (where all L ranks of a host send at once and share its link), or across switches.
-  const auto step_link = [&](int pairs, auto pair) {
-    bool hosts_differ = false, switches_differ = false;
-    for (int i = 0; i < pairs && !switches_differ; ++i) {
-      const auto [a, b] = pair(i);
-      hosts_differ = hosts_differ || host_of(a) != host_of(b);
-      switches_differ = switch_of(a) != switch_of(b);
-    }
-    if (!hosts_differ) return intra;
-    const LinkCost l = exchange_on(between(switches_differ));
-    return LinkCost{l.alpha_s, l.beta_s_per_byte * static_cast<double>(per)};
-  };
-  // The ranks beyond the largest power of two fold into their neighbours (ranks 2i and 2i+1), which puts core rank
-  // c on comm rank 2c+1 or c+E: a core step 2^k apart can join ranks up to twice that apart.
-  const ExchangeAllreduce::Fold shape = ExchangeAllreduce::fold_of(0, p);
-  const int core = shape.core_size, levels = floor_log2(core);
-  const auto link_at = [&](int distance) {
-    return step_link(core, [&](int c) {
-      return std::pair{ExchangeAllreduce::comm_rank_of_core(shape, c),
-                       ExchangeAllreduce::comm_rank_of_core(shape, c ^ distance)};
-    });
-  };
-  const LinkCost fold_link = step_link(shape.extra, [](int i) { return std::pair{2 * i, 2 * i + 1}; });
-  const double fold = core == p ? 0.0 : 2 * (fold_link.alpha_s + n * fold_link.beta_s_per_byte) + n * g;
-  const auto messages = [&](double piece) {
-    return chunk_bytes == 0 ? 1.0 : std::max(1.0, std::ceil(piece / static_cast<double>(chunk_bytes)));
-  };
-  if (method == "ring") {
-    const double seg = n / p;
-    return 2 * (p - 1) * messages(seg) * flat.alpha_s + 2.0 * (p - 1) / p * n * flat.beta_s_per_byte +
-           (p - 1.0) / p * n * g;
-  }
-  if (method == "rd") {
-    double t = fold;
-    for (int k = 0; k < levels; ++k) {
-      const LinkCost link = link_at(1 << k);
-      t += link.alpha_s + n * link.beta_s_per_byte + n * g;
-    }
-    return t;
-  }
-  if (method == "rhd") {
-    double t = fold, piece = n;
-    for (int k = 0; k < levels; ++k) {  // halving: step k trades half of what is left with the rank 2^k away
-      piece /= 2;
-      const LinkCost link = link_at(1 << k);
-      t += 2 * (link.alpha_s + piece * link.beta_s_per_byte) + piece * g;  // and the doubling step back
-    }
-    return t;
-  }
-  if (method == "hier") {
-    if (hosts <= 1 || per_host <= 1) return std::nullopt;
-    const double local = per_host, slice = n / local;
-    const double inside =
-        2 * (local - 1) * (messages(slice) * intra.alpha_s + slice * intra.beta_s_per_byte) + (local - 1) * slice * g;
-    // All L ranks of a host cross at once: the link's bandwidth is shared by L slices.
-    const double h = hosts, piece = slice / h;
-    const LinkCost cross = ring_link(hosts, hosts);  // one ring per local rank, a member per host
-    const double across =
-        2 * (h - 1) * (messages(piece) * cross.alpha_s + piece * local * cross.beta_s_per_byte) + (h - 1) * piece * g;
-    return inside + across;
-  }
-  return std::nullopt;
+  const AllreduceMethod* m = find_allreduce_method(method);
+  if (!m || !m->cost) return std::nullopt;
+  if (ranks <= 1 || bytes == 0) return 0.0;
+  return m->cost(*this, {bytes, ranks, ranks_per_host, chunk_bytes});
 }
 
 }  // namespace gradsync

@@ -35,12 +35,52 @@ struct CostModel {
   double gamma_s_per_byte = 0;
   std::string source;  // where the values came from, for run headers
 
-  // Predicted seconds for `method` ("ring", "rd", "rhd", "hier") to sum `bytes` on `ranks` ranks placed
+  // Predicted seconds for the registry's `method` (collectives/methods.hpp) to sum `bytes` on `ranks` ranks placed
   // `ranks_per_host` to a host (consecutive ranks share a host; ranks_per_host == ranks: one host), with messages of
-  // at most `chunk_bytes` where the method chunks. Nothing for a method it has no formula for, or hier on one host
-  // or on hosts of one rank (where it is the ring).
+  // at most `chunk_bytes` where the method chunks: its entry's cost function (AllreduceMethod::cost). Nothing for a
+  // method without one, or where its formula does not apply (hier on one host, or on hosts of one rank).
   std::optional<double> predict(std::string_view method, std::size_t bytes, int ranks, int ranks_per_host,
                                 std::size_t chunk_bytes) const;
+};
+
+// What a method's cost function is asked (AllreduceMethod::cost): the sum of `bytes` on `ranks` ranks placed
+// `ranks_per_host` to a host, in messages of at most `chunk_bytes` where the method chunks (0: whole).
+struct CostQuery {
+  std::size_t bytes = 0;
+  int ranks = 1;
+  int ranks_per_host = 1;
+  std::size_t chunk_bytes = 0;
+};
+
+// The links a query's messages cross, which the methods' formulas share: consecutive ranks share a host and
+// consecutive hosts a switch; ranks on hosts under different switches talk over the far link.
+class CostLinks {
+ public:
+  CostLinks(const CostModel& model, const CostQuery& query);
+  int hosts() const { return hosts_; }
+  // A ring of `members` across `ring_hosts` hosts waits at every step for its slowest neighbour pair: once it spans
+  // more hosts than a switch holds, the pairs on either side of a switch boundary. A ring of two members is a
+  // pairwise exchange, which across hosts pays the exchange factor.
+  LinkCost ring(int members, int ring_hosts) const;
+  // The ring over every rank: the intra link on one host.
+  LinkCost flat_ring() const { return hosts_ <= 1 ? model_.intra : ring(query_.ranks, hosts_); }
+  // A butterfly step between core ranks `distance` apart (exchange_allreduce.hpp: the ranks past the largest power
+  // of two fold into their neighbours): all its pairs run at once and it lasts as long as its slowest, inside a
+  // host, across hosts (where a host's ranks share its link) or across switches.
+  LinkCost butterfly(int distance) const;
+  int butterfly_levels() const;  // log2 of the core's size
+  // The fold before the core's steps and the unfold after them, for `bytes`: 0 on a power of two.
+  double fold_seconds(double bytes) const;
+  // Messages of at most the query's chunk that `piece` bytes take (1 when it does not chunk).
+  double messages(double piece) const;
+
+ private:
+  LinkCost exchange_on(LinkCost link) const;
+  template <class Pair>
+  LinkCost step_link(int pairs, Pair pair) const;
+  const CostModel& model_;
+  CostQuery query_;
+  int per_host_, hosts_;
 };
 
 // The built-in parameters (docs/collectives.md says where they come from).

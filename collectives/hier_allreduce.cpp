@@ -1,4 +1,6 @@
 #include "collectives/hier_allreduce.hpp"
+#include "collectives/allreduce_method.hpp"
+#include "collectives/cost_model.hpp"
 
 #include <fmt/format.h>
 
@@ -75,5 +77,32 @@ bool HierAllreduce::advance() {
   }
   return !begin_part(part_ + 1);
 }
+
+// Inside each host a ring over its L ranks; across hosts one ring per local rank, all L of a host crossing its link
+// at once (the link's bandwidth shared by L slices); nothing on one host or on hosts of one rank (the ring there).
+std::optional<double> hier_cost(const CostModel& model, const CostQuery& q) {
+  const CostLinks links(model, q);
+  if (links.hosts() <= 1 || q.ranks_per_host <= 1) return std::nullopt;
+  const double n = static_cast<double>(q.bytes), local = q.ranks_per_host, slice = n / local, g = model.gamma_s_per_byte;
+  const double inside = 2 * (local - 1) * (links.messages(slice) * model.intra.alpha_s + slice * model.intra.beta_s_per_byte) +
+                        (local - 1) * slice * g;
+  const double h = links.hosts(), piece = slice / h;
+  const LinkCost cross = links.ring(links.hosts(), links.hosts());
+  const double across =
+      2 * (h - 1) * (links.messages(piece) * cross.alpha_s + piece * local * cross.beta_s_per_byte) + (h - 1) * piece * g;
+  return inside + across;
+}
+
+extern const AllreduceMethod hier_allreduce_method = {
+    .name = "hier",
+    .summary = "two-level: reduce-scatter inside each host, a ring across hosts per local rank, all-gather inside",
+    .chunked = true,
+    .segmented = true,
+    .two_level = true,
+    .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
+      return std::make_unique<HierAllreduce>(comm, o);
+    },
+    .cost = hier_cost,
+};
 
 }  // namespace gradsync

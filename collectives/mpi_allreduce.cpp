@@ -1,4 +1,5 @@
 #include "collectives/mpi_allreduce.hpp"
+#include "collectives/allreduce_method.hpp"
 
 #include "collectives/watchdog.hpp"
 
@@ -16,5 +17,14 @@ void MpiAllreduce::begin(std::byte* data, std::size_t count, Dtype type) {
                             &request_, send_copy_, "MPI_Iallreduce", comm_.rank());
   stage_ = {{&request_, 1}, "MPI_Iallreduce"};
 }
+
+extern const AllreduceMethod mpi_allreduce_method = {
+    .name = "mpi",
+    .summary = "MPI_Allreduce (MPI_IN_PLACE, MPI_SUM): the vendor baseline",
+    .library = true,
+    .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
+      return std::make_unique<MpiAllreduce>(comm, o);
+    },
+};
 
 }  // namespace gradsync

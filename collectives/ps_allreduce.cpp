@@ -1,4 +1,5 @@
 #include "collectives/ps_allreduce.hpp"
+#include "collectives/allreduce_method.hpp"
 #include "collectives/wire_meter.hpp"
 
 #include <fmt/format.h>
@@ -165,5 +166,25 @@ void PsAllreduce::post_transfers(bool push) {
                 "MPI_Irecv (ps pull)", me);
   }
 }
+
+extern const AllreduceMethod ps_allreduce_method = {
+    .name = "ps",
+    .summary = "central parameter server on rank 0: workers push, the server sums in rank order and sends back",
+    .servers = ServerRanks::one,
+    .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
+      AllreduceOptions one = o;
+      one.servers = 1;
+      return std::make_unique<PsAllreduce>(comm, one, "ps");
+    },
+};
+
+extern const AllreduceMethod ps_sharded_allreduce_method = {
+    .name = "ps-sharded",
+    .summary = "parameter server sharded over ranks 0..servers-1, each owning a key range",
+    .servers = ServerRanks::some,
+    .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
+      return std::make_unique<PsAllreduce>(comm, o, "ps-sharded");
+    },
+};
 
 }  // namespace gradsync

@@ -1,4 +1,6 @@
 #include "collectives/rhd_allreduce.hpp"
+#include "collectives/allreduce_method.hpp"
+#include "collectives/cost_model.hpp"
 
 namespace gradsync {
 
@@ -31,5 +33,28 @@ void RecursiveHalvingDoublingAllreduce::plan_core(std::size_t count, std::vector
     hi = lo + 2 * size;
   }
 }
+
+// Halving: step k trades half of what is left with the core rank 2^k away; doubling brings it back the same way.
+std::optional<double> rhd_cost(const CostModel& model, const CostQuery& q) {
+  const CostLinks links(model, q);
+  const double n = static_cast<double>(q.bytes);
+  double t = links.fold_seconds(n), piece = n;
+  for (int k = 0; k < links.butterfly_levels(); ++k) {
+    piece /= 2;
+    const LinkCost link = links.butterfly(1 << k);
+    t += 2 * (link.alpha_s + piece * link.beta_s_per_byte) + piece * model.gamma_s_per_byte;
+  }
+  return t;
+}
+
+extern const AllreduceMethod rhd_allreduce_method = {
+    .name = "rhd",
+    .summary = "recursive halving and doubling (Rabenseifner): 2 log2 P steps of halving, then doubling, pieces",
+    .segmented = true,
+    .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
+      return std::make_unique<RecursiveHalvingDoublingAllreduce>(comm, resolve_transport(comm, o, false));
+    },
+    .cost = rhd_cost,
+};
 
 }  // namespace gradsync

@@ -1,4 +1,6 @@
 #include "collectives/ring_allreduce.hpp"
+#include "collectives/allreduce_method.hpp"
+#include "collectives/cost_model.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -54,5 +56,39 @@ void RingAllreduce::plan(std::size_t count, Dtype type, Schedule& schedule) cons
   schedule.window = std::min(options_.ring_window, schedule.chunks);
   schedule.segment_bytes = left_ == right_ ? options_.segment_bytes : kWholeMessages;
 }
+
+// The ring's cost: 2(P-1) steps of a P-th of the message over the ring's slowest link, each in as many chunks as
+// its chunk size cuts it into, and P-1 reductions of a P-th.
+std::optional<double> ring_cost(const CostModel& model, const CostQuery& q) {
+  const CostLinks links(model, q);
+  const LinkCost flat = links.flat_ring();
+  const double n = static_cast<double>(q.bytes), p = q.ranks;
+  return 2 * (p - 1) * links.messages(n / p) * flat.alpha_s + 2.0 * (p - 1) / p * n * flat.beta_s_per_byte +
+         (p - 1.0) / p * n * model.gamma_s_per_byte;
+}
+
+std::unique_ptr<Allreduce> make_ring_method(const Comm& comm, AllreduceOptions o, bool bf16) {
+  o.bf16_wire = bf16;
+  return std::make_unique<RingAllreduce>(comm, resolve_transport(comm, o, true));
+}
+
+extern const AllreduceMethod ring_allreduce_method = {
+    .name = "ring",
+    .summary = "ring allreduce: reduce-scatter then all-gather with the neighbours, 2(P-1) steps",
+    .chunked = true,
+    .segmented = true,
+    .make = [](const Comm& comm, const AllreduceOptions& o) { return make_ring_method(comm, o, false); },
+    .cost = ring_cost,
+};
+
+extern const AllreduceMethod ring_bf16_allreduce_method = {
+    .name = "ring-bf16",
+    .summary = "the ring sending float32 as bfloat16: half the bytes, each value rounded to 2^-8 per hop",
+    .exact = false,
+    .float32_only = true,
+    .chunked = true,
+    .segmented = true,
+    .make = [](const Comm& comm, const AllreduceOptions& o) { return make_ring_method(comm, o, true); },
+};
 
 }  // namespace gradsync

@@ -125,7 +125,7 @@ std::string expected_choice(const CostModel& model, std::size_t bytes, int p, in
   std::vector<std::pair<std::string, double>> predicted;
   double fastest = 1e300;
   for (const AllreduceMethod& m : allreduce_method_table()) {
-    if (!m.modelled || !keep(m) || (m.two_level && (per_host <= 1 || per_host >= p))) continue;
+    if (!m.modelled() || !keep(m) || (m.two_level && (per_host <= 1 || per_host >= p))) continue;
     const auto t = model.predict(m.name, bytes, p, per_host, m.chunked ? kSharedMemoryChunkBytes : 0);
     if (!t) continue;
     predicted.emplace_back(m.name, *t);
