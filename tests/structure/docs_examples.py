@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""The toy examples of docs/design.md cannot rot: every file a diff there adds (`--- /dev/null` then `+++ PATH`) is
+compiled against today's headers (-fsyntax-only, C++20), so a renamed field or header fails this test.
+Usage: docs_examples.py ROOT COMPILER [-I DIR ...] [-D NAME=VALUE ...]. Exit 1 naming the example that fails."""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+root, compiler, flags = sys.argv[1], sys.argv[2], sys.argv[3:]
+text = open(os.path.join(root, 'docs', 'design.md'), encoding='utf-8').read()
+examples = []
+appended = {}  # a file the diffs add lines to (the registry's .def lists): its lines after today's
+for block in re.findall(r'```diff\n(.*?)```', text, re.S):
+    lines = block.split('\n')
+    for i, line in enumerate(lines):
+        head = line.strip()
+        if head.startswith('--- ') and head != '--- /dev/null' and i + 1 < len(lines) and \
+                lines[i + 1].strip() == '+++ ' + head[4:]:
+            for follow in lines[i + 2:]:
+                stripped = follow.strip()
+                if stripped.startswith('--- '):
+                    break
+                if stripped.startswith('+'):
+                    appended.setdefault(head[4:], []).append(stripped[1:])
+        if line.strip() == '--- /dev/null' and i + 1 < len(lines) and lines[i + 1].strip().startswith('+++ '):
+            path = lines[i + 1].strip()[4:]
+            body = []
+            for follow in lines[i + 2:]:
+                stripped = follow.strip()
+                if stripped.startswith('--- ') or not stripped.startswith('+'):
+                    break
+                body.append(follow.lstrip()[1:])
+            examples.append((path, '\n'.join(body) + '\n'))
+if not examples:
+    sys.exit('docs_examples: no example files found in docs/design.md')
+failed = 0
+with tempfile.TemporaryDirectory() as tmp:
+    # The diffs' added lines, in copies of their files under a root searched before the tree's own.
+    shadow = os.path.join(tmp, 'shadow')
+    for path, added in appended.items():
+        os.makedirs(os.path.dirname(os.path.join(shadow, path)), exist_ok=True)
+        original = open(os.path.join(root, path), encoding='utf-8').read()
+        open(os.path.join(shadow, path), 'w').write(original + '\n'.join(added) + '\n')
+    for path, body in examples:
+        source = os.path.join(tmp, os.path.basename(path))
+        open(source, 'w').write(body)
+        cmd = [compiler, '-std=c++20', '-fsyntax-only', '-I', shadow, '-I', root, *flags, source]
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode != 0:
+            failed += 1
+            print(f'FAIL {path} (docs/design.md): it no longer compiles:\n{result.stderr[:3000]}')
+        else:
+            print(f'ok   {path} (docs/design.md) compiles')
+print(f'{len(examples) - failed} passed, {failed} failed')
+sys.exit(1 if failed else 0)
