@@ -15,6 +15,8 @@ flat-1g            the emulated cluster (bench/cluster/cluster.sh, docs/scale-ou
                    the top of each file): SimGrid's defaults fit a different network.
 flat-1g-2pn        the same with 2 ranks per host (hosts with 2 cores), as the emulated cluster's 2 x 2 runs: ranks on
                    one host talk through its loopback (shared memory).
+flat-1g-slow3      flat-1g with host 3's link 10x slower (0.0926 Gbit/s each way), as the emulated cluster with
+                   --slow-host 3 --slow-rate 100mbit: one host per link written out, as a SimGrid Cluster zone.
 fattree-<R>g-1pn   two-level fat trees with R = 10, 25, 100 Gbit/s links, one rank per host, up to --max-ranks hosts:
                    32 hosts per leaf switch, every leaf joined to 32 spine switches (full bisection).
 fattree-<R>g-8pn   the same links with 8 ranks per host (hosts with 8 cores); ranks on one host talk through its
@@ -73,6 +75,23 @@ def flat(host_speed, hosts, cores=1):
                   f"{cores} core(s) per host") + body + "</platform>\n"
 
 
+SLOW_HOST, SLOW_FACTOR = 3, 10
+
+
+def flat_slow(host_speed, hosts):
+    bw = 1e9 / EMULATED_BETA_NS_PER_BYTE
+    lat_us = EMULATED_ALPHA_US / 2
+    body = ['  <zone id="flat" routing="Cluster">\n']
+    for h in range(hosts):
+        rate = bw / SLOW_FACTOR if h == SLOW_HOST else bw
+        body.append(f'    <host id="node-{h}" speed="{host_speed:.6g}Gf" core="1"/>\n'
+                    f'    <link id="link-{h}" bandwidth="{rate:.6g}Bps" latency="{lat_us:g}us" '
+                    f'sharing_policy="SPLITDUPLEX"/>\n'
+                    f'    <host_link id="node-{h}" up="link-{h}_UP" down="link-{h}_DOWN"/>\n')
+    body.append('  </zone>\n')
+    return header(f"flat-1g with host {SLOW_HOST}'s link {SLOW_FACTOR}x slower") + "".join(body) + "</platform>\n"
+
+
 def fat_tree(host_speed, rate_gbps, hosts, cores):
     leaves = max(1, -(-hosts // HOSTS_PER_LEAF))
     per_leaf = min(hosts, HOSTS_PER_LEAF)
@@ -108,7 +127,8 @@ def main():
         parser.error("--host-speed must be > 0 and --max-ranks >= 2")
     args.out.mkdir(parents=True, exist_ok=True)
     files = {"flat-1g": (flat(speed, args.max_ranks), hostfile(args.max_ranks, 1)),
-             "flat-1g-2pn": (flat(speed, args.max_ranks // 2, 2), hostfile(args.max_ranks // 2, 2))}
+             "flat-1g-2pn": (flat(speed, args.max_ranks // 2, 2), hostfile(args.max_ranks // 2, 2)),
+             "flat-1g-slow3": (flat_slow(speed, args.max_ranks), hostfile(args.max_ranks, 1))}
     for rate in FAT_TREE_RATES_GBPS:
         files[f"fattree-{rate}g-1pn"] = (fat_tree(speed, rate, args.max_ranks, 1), hostfile(args.max_ranks, 1))
         hosts8 = -(-args.max_ranks // 8)
