@@ -84,8 +84,9 @@ std::optional<double> hier_cost(const CostModel& model, const CostQuery& q) {
   const CostLinks links(model, q);
   if (links.hosts() <= 1 || q.ranks_per_host <= 1) return std::nullopt;
   const double n = static_cast<double>(q.bytes), local = q.ranks_per_host, slice = n / local, g = model.gamma_s_per_byte;
-  const double inside = 2 * (local - 1) * (links.messages(slice) * model.intra.alpha_s + slice * model.intra.beta_s_per_byte) +
-                        (local - 1) * slice * g;
+  const double inside =
+      2 * (local - 1) * (links.messages(slice) * model.intra.alpha_s + slice * model.intra.beta_s_per_byte) +
+      (local - 1) * slice * g;
   const double h = links.hosts(), piece = slice / h;
   const LinkCost cross = links.ring(links.hosts(), links.hosts());
   const double across =
