@@ -464,6 +464,36 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("local SGD resumes bit for bit between its averages, with and without its outer optimizer") {
+  const Comm world = Comm::world();
+  const TrainTest data = test::blobs(512);
+  for (float outer_lr : {1.0f, 0.7f}) {
+    CAPTURE(outer_lr);
+    const auto dir = test::temp_dir("local-sgd-resume", world.rank());
+    TrainConfig c = test::checkpointed_mlp("ring", 8, dir.string());
+    c.average_every = 3;  // 8 steps an epoch: the checkpoint falls between two averages
+    c.outer_lr = outer_lr;
+    c.outer_momentum = outer_lr == 1.0f ? 0.0f : 0.9f;
+    c.sgd.momentum = 0.9f;
+    c.epochs = 2;
+    c.checkpoint_every = 1;
+    const TrainResult whole = train(c, data, world);
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    c.epochs = 1;
+    train(c, data, world);
+    c.epochs = 2;
+    c.resume = true;
+    const TrainResult resumed = train(c, data, world);
+    if (world.rank() == 0) {
+      REQUIRE(resumed.epochs.size() == 1u);
+      CHECK(resumed.params == whole.params);
+      CHECK(resumed.epochs.back().consensus_distance == whole.epochs.back().consensus_distance);
+    }
+    std::filesystem::remove_all(dir);
+  }
+}
+
 TEST_CASE("the cost model prices a gossip step as the model sent to each neighbour over the host's one link") {
   CostModel m;
   m.intra = {1e-6, 1e-10};

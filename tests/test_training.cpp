@@ -155,7 +155,7 @@ TEST_CASE("bad training configurations are rejected with a message naming the fl
   c.sync = sync_method("ring");
   c.average_every = 4;
   c.checkpoint_dir = "/tmp/x";
-  CHECK(validate(c, 2).find("--checkpoint: not supported with --average-every") != std::string::npos);
+  CHECK(validate(c, 2).empty());  // local SGD checkpoints every worker's own model (tests/test_gossip.cpp)
   c = TrainConfig{};
   c.sync = sync_method("ring-bf16");
   c.average_every = 4;

@@ -73,8 +73,6 @@ std::string validate_checkpoints(const TrainConfig& c) {
     return "--checkpoint-seconds: must be a number of seconds above 0 and below 1e7";
   if (c.checkpoint_replicas < 1) return fmt::format("--checkpoint-replicas {}: must be >= 1", c.checkpoint_replicas);
   if (c.resume && c.checkpoint_dir.empty()) return "--resume needs --checkpoint DIR (where the checkpoint is)";
-  if (!c.checkpoint_dir.empty() && c.average_every > 0)
-    return "--checkpoint: not supported with --average-every (workers hold different models between averages)";
   return {};
 }
 

@@ -7,6 +7,7 @@
 #include "collectives/methods.hpp"
 #include "trainers/compression/compressed_jobs.hpp"
 #include "trainers/config/train_config.hpp"
+#include "trainers/families/replicas.hpp"
 #include "trainers/families/sync_registry.hpp"
 #include "trainers/overlap/overlapped_sync.hpp"
 
@@ -35,12 +36,34 @@ class GradientAllreduce final : public Synchronizer {
 // model of the last average and the new mean is an outer gradient, and Nesterov momentum steps on it:
 //   delta = anchor - mean;  m = mu * m + delta;  anchor -= outer_lr * (delta + mu * m);  every worker <- anchor.
 // outer_lr 1 and mu 0 make anchor = mean; that case keeps the plain average's arithmetic, bit for bit.
+// Between averages the workers' models differ: a checkpoint keeps each one (Replicas), then the outer optimizer's
+// anchor and momentum (the same on every worker), and the run evaluates the workers' mean.
 class ModelAveraging final : public Synchronizer {
  public:
-  ModelAveraging(std::unique_ptr<Allreduce> allreduce, Sgd& sgd, int every, float outer_lr, float outer_momentum)
+  ModelAveraging(std::unique_ptr<Allreduce> allreduce, Sgd& sgd, int every, float outer_lr, float outer_momentum,
+                 std::size_t count, std::int64_t steps_done)
       : allreduce_(std::move(allreduce)), sgd_(sgd), every_(every),
         inv_workers_(1.0f / static_cast<float>(allreduce_->comm().size())), outer_lr_(outer_lr),
-        outer_momentum_(outer_momentum), outer_(outer_lr != 1.0f || outer_momentum != 0.0f) {}
+        outer_momentum_(outer_momentum), outer_(outer_lr != 1.0f || outer_momentum != 0.0f), count_(count),
+        replicas_(allreduce_->comm(), sgd, count), steps_(steps_done) {}
+  bool keeps_replicas() const override { return true; }
+  void start_from(std::span<float> params) override { replicas_.start_from(params); }
+  std::size_t state_size() const override { return replicas_.state_size() + outer_state_size(); }
+  void save_state(std::span<float> out) override {
+    replicas_.save(out.first(replicas_.state_size()));
+    if (!outer_) return;
+    const std::span<float> outer = out.subspan(replicas_.state_size());
+    std::ranges::copy(anchor_, outer.begin());
+    std::ranges::copy(velocity_, outer.begin() + static_cast<std::ptrdiff_t>(anchor_.size()));
+  }
+  void load_state(std::span<const float> saved, int saved_workers, int index) override {
+    const std::size_t outer = outer_state_size();
+    replicas_.load(saved.first(saved.size() - std::min(outer, saved.size())), saved_workers, index);
+    if (!outer_) return;
+    const std::span<const float> state = saved.last(outer);
+    anchor_.assign(state.begin(), state.begin() + static_cast<std::ptrdiff_t>(outer / 2));
+    velocity_.assign(state.begin() + static_cast<std::ptrdiff_t>(outer / 2), state.end());
+  }
   void step(std::span<float> params, std::span<float> grads) override {
     if (outer_ && anchor_.empty()) {  // the model every worker starts from is the first anchor
       anchor_.assign(params.begin(), params.end());
@@ -74,10 +97,15 @@ class ModelAveraging final : public Synchronizer {
   Sgd& sgd_;
   int every_;
   float inv_workers_;
+  // The outer optimizer's anchor and momentum, one model each (none without it).
+  std::size_t outer_state_size() const { return outer_ ? 2 * count_ : 0; }
+
   float outer_lr_, outer_momentum_;
   bool outer_;
   std::vector<float> anchor_, velocity_;  // the model of the last average and the outer momentum (with outer_)
-  long steps_ = 0;
+  std::size_t count_;
+  Replicas replicas_;
+  std::int64_t steps_;  // global steps taken: averages fall where they would have without a checkpoint
 };
 
 // The one place that pairs what sums a range of the gradient (its allreduce, or its error-fed compressor) with how
@@ -105,7 +133,7 @@ std::unique_ptr<Synchronizer> make_allreduce_family(const TrainConfig& config, c
   auto allreduce = config.sync.allreduce->make(s.workers, allreduce_options(config));
   if (config.average_every > 0)
     return std::make_unique<ModelAveraging>(std::move(allreduce), s.sgd, config.average_every, config.outer_lr,
-                                            config.outer_momentum);
+                                            config.outer_momentum, s.parameter_count, s.steps_done);
   return std::make_unique<GradientAllreduce>(std::move(allreduce), s.sgd);
 }
 
@@ -116,6 +144,13 @@ extern const SyncFamilyInfo allreduce_sync_family = {
     .name = "",  // named by its methods (collectives/methods.hpp)
     .pipelines = true,
     .buckets = true,
+    // Local SGD's state: every worker's model and optimizer state (Replicas), then the outer optimizer's two models.
+    .state_size = [](const TrainConfig& c, std::size_t parameter_count, int workers) -> std::size_t {
+      if (c.average_every == 0) return 0;
+      const std::size_t momentum = c.sgd.momentum != 0.0f ? parameter_count : 0;
+      const bool outer = c.outer_lr != 1.0f || c.outer_momentum != 0.0f;
+      return static_cast<std::size_t>(workers) * (parameter_count + momentum) + (outer ? 2 * parameter_count : 0);
+    },
     .make = make_allreduce_family,
 };
 

@@ -7,53 +7,12 @@
 
 #include "collectives/gossip_exchange.hpp"
 #include "collectives/pair_gossip.hpp"
-#include "model/checkpoint.hpp"
 #include "trainers/config/train_config.hpp"
+#include "trainers/families/replicas.hpp"
 #include "trainers/families/sync_registry.hpp"
 
 namespace gradsync {
 namespace {
-
-// Each worker's model and momentum are its own, so a checkpoint keeps every worker's: they are gathered into the
-// synchronizer's state (worker after worker: its model, then its optimizer state), which every worker then holds
-// alike, and a resumed worker takes its own back. On another number of workers some replicas would have no rank to
-// go to, or some ranks no replica: refused.
-class Replicas {
- public:
-  Replicas(const Comm& workers, Sgd& sgd, std::size_t count) : workers_(workers), sgd_(sgd), count_(count) {}
-  std::size_t state_size() const { return static_cast<std::size_t>(workers_.size()) * block(); }
-  void save(std::span<float> out) const {
-    if (params_.empty() && count_ > 0) throw std::logic_error("gossip: a checkpoint before the worker started");
-    std::vector<float> mine(block());
-    std::ranges::copy(params_, mine.begin());
-    std::ranges::copy(sgd_.state(), mine.begin() + static_cast<std::ptrdiff_t>(count_));
-    std::ranges::copy(workers_.all_gather(mine), out.begin());
-  }
-  void load(std::span<const float> saved, int saved_workers, int index) {
-    if (saved_workers != workers_.size() || saved.size() != state_size())
-      throw CheckpointError(fmt::format(
-          "checkpoint: a gossip run keeps one model per worker, and this one holds {} ({} values); resume it on {} "
-          "worker(s), not {}",
-          saved_workers, saved.size(), saved_workers, workers_.size()));
-    pending_.assign(saved.begin() + static_cast<std::ptrdiff_t>(block() * static_cast<std::size_t>(index)),
-                    saved.begin() + static_cast<std::ptrdiff_t>(block() * static_cast<std::size_t>(index + 1)));
-  }
-  void start_from(std::span<float> params) {
-    params_ = params;
-    if (pending_.empty()) return;
-    std::copy_n(pending_.begin(), count_, params.begin());
-    std::copy(pending_.begin() + static_cast<std::ptrdiff_t>(count_), pending_.end(), sgd_.state().begin());
-    pending_.clear();
-  }
-
- private:
-  std::size_t block() const { return count_ + sgd_.state().size(); }
-  const Comm& workers_;
-  Sgd& sgd_;
-  std::size_t count_;
-  std::span<float> params_;     // the worker's model (start_from)
-  std::vector<float> pending_;  // a resumed worker's own model and optimizer state, until start_from
-};
 
 // What the two gossip synchronizers share: replicas of their own, checkpointed as Replicas says.
 class ReplicaSync : public Synchronizer {

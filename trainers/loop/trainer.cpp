@@ -66,13 +66,17 @@ class EpochLoop {
     const double epoch_start = now_s();
     const bool last = epoch + 1 == config_.epochs;
     const EpochWork mine = train(epoch, result);
+    // Before finish(): the last epoch's checkpoint keeps the state the steps left (local SGD's replicas between
+    // averages), so a run resumed from it continues as the uninterrupted run would.
+    const double checkpoint_start = now_s();
+    if (schedule_.due_at_epoch_end(epoch, last, global_)) checkpoint({global_, epoch + 1, 0});
+    const double checkpoint_s = now_s() - checkpoint_start;  // kept out of the epoch's time, as the evaluation is
     if (last) roles_.finish();
     const EpochWork all = reduce_to_root(world_, mine);
-    const double elapsed = now_s() - epoch_start;  // rank 0's view; the reduction above waited for every rank
+    const double elapsed = now_s() - epoch_start - checkpoint_s;  // rank 0's view; the reduction waited for all
     const std::span<const float> model_now = roles_.model_on_root();
     const ReplicaSpread spread = roles_.replica_spread(data_.test, eval_ws_);
     if (world_.rank() == 0) report(epoch, all, elapsed, model_now, spread, result, on_epoch);
-    if (schedule_.due_at_epoch_end(epoch, last, global_)) checkpoint({global_, epoch + 1, 0});
     const WaitScope wait("MPI_Barrier (end of epoch; rank 0 evaluates and checkpoints)");
     world_.barrier();  // evaluation time stays out of the next epoch's measurements
   }
