@@ -8,6 +8,7 @@
 #include <memory>
 #include <numbers>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "collectives/agreement.hpp"
@@ -97,6 +98,22 @@ double gap_by_power_iteration(Topology t, int p) {
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = z[i] / norm;
   }
   return 1 - std::pow(std::sqrt(std::max(lambda, 0.0)), 1.0 / period);
+}
+
+// Two epochs of `c` (which checkpoints to `dir` every epoch) in one run, then again as one epoch and a resumed
+// second: the results of both, on `world`. `c` comes back resumed, for a further attempt by the caller.
+std::pair<TrainResult, TrainResult> whole_and_resumed(TrainConfig& c, const TrainTest& data, const Comm& world,
+                                                      const std::filesystem::path& dir) {
+  c.epochs = 2;
+  c.checkpoint_every = 1;
+  TrainResult whole = train(c, data, world);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  c.epochs = 1;
+  train(c, data, world);
+  c.epochs = 2;
+  c.resume = true;
+  return {std::move(whole), train(c, data, world)};
 }
 
 }  // namespace
@@ -431,16 +448,7 @@ TEST_CASE(
     c.topology = Topology::exp1;
     c.gossip_async = async;
     c.sgd.momentum = 0.9f;
-    c.epochs = 2;
-    c.checkpoint_every = 1;
-    const TrainResult whole = train(c, data, world);
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    c.epochs = 1;
-    train(c, data, world);
-    c.epochs = 2;
-    c.resume = true;
-    const TrainResult resumed = train(c, data, world);
+    const auto [whole, resumed] = whole_and_resumed(c, data, world, dir);
     if (world.rank() == 0 && !async) {  // asynchronous pairs average in an order timing decides
       REQUIRE(resumed.epochs.size() == 1u);
       CHECK(resumed.params == whole.params);
@@ -475,16 +483,7 @@ TEST_CASE("local SGD resumes bit for bit between its averages, with and without 
     c.outer_lr = outer_lr;
     c.outer_momentum = outer_lr == 1.0f ? 0.0f : 0.9f;
     c.sgd.momentum = 0.9f;
-    c.epochs = 2;
-    c.checkpoint_every = 1;
-    const TrainResult whole = train(c, data, world);
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    c.epochs = 1;
-    train(c, data, world);
-    c.epochs = 2;
-    c.resume = true;
-    const TrainResult resumed = train(c, data, world);
+    const auto [whole, resumed] = whole_and_resumed(c, data, world, dir);
     if (world.rank() == 0) {
       REQUIRE(resumed.epochs.size() == 1u);
       CHECK(resumed.params == whole.params);
