@@ -30,7 +30,6 @@ Roles::Roles(const TrainConfig& config, const Dataset& train, const Mlp& model, 
                                      model.sizes(), start.steps_done});
   if (config.resume && (sync_->state_size() > 0 || saved.size() > velocity))
     sync_->load_state(saved.subspan(velocity), static_cast<int>(start.manifest.workers), me - layout_.servers);
-  if (sync_->state_size() > 0) checkpoint_state_.resize(sgd_.state().size() + sync_->state_size());
   worker_ = std::make_unique<Worker>(config, train, model, me - layout_.servers, layout_.workers, me, world.size(),
                                      start.params, *sync_, start.steps_done);
 }
@@ -68,7 +67,10 @@ void Roles::hand_worker_state_to_servers() {
 }
 
 std::span<const float> Roles::worker_state() {
-  if (checkpoint_state_.empty()) return sgd_.state();
+  if (sync_->state_size() == 0) return sgd_.state();
+  // Allocated at the first checkpoint, not before: a gossip run's state is every worker's model, which a run that
+  // never checkpoints should not hold on every rank.
+  if (checkpoint_state_.empty()) checkpoint_state_.resize(sgd_.state().size() + sync_->state_size());
   const std::span<float> all(checkpoint_state_);
   if (sync_->keeps_replicas()) {  // the workers' own optimizer states are in the synchronizer's
     mean_model(worker_comm_, sgd_.state(), mean_state_);
