@@ -34,7 +34,8 @@ for platform in $platforms; do
   done
 done
 {
-  echo "# Simulated seconds per training step (MLP-128, batch 32 per rank, $steps steps; SMPI, $(date -u +%Y-%m-%d))"
+  echo "# Simulated seconds per training step (MLP-128, batch 32 per rank; SMPI, $(date -u +%Y-%m-%d); the steps each"
+  echo "# run took are gossip_scale.csv's steps column)"
   echo "Ratio to the ring allreduce of the same platform and p in parentheses."
   awk -F, '
     NR == 1 { next }
