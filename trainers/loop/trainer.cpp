@@ -73,7 +73,12 @@ class EpochLoop {
     const double checkpoint_s = now_s() - checkpoint_start;  // kept out of the epoch's time, as the evaluation is
     if (last) roles_.finish();
     const EpochWork all = reduce_to_root(world_, mine);
-    const double elapsed = now_s() - epoch_start - checkpoint_s;  // rank 0's view; the reduction waited for all
+    // The slowest rank's time, not rank 0's: in an asynchronous run (gossip --async) rank 0 may finish its steps while
+    // others still exchange, and a simulated reduction to it need not wait for them.
+    const double elapsed = [&] {
+      const WaitScope wait("MPI_Allreduce (the epoch's time: the slowest rank's)");
+      return world_.max(now_s() - epoch_start - checkpoint_s);
+    }();
     const std::span<const float> model_now = roles_.model_on_root();
     const ReplicaSpread spread = roles_.replica_spread(data_.test, eval_ws_);
     if (world_.rank() == 0) report(epoch, all, elapsed, model_now, spread, result, on_epoch);
