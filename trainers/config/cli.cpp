@@ -10,6 +10,7 @@
 
 #include "collectives/methods.hpp"
 #include "trainers/compression/compressors.hpp"
+#include "trainers/config/federated_flags.hpp"
 #include "trainers/config/sync_method.hpp"
 #include "trainers/loop/data_source.hpp"
 
@@ -45,7 +46,8 @@ std::vector<std::size_t> parse_widths(const std::string& text) {
 struct RawFlags {
   std::string sync = "serial", hidden = "128", iterations = "full", ps_mode = "bsp", progress = "calls";
   std::string straggler, pause, trace_steps, topology = "ring";
-  long batch = 0, chunk = 0, bucket_kib = 0, global_batch = 0;
+  std::string batch;  // a count, or "all" (fedavg)
+  long chunk = 0, bucket_kib = 0, global_batch = 0;
   int pipeline = 0;
   std::uint64_t seed = 0;
   std::string compress;
@@ -72,7 +74,8 @@ void add_model_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
   app.add_option("--model", c.model, "softmax | mlp")->capture_default_str();
   app.add_option("--hidden", raw.hidden, "mlp hidden widths, comma-separated (e.g. 256,128)")->capture_default_str();
   app.add_option("--epochs", c.epochs, "passes over the training set")->capture_default_str();
-  app.add_option("--batch", raw.batch, "batch size per worker")->capture_default_str();
+  app.add_option("--batch", raw.batch, "batch size per worker (--sync fedavg: per client, or all)")
+      ->capture_default_str();
   app.add_option("--lr", c.sgd.lr, "learning rate")->capture_default_str();
   app.add_option("--momentum", c.sgd.momentum, "SGD momentum")->capture_default_str();
   app.add_option("--weight-decay", c.sgd.weight_decay, "L2 weight decay")->capture_default_str();
@@ -253,7 +256,8 @@ long parse_iterations(const std::string& text) {
 
 // The sizes and counts: checked, then converted.
 void take_numbers(const CLI::App& app, const RawFlags& raw, TrainConfig& c) {
-  if (raw.batch <= 0) throw CLI::ValidationError("--batch", fmt::format("must be positive, got {}", raw.batch));
+  const long batch = raw.batch == "all" ? 1 : positive_count(raw.batch);
+  if (batch <= 0) throw CLI::ValidationError("--batch", fmt::format("'{}' is not a positive count or all", raw.batch));
   if (app.count("--chunk-bytes") > 0 && raw.chunk <= 0)
     throw CLI::ValidationError("--chunk-bytes", fmt::format("must be positive, got {}", raw.chunk));
   if (raw.bucket_kib <= 0)
@@ -275,7 +279,7 @@ void take_numbers(const CLI::App& app, const RawFlags& raw, TrainConfig& c) {
   c.iterations_per_epoch = parse_iterations(raw.iterations);
   c.bucket_bytes = static_cast<std::size_t>(raw.bucket_kib) << 10;
   c.pipeline = raw.pipeline == 1;
-  c.batch = static_cast<std::size_t>(raw.batch);
+  c.batch = static_cast<std::size_t>(batch);
   c.chunk_bytes = static_cast<std::size_t>(raw.chunk);
   c.seed = raw.seed;
 }
@@ -303,8 +307,10 @@ void check_given_flags(const CLI::App& app, const TrainConfig& c) {
     if (app.count(flag) > 0 && !gossip)
       throw CLI::ValidationError(flag, fmt::format("only with --sync gossip (this run's --sync is {})", c.sync.name()));
   for (const char* flag : {"--outer-lr", "--outer-momentum"})
-    if (app.count(flag) > 0 && c.average_every == 0)
-      throw CLI::ValidationError(flag, "only with --average-every H (the outer optimizer steps at each average)");
+    if (app.count(flag) > 0 && c.average_every == 0 && c.sync.family != SyncFamily::fedavg)
+      throw CLI::ValidationError(flag,
+                                 "only with --average-every H (the outer optimizer steps at each average) or "
+                                 "--sync fedavg (the server's step)");
   if (c.threads < 1) throw CLI::ValidationError("--threads", fmt::format("must be >= 1, got {}", c.threads));
 }
 
@@ -340,7 +346,7 @@ CliOutcome parse_train_cli(int argc, char** argv) {
       "gradsync train: data-parallel SGD on MNIST with a pluggable gradient synchronization.\n"
       "Run under mpirun for ring, mpi and ps; e.g. mpirun -n 2 build/bin/train --sync ring --model mlp"};
   RawFlags raw;
-  raw.batch = static_cast<long>(c.batch);
+  raw.batch = std::to_string(c.batch);
   raw.chunk = static_cast<long>(c.chunk_bytes);
   raw.bucket_kib = static_cast<long>(c.bucket_bytes >> 10);
   raw.seed = c.seed;
@@ -350,6 +356,8 @@ CliOutcome parse_train_cli(int argc, char** argv) {
   add_decentralized_options(app, c, raw);
   add_compression_options(app, raw);
   add_fault_options(app, c, raw);
+  FederatedFlags fed;
+  add_federated_options(app, c, fed);
   add_observe_options(app, c.observe, raw);
   try {
     app.parse(argc, argv);
@@ -359,6 +367,7 @@ CliOutcome parse_train_cli(int argc, char** argv) {
     take_numbers(app, raw, c);
     take_faults(raw, c.faults);
     check_given_flags(app, c);
+    take_federated(app, fed, raw.batch == "all", c);
     c.observe.window = parse_trace_window(raw.trace_steps);
   } catch (const CLI::CallForHelp&) {
     return {std::nullopt, 0, app.help()};

@@ -39,8 +39,15 @@ std::string TrainConfig::sync_name() const {
   }
   if (sync.family == SyncFamily::gossip)
     name += fmt::format("-{}{}", topology_info(topology).name, gossip_async ? "-async" : "");
+  if (sync.family == SyncFamily::fedavg) {
+    name += fmt::format("-K{}-C{}-{}{}-B{}-{}", fed.clients, fed.client_fraction, fed.local_steps > 0 ? "S" : "E",
+                        fed.local_steps > 0 ? fed.local_steps : fed.local_epochs,
+                        fed.full_batch ? std::string("all") : std::to_string(batch), fed.partition.name());
+    if (fed.aggregate && fed.aggregate->name != "ring") name += fmt::format("-{}", fed.aggregate->name);
+    if (fed.prox_mu != 0.0f) name += fmt::format("-prox{}", fed.prox_mu);
+  }
   if (average_every > 0) name += fmt::format("-avg{}", average_every);
-  if (average_every > 0 && (outer_lr != 1.0f || outer_momentum != 0.0f))
+  if ((average_every > 0 || sync.family == SyncFamily::fedavg) && (outer_lr != 1.0f || outer_momentum != 0.0f))
     name += fmt::format("-outer{}m{}", outer_lr, outer_momentum);
   if (compression.enabled()) name += fmt::format("-{}", compression.name());
   if (buckets) name += "-buckets";

@@ -10,6 +10,7 @@
 #include "collectives/topology.hpp"
 #include "model/sgd.hpp"
 #include "trainers/compression/compressors.hpp"
+#include "trainers/config/federated_options.hpp"
 #include "trainers/config/observe_options.hpp"
 #include "trainers/config/progress.hpp"
 #include "trainers/config/sync_method.hpp"
@@ -42,6 +43,7 @@ struct TrainConfig {
   Topology topology = Topology::ring;
   bool gossip_async = false;                  // AD-PSGD: one peer a step, no barrier (collectives/pair_gossip.hpp)
   double target_accuracy = 0;                 // > 0: the run reports when the evaluated model first reached it
+  FederatedOptions fed;                       // --sync fedavg: clients, rounds' sampling, partition
   std::size_t chunk_bytes = kAutoChunkBytes;  // ring: 0 picks per communicator (collectives/allreduce.hpp)
   // Overlap of communication with computation (trainers/overlap/overlapped_sync.hpp, trainers/overlap/comm_engine.hpp).
   static constexpr std::size_t kDefaultBucketBytes = std::size_t{1} << 20;  // docs/overlap.md: how it was chosen

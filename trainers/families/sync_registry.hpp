@@ -31,6 +31,10 @@ struct SyncSetup {
   // Global steps taken before this run (a resumed run's checkpoint): a family whose schedule depends on the step
   // (exp1's peers, asynchronous gossip's pairs) continues it where it stopped.
   std::int64_t steps_done = 0;
+  // The training set and the model, for a family that trains in rounds of its own local steps (fedavg); nullptr is
+  // allowed for the others.
+  const Dataset* train = nullptr;
+  const Mlp* model = nullptr;
 };
 
 struct SyncFamilyInfo {
@@ -39,6 +43,8 @@ struct SyncFamilyInfo {
   bool servers = false;    // world ranks 0..config.servers-1 serve (trainers/ps/ps_training.hpp), the others work
   bool pipelines = false;  // --pipeline 1 applies
   bool buckets = false;    // --buckets applies
+  // Each of the loop's steps is a round of local training (Synchronizer::trains_in_rounds): an epoch is one round.
+  bool rounds = false;
   // The family's own checks for a run on `ranks` processes: empty, or a one-line message naming the flag.
   std::string (*validate)(const TrainConfig& config, int ranks) = nullptr;
   // Families that mix models over a graph: the spectral gap of its mixing matrix on `workers` ranks

@@ -3,9 +3,12 @@
 // the synchronous methods; afterwards `params` holds the parameters for the next step. The families that implement
 // it, and the factory, are in trainers/families/sync_registry.hpp.
 #include <cstddef>
+#include <cstdint>
 #include <span>
+#include <stdexcept>
 
 #include "model/mlp.hpp"
+#include "trainers/loop/epoch_work.hpp"
 
 namespace gradsync {
 
@@ -35,6 +38,16 @@ class Synchronizer {
   // Whether each worker keeps a model of its own between steps (gossip): the model a run evaluates and checkpoints
   // is then the workers' mean, and the spread of theirs is reported beside it (trainers/report/replicas.hpp).
   virtual bool keeps_replicas() const { return false; }
+  // Whether each of the loop's steps is a round of local training that the synchronizer runs itself (federated
+  // averaging: trainers/families/fedavg/), rather than one gradient the worker computes and passes to step().
+  virtual bool trains_in_rounds() const { return false; }
+  // With trains_in_rounds(): round `round` (0-based over the whole run, so a resumed run draws what the uninterrupted
+  // one would) from the global model in `params`, which holds the next global model afterwards, the same bits on every
+  // worker. Every worker calls it with the same round; collective over the workers. Returns this worker's work: the
+  // local steps and their losses, the examples they took, compute and communication seconds.
+  virtual EpochWork run_round(std::int64_t /*round*/, std::span<float> /*params*/) {
+    throw std::logic_error("run_round: this synchronizer does not train in rounds");
+  }
   // Seconds of communication that were in flight while the worker was not waiting for it (hidden behind compute)
   // since the last call.
   virtual double take_hidden_seconds() { return 0; }

@@ -27,7 +27,7 @@ Roles::Roles(const TrainConfig& config, const Dataset& train, const Mlp& model, 
   }
   std::copy_n(saved.begin(), velocity, sgd_.state().begin());
   sync_ = make_synchronizer(config, {ps_comm_, worker_comm_, sgd_, model.layer_offsets(), model.parameter_count(),
-                                     model.sizes(), start.steps_done});
+                                     model.sizes(), start.steps_done, &train, &model});
   if (config.resume && (sync_->state_size() > 0 || saved.size() > velocity))
     sync_->load_state(saved.subspan(velocity), static_cast<int>(start.manifest.workers), me - layout_.servers);
   worker_ = std::make_unique<Worker>(config, train, model, me - layout_.servers, layout_.workers, me, world.size(),

@@ -20,6 +20,7 @@
 namespace gradsync {
 
 long steps_per_epoch(const TrainConfig& config, std::size_t rows, int workers) {
+  if (sync_family(config.sync.family).rounds) return 1;  // an epoch is a round (federated averaging)
   if (config.iterations_per_epoch > 0) return config.iterations_per_epoch;
   const std::size_t share = config.iterations_per_epoch == TrainConfig::kAuto ? static_cast<std::size_t>(workers) : 1;
   return std::max<long>(1, static_cast<long>(rows / (config.batch * share)));
@@ -137,7 +138,9 @@ class EpochLoop {
     r.compute_s = all.compute_s / workers;
     r.sync_s = all.sync_s / workers;
     r.hidden_s = all.hidden_s / workers;
-    r.wire_bytes_per_step = config_.wire_bytes_counted() ? all.wire_bytes / std::max(all.steps, 1.0) : -1;
+    // Per worker and global step; a round-based family's workers take many local steps a round, and a step is a round.
+    const double worker_steps = sync_family(config_.sync.family).rounds ? workers : all.steps;
+    r.wire_bytes_per_step = config_.wire_bytes_counted() ? all.wire_bytes / std::max(worker_steps, 1.0) : -1;
     if (servers > 0) {
       r.server_busy = all.server_busy_s / std::max(all.server_s, 1e-12);
       r.gradients_applied = all.gradients_applied / servers;
@@ -152,11 +155,14 @@ class EpochLoop {
     r.replica_accuracy_max = spread.accuracy_max;
     r.spectral_gap = spectral_gap_;
     r.global_steps = static_cast<long>(global_);
+    r.best_accuracy = std::max(r.test_accuracy, result.epochs.empty() ? 0.0 : result.epochs.back().best_accuracy);
+    r.round = sync_family(config_.sync.family).rounds;
     note_target(r, result);
     result.epochs.push_back(r);
     result.compute_s += r.compute_s;
     result.sync_s += r.sync_s;
     result.hidden_s += r.hidden_s;
+    result.examples += all.examples;
     result.wire_bytes = r.wire_bytes_per_step < 0 ? -1 : std::max(result.wire_bytes, 0.0) + all.wire_bytes;
     if (on_epoch) on_epoch(r);
     if (epoch + 1 == config_.epochs) result.params.assign(model_now.begin(), model_now.end());
@@ -169,8 +175,8 @@ class EpochLoop {
     result.target_elapsed_s = r.elapsed_s;
     result.target_steps = static_cast<double>(r.global_steps);
     if (result.epochs.empty()) return;
-    const EpochReport& before = result.epochs.back();
-    const double f = (a - before.test_accuracy) / (r.test_accuracy - before.test_accuracy);
+    const EpochReport& before = result.epochs.back();  // its best_accuracy is below a
+    const double f = (a - before.best_accuracy) / (r.test_accuracy - before.best_accuracy);
     result.target_elapsed_s = before.elapsed_s + f * (r.elapsed_s - before.elapsed_s);
     result.target_steps =
         static_cast<double>(before.global_steps) + f * static_cast<double>(r.global_steps - before.global_steps);
@@ -192,14 +198,13 @@ class EpochLoop {
 
 // Rank 0: the run's totals from its last epoch. Only the epochs this run trained: after --resume, wall_s does not
 // cover the ones before the checkpoint.
-void summarize(TrainResult& result, std::size_t batch) {
+void summarize(TrainResult& result) {
   if (result.epochs.empty()) return;
   const EpochReport& final = result.epochs.back();
   result.wall_s = final.elapsed_s;
   result.train_loss = final.train_loss;
   result.test_accuracy = final.test_accuracy;
-  result.images_per_s =
-      static_cast<double>(result.steps) * static_cast<double>(batch) * result.workers / std::max(result.wall_s, 1e-12);
+  result.images_per_s = result.examples / std::max(result.wall_s, 1e-12);
 }
 
 }  // namespace
@@ -222,10 +227,11 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
   if (config.resume) check_resumed_state(start, roles, config, world, state.pieces());
   TrainResult result = empty_result(config, world);
   result.target_accuracy = config.target_accuracy;
+  result.rounds = sync_family(config.sync.family).rounds;
   EpochLoop epochs(config, data, world, model, roles, schedule, start);
   for (int epoch = start.next_epoch; epoch < config.epochs; ++epoch) epochs.run(epoch, result, on_epoch);
   trace.finish();
-  if (world.rank() == 0) summarize(result, config.batch);
+  if (world.rank() == 0) summarize(result);
   return result;
 }
 

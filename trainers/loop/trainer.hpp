@@ -39,7 +39,9 @@ struct EpochReport {
   double replica_accuracy_min = -1;
   double replica_accuracy_max = -1;
   double spectral_gap = -1;  // of the family's mixing graph at this run's size (SyncFamilyInfo::spectral_gap), or -1
-  long global_steps = 0;     // global steps taken when the epoch ended
+  long global_steps = 0;     // global steps taken when the epoch ended (rounds, where a step is a round)
+  double best_accuracy = 0;  // the highest test_accuracy of the run so far, this epoch's included
+  bool round = false;        // a family that trains in rounds (fedavg): this epoch was one round
 };
 
 struct TrainResult {
@@ -57,14 +59,16 @@ struct TrainResult {
   double train_loss = 0;  // last epoch
   double test_accuracy = 0;
   double images_per_s = 0;
+  double examples = 0;  // training examples the workers' steps took, this run's epochs
   std::vector<EpochReport> epochs;
   std::vector<float> params;  // the final model (rank 0; the model that was evaluated)
-  // --target-accuracy A: when the evaluated model first reached A, interpolated linearly between the last
-  // evaluation below A and the first at or above it (the first evaluation's own values when that one already is);
-  // -1 when no target was set or it was not reached.
+  // --target-accuracy A: when the best accuracy so far first reached A, interpolated linearly between the evaluation
+  // before (the best accuracy until then) and the first at or above A, as McMahan et al. (2017) count rounds (the
+  // first evaluation's own values when that one already is); -1 when no target was set or it was not reached.
   double target_accuracy = 0;
   double target_elapsed_s = -1;
-  double target_steps = -1;
+  double target_steps = -1;  // global steps; rounds where a step is a round
+  bool rounds = false;       // the family trains in rounds (SyncFamilyInfo::rounds): target_steps counts rounds
 };
 
 using EpochObserver = std::function<void(const EpochReport&)>;

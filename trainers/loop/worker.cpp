@@ -25,6 +25,7 @@ Worker::Worker(const TrainConfig& config, const Dataset& train, const Mlp& model
 }
 
 EpochWork Worker::run_steps(int epoch, long from, long to, long origin_step, std::uint64_t origin) {
+  if (sync_.trains_in_rounds()) return run_rounds(from, to);
   EpochWork work;
   draw_permutation(epoch);
   if (from < to) take_slice(from, origin_step, origin, next_slice_);
@@ -53,6 +54,19 @@ EpochWork Worker::run_steps(int epoch, long from, long to, long origin_step, std
   work.hidden_s = sync_.take_hidden_seconds();
   work.steps = static_cast<double>(to - from);
   work.examples = static_cast<double>(to - from) * static_cast<double>(config_.batch);
+  return work;
+}
+
+// A family that trains in rounds runs each step's local training itself (Synchronizer::run_round).
+EpochWork Worker::run_rounds(long from, long to) {
+  EpochWork work;
+  for (long s = from; s < to; ++s) {
+    if (TraceRecorder* t = trace_recorder()) t->set_step(steps_done_);
+    const TraceScope traced(SpanKind::step, "round");
+    accumulate(work, sync_.run_round(steps_done_, params_));
+    faults_.on_step_done(steps_done_);
+    set_watchdog_step(steps_done_++);
+  }
   return work;
 }
 

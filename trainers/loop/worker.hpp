@@ -33,6 +33,7 @@ class Worker {
   std::span<const float> params() const { return params_; }
 
  private:
+  EpochWork run_rounds(long from, long to);
   void draw_permutation(int epoch);
   void take_slice(long step, long origin_step, std::uint64_t origin, std::vector<std::uint32_t>& out) const;
   float compute_gradient(int epoch, long step);

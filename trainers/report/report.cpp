@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "trainers/families/fedavg/client_sampling.hpp"
 #include "trainers/families/sync_registry.hpp"
 
 namespace gradsync {
@@ -23,11 +24,14 @@ std::string optional_field(double v) { return v < 0 ? std::string{} : fmt::forma
 
 std::string format_epoch(const EpochReport& r) {
   std::string line = fmt::format(
-      "epoch {}/{}  loss {:.4f}  test acc {:.4f}  {:.0f} img/s  compute {:.2f}s  sync {:.2f}s  "
+      "{} {}/{}  loss {:.4f}  test acc {:.4f}{}  {:.0f} img/s  compute {:.2f}s  sync {:.2f}s  "
       "elapsed {:.2f}s",
-      r.epoch, r.epochs, r.train_loss, r.test_accuracy, r.images_per_s, r.compute_s, r.sync_s, r.elapsed_s);
+      r.round ? "round" : "epoch", r.epoch, r.epochs, r.train_loss, r.test_accuracy,
+      r.round ? fmt::format(" (best {:.4f})", r.best_accuracy) : std::string{}, r.images_per_s, r.compute_s, r.sync_s,
+      r.elapsed_s);
   if (r.hidden_s > 0) line += fmt::format("  hidden {:.2f}s", r.hidden_s);
-  if (r.wire_bytes_per_step > 0) line += fmt::format("  wire {:.1f} KB/step", r.wire_bytes_per_step / 1024);
+  if (r.wire_bytes_per_step > 0)
+    line += fmt::format("  wire {:.1f} KB/{}", r.wire_bytes_per_step / 1024, r.round ? "round" : "step");
   if (r.server_busy >= 0) line += fmt::format("  server busy {:.0f}%", 100 * r.server_busy);
   if (r.staleness_mean >= 0) line += fmt::format("  staleness mean {:.2f} max {:.0f}", r.staleness_mean, r.staleness_max);
   if (r.clock_gap_max >= 0) line += fmt::format("  clock gap max {:.0f}", r.clock_gap_max);
@@ -60,6 +64,18 @@ std::string describe_graph(const TrainConfig& c, int ranks) {
                      family.spectral_gap(c, workers));
 }
 
+std::string describe_clients(const TrainConfig& c) {
+  if (c.sync.family != SyncFamily::fedavg) return {};
+  const FederatedOptions& f = c.fed;
+  const std::string work = f.local_steps > 0 ? fmt::format("{} local step(s)", f.local_steps)
+                                             : fmt::format("{} local epoch(s)", f.local_epochs);
+  return fmt::format("{} clients ({}), {} a round: {} of batch {} from the global model{}, summed by {}", f.clients,
+                     f.partition.name(), clients_per_round(f.clients, f.client_fraction), work,
+                     f.full_batch ? std::string("all") : std::to_string(c.batch),
+                     f.prox_mu != 0.0f ? fmt::format(" (proximal mu {})", f.prox_mu) : std::string{},
+                     f.aggregate ? f.aggregate->name : "ring");
+}
+
 std::string format_target(const TrainResult& r) {
   if (r.target_accuracy <= 0) return {};
   if (r.target_elapsed_s < 0) {
@@ -67,6 +83,9 @@ std::string format_target(const TrainResult& r) {
     for (const EpochReport& e : r.epochs) best = std::max(best, e.test_accuracy);
     return fmt::format("target {:.4g} not reached (best test accuracy {:.4f})", r.target_accuracy, best);
   }
+  if (r.rounds)  // the literature's count (McMahan et al. 2017), on a line of its own for scripts
+    return fmt::format("target {:.4g} reached after {:.2f}s of training\nrounds to {:.4g}: {:.1f}", r.target_accuracy,
+                       r.target_elapsed_s, r.target_accuracy, r.target_steps);
   return fmt::format("target {:.4g} reached after {:.2f}s of training, {:.0f} global steps", r.target_accuracy,
                      r.target_elapsed_s, r.target_steps);
 }
@@ -104,14 +123,15 @@ void append_epoch_csv(const std::string& path, const TrainConfig& c, int ranks, 
                     : c.ps_mode == PsMode::asp ? -1
                     : c.ps_mode == PsMode::ssp ? c.staleness
                                                : 0;
-  append_line("--epoch-csv", path, kEpochCsvHeader,
-              fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f},{:.6f},{},{:.4f},{:.0f},{:.0f},{},{},{},{},{},{}",
-                          c.sync_name(), ranks, r.epoch, r.elapsed_s, r.test_accuracy, r.train_loss, r.images_per_s,
-                          r.compute_s, r.sync_s, bound, std::max(r.staleness_mean, 0.0), std::max(r.staleness_max, 0.0),
-                          std::max(r.clock_gap_max, 0.0), bytes_field(r.wire_bytes_per_step), r.global_steps,
-                          r.consensus_distance < 0 ? std::string{} : fmt::format("{:.6g}", r.consensus_distance),
-                          optional_field(r.replica_accuracy_min), optional_field(r.replica_accuracy_max),
-                          optional_field(r.spectral_gap)));
+  append_line(
+      "--epoch-csv", path, kEpochCsvHeader,
+      fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f},{:.6f},{},{:.4f},{:.0f},{:.0f},{},{},{},{},{},{},{:.6f}",
+                  c.sync_name(), ranks, r.epoch, r.elapsed_s, r.test_accuracy, r.train_loss, r.images_per_s, r.compute_s,
+                  r.sync_s, bound, std::max(r.staleness_mean, 0.0), std::max(r.staleness_max, 0.0),
+                  std::max(r.clock_gap_max, 0.0), bytes_field(r.wire_bytes_per_step), r.global_steps,
+                  r.consensus_distance < 0 ? std::string{} : fmt::format("{:.6g}", r.consensus_distance),
+                  optional_field(r.replica_accuracy_min), optional_field(r.replica_accuracy_max),
+                  optional_field(r.spectral_gap), r.best_accuracy));
 }
 
 }  // namespace gradsync

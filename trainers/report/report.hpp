@@ -13,7 +13,7 @@ inline constexpr const char* kTrainCsvHeader =
 inline constexpr const char* kEpochCsvHeader =
     "method,np,epoch,elapsed_s,test_accuracy,train_loss,images_per_s,compute_s,sync_s,staleness_bound,staleness_mean,"
     "staleness_max,clock_gap_max,wire_bytes_per_step,global_steps,consensus_distance,replica_acc_min,replica_acc_max,"
-    "spectral_gap";
+    "spectral_gap,best_test_accuracy";
 
 // "epoch 2/5  loss 0.3012  test acc 0.9164  183042 img/s  compute 0.41s  sync 0.10s  elapsed 0.95s" (+ PS fields,
 // + "hidden 0.20s" when communication overlapped compute). comm_s / sync: communication the workers waited for;
@@ -27,6 +27,9 @@ std::string format_target(const TrainResult& r);
 // For a family that mixes over a graph (SyncFamilyInfo::spectral_gap): "topology exp on 16 workers (...): 4 peer(s) a
 // step, spectral gap 0.4286"; empty for the others.
 std::string describe_graph(const TrainConfig& config, int ranks);
+// --sync fedavg: "100 clients (shards:2), 10 a round: 1 local epoch(s) of batch 10 from the global model, summed by
+// ring"; empty for the other families.
+std::string describe_clients(const TrainConfig& config);
 std::string csv_row(const TrainConfig& config, const TrainResult& r);
 
 // Appends one kEpochCsvHeader row for `r` to `path` (header first if the file is new or empty).

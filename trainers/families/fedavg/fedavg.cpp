@@ -1,0 +1,168 @@
+// --sync fedavg: federated averaging (McMahan et al. 2017). K clients, each a partition of the training set
+// (partition.hpp), are dealt over the workers; each round samples m of them (client_sampling.hpp), each trains from the
+// global model on its own examples (client_update.hpp), and the global model becomes the average of their models
+// weighted by their example counts. The workers sum the weighted updates with an allreduce method (--aggregate), so
+// the global model is the same bits on every worker and is what the run evaluates and checkpoints.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "collectives/methods.hpp"
+#include "trainers/config/train_config.hpp"
+#include "trainers/families/fedavg/client_sampling.hpp"
+#include "trainers/families/fedavg/client_update.hpp"
+#include "trainers/families/sync_registry.hpp"
+#include "trainers/loop/clock.hpp"
+
+namespace gradsync {
+namespace {
+
+const AllreduceMethod& aggregation_method(const FederatedOptions& fed) {
+  return fed.aggregate ? *fed.aggregate : *find_allreduce_method("ring");
+}
+
+// The parameter server aggregates as a contributing server: rank 0 hosts clients too, sums every worker's update in
+// rank order and sends the sum back (collectives/ps_allreduce.hpp).
+AllreduceOptions aggregation_options(const TrainConfig& config) {
+  AllreduceOptions o = allreduce_options(config);
+  o.server_contributes = true;
+  return o;
+}
+
+std::size_t largest(const ClientPartitions& p) {
+  std::size_t most = 0;
+  for (std::size_t k = 0; k < p.clients(); ++k) most = std::max(most, p.size(k));
+  return most;
+}
+
+class FederatedAveraging final : public Synchronizer {
+ public:
+  FederatedAveraging(const TrainConfig& config, const SyncSetup& s)
+      : config_(config), workers_(s.workers),
+        partitions_(
+            partition_clients(s.train->labels, s.train->classes, config.fed.clients, config.fed.partition, config.seed)),
+        per_round_(clients_per_round(config.fed.clients, config.fed.client_fraction)),
+        client_(*s.model, *s.train, config.fed, config.batch, config.sgd.lr, config.seed, largest(partitions_)),
+        allreduce_(aggregation_method(config.fed).make(s.workers, aggregation_options(config))),
+        local_(s.parameter_count), update_(s.parameter_count),
+        outer_(config.outer_lr != 1.0f || config.outer_momentum != 0.0f),
+        velocity_(config.outer_momentum != 0.0f ? s.parameter_count : 0) {}
+
+  bool trains_in_rounds() const override { return true; }
+  void step(std::span<float>, std::span<float>) override {
+    throw std::logic_error("fedavg: rounds are run with run_round, not step");
+  }
+  std::size_t state_size() const override { return velocity_.size(); }
+  void save_state(std::span<float> out) override { std::ranges::copy(velocity_, out.begin()); }
+  void load_state(std::span<const float> saved, int, int) override {
+    if (saved.size() != velocity_.size())
+      throw std::invalid_argument(
+          fmt::format("fedavg: the checkpoint's server momentum has {} values, this run "
+                      "needs {}",
+                      saved.size(), velocity_.size()));
+    std::ranges::copy(saved, velocity_.begin());
+  }
+
+  EpochWork run_round(std::int64_t round, std::span<float> params) override {
+    EpochWork work;
+    const double t0 = now_s();
+    const std::vector<std::uint32_t> sampled = sample_clients(config_.fed.clients, per_round_, config_.seed, round);
+    double total = 0;  // the round's examples over every sampled client: the weights' denominator, known everywhere
+    for (std::uint32_t k : sampled) total += static_cast<double>(partitions_.size(k));
+    std::ranges::fill(update_, 0.0f);
+    for (std::size_t j : my_clients(sampled.size(), workers_.rank(), workers_.size())) {
+      const std::uint32_t k = sampled[j];
+      if (partitions_.size(k) == 0) continue;  // a Dirichlet client may hold nothing: weight 0
+      const ClientWork done = client_.train(params, local_, partitions_.client(k), k, round);
+      work.loss_sum += done.loss_sum;
+      work.steps += static_cast<double>(done.steps);
+      work.examples += done.examples;
+      // update += (n_k / n) * (w_k - w): summed over the clients, w + update is their weighted mean.
+      const auto weight = static_cast<float>(static_cast<double>(partitions_.size(k)) / total);
+      for (std::size_t i = 0; i < update_.size(); ++i) update_[i] += weight * (local_[i] - params[i]);
+    }
+    const double t1 = now_s();
+    allreduce_->run(std::span<float>(update_));
+    server_step(params);
+    work.compute_s = t1 - t0;
+    work.sync_s = now_s() - t1;
+    return work;
+  }
+
+ private:
+  // Without an outer optimizer the global model becomes the weighted mean. With one (FedAvgM-style server momentum;
+  // the same Nesterov step as local SGD's outer optimizer): the mean update is an outer gradient's negative.
+  void server_step(std::span<float> params) {
+    if (!outer_) {
+      for (std::size_t i = 0; i < params.size(); ++i) params[i] += update_[i];
+      return;
+    }
+    const float mu = config_.outer_momentum, lr = config_.outer_lr;
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      const float delta = -update_[i];
+      float step = delta;
+      if (mu != 0.0f) {
+        velocity_[i] = mu * velocity_[i] + delta;
+        step = delta + mu * velocity_[i];
+      }
+      params[i] -= lr * step;
+    }
+  }
+
+  const TrainConfig& config_;
+  const Comm& workers_;
+  ClientPartitions partitions_;
+  std::size_t per_round_;
+  ClientTrainer client_;
+  std::unique_ptr<Allreduce> allreduce_;
+  std::vector<float> local_, update_;  // one client's model; this worker's clients' weighted updates, then all of them
+  bool outer_;
+  std::vector<float> velocity_;  // the server momentum (with --outer-momentum)
+};
+
+std::string validate_fedavg(const TrainConfig& c, int ranks) {
+  const FederatedOptions& f = c.fed;
+  if (f.clients == 0) return "--clients: must be >= 1";
+  if (!(f.client_fraction >= 0 && f.client_fraction <= 1))
+    return fmt::format("--client-fraction: must be in [0, 1], got {}", f.client_fraction);
+  if (f.local_epochs < 1) return fmt::format("--local-epochs: must be >= 1, got {}", f.local_epochs);
+  if (f.local_steps < 0) return fmt::format("--local-steps: must be >= 1, got {}", f.local_steps);
+  if (f.prox_mu < 0) return fmt::format("--prox-mu: must be >= 0, got {}", f.prox_mu);
+  const AllreduceMethod& m = aggregation_method(f);
+  if (!m.exact)
+    return fmt::format("--aggregate {}: the clients' updates need an exact sum ({})", m.name,
+                       allreduce_method_names([](const AllreduceMethod& a) { return a.exact; }));
+  if (m.servers == ServerRanks::some) return fmt::format("--aggregate {}: use ps (one server)", m.name);
+  if (m.servers == ServerRanks::one && c.worker_count(ranks) < 2)
+    return fmt::format("--aggregate {}: the parameter server needs at least 2 ranks", m.name);
+  if (c.sgd.momentum != 0.0f)
+    return "--momentum: fedavg's clients run plain SGD from the global model each round; server momentum is "
+           "--outer-momentum";
+  if (c.sgd.weight_decay != 0.0f) return "--weight-decay: not with --sync fedavg (its clients run plain SGD)";
+  if (c.compression.enabled())
+    return "--compress: not with --sync fedavg yet: the compressors keep each worker's residual across steps, while a "
+           "round's update on a worker comes from the clients it drew, a different set every round";
+  if (c.average_every > 0) return "--average-every: fedavg averages every round by construction";
+  if (c.global_batch > 0) return "--global-batch: fedavg's batch is each client's own (--batch B or --batch all)";
+  if (c.iterations_per_epoch != TrainConfig::kFullPass)
+    return "--iterations-per-epoch: fedavg's work a round is --local-epochs or --local-steps";
+  return {};
+}
+
+}  // namespace
+
+extern const SyncFamilyInfo fedavg_sync_family = {
+    .family = SyncFamily::fedavg,
+    .name = "fedavg",
+    .rounds = true,
+    .validate = validate_fedavg,
+    .state_size = [](const TrainConfig& c, std::size_t parameter_count, int) -> std::size_t {
+      return c.outer_momentum != 0.0f ? parameter_count : 0;
+    },
+    .make = [](const TrainConfig& c, const SyncSetup& s) -> std::unique_ptr<Synchronizer> {
+      if (!s.train || !s.model) throw std::invalid_argument("fedavg: the synchronizer needs the training set and model");
+      return std::make_unique<FederatedAveraging>(c, s);
+    },
+};
+
+}  // namespace gradsync
