@@ -237,7 +237,9 @@ TEST_CASE("train --sync fedavg reports each round's accuracy, the best so far, i
   c.epochs = 6;
   c.target_accuracy = 0.6;
   const TrainResult r = train(c, data, world);
-  if (world.rank() != 0) return;
+  c.stop_at_target = true;  // the same run again, ended by the round that reached the target
+  const TrainResult stopped = train(c, data, world);
+  if (world.rank() != 0) return;  // the report is rank 0's
   REQUIRE(r.epochs.size() == 6u);
   double best = 0;
   for (const EpochReport& e : r.epochs) {
@@ -256,6 +258,12 @@ TEST_CASE("train --sync fedavg reports each round's accuracy, the best so far, i
   test::check_mentions(format_target(r), {"rounds to 0.6: "});
   test::check_mentions(format_epoch(r.epochs.front()), {"round 1/6", "best"});
   if (world.size() > 1) test::check_mentions(format_epoch(r.epochs.front()), {"KB/round"});
+  REQUIRE(first->epoch < 6);  // else stopping early checks nothing
+  CHECK(stopped.epochs.size() == static_cast<std::size_t>(first->epoch));
+  CHECK(stopped.target_steps == r.target_steps);
+  CHECK(stopped.params.size() == r.params.size());
+  c.target_accuracy = 0;
+  test::check_mentions(validate(c, world.size()), {"--stop-at-target", "--target-accuracy"});
 }
 
 TEST_CASE("a federated run resumes at a round bit for bit, drawing the same clients afterwards") {

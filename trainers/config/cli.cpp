@@ -129,6 +129,8 @@ void add_decentralized_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
       ->capture_default_str();
   app.add_option("--target-accuracy", c.target_accuracy,
                  "report the time and steps at which the evaluated model first reaches this test accuracy");
+  app.add_flag("--stop-at-target", c.stop_at_target,
+               "with --target-accuracy: end the run after the epoch (round) that reached it (no checkpoint after it)");
 }
 
 void add_compression_options(CLI::App& app, RawFlags& raw) {

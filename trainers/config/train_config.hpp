@@ -43,6 +43,7 @@ struct TrainConfig {
   Topology topology = Topology::ring;
   bool gossip_async = false;                  // AD-PSGD: one peer a step, no barrier (collectives/pair_gossip.hpp)
   double target_accuracy = 0;                 // > 0: the run reports when the evaluated model first reached it
+  bool stop_at_target = false;                // and ends after the epoch (round) that reached it
   FederatedOptions fed;                       // --sync fedavg: clients, rounds' sampling, partition
   std::size_t chunk_bytes = kAutoChunkBytes;  // ring: 0 picks per communicator (collectives/allreduce.hpp)
   // Overlap of communication with computation (trainers/overlap/overlapped_sync.hpp, trainers/overlap/comm_engine.hpp).

@@ -51,6 +51,7 @@ std::string validate_sync(const TrainConfig& c, int ranks) {
   if (!(c.outer_lr > 0 && c.outer_lr <= 10)) return fmt::format("--outer-lr: must be in (0, 10], got {}", c.outer_lr);
   if (!(c.outer_momentum >= 0 && c.outer_momentum < 1))
     return fmt::format("--outer-momentum: must be in [0, 1), got {}", c.outer_momentum);
+  if (c.stop_at_target && c.target_accuracy <= 0) return "--stop-at-target: needs --target-accuracy A";
   if (!(c.target_accuracy >= 0 && c.target_accuracy <= 1))
     return fmt::format("--target-accuracy: must be in (0, 1], got {}", c.target_accuracy);
   if (c.staleness < 0) return "--staleness: must be >= 0";

@@ -63,7 +63,8 @@ class EpochLoop {
   }
 
   // One epoch: its steps in stretches between checkpoints, the report, the epoch-end checkpoint.
-  void run(int epoch, TrainResult& result, const EpochObserver& on_epoch) {
+  // Returns whether the run stops here: its last epoch, or with config.stop_at_target the first to reach the target.
+  bool run(int epoch, TrainResult& result, const EpochObserver& on_epoch) {
     const double epoch_start = now_s();
     const bool last = epoch + 1 == config_.epochs;
     const EpochWork mine = train(epoch, result);
@@ -83,8 +84,21 @@ class EpochLoop {
     const std::span<const float> model_now = roles_.model_on_root();
     const ReplicaSpread spread = roles_.replica_spread(data_.test, eval_ws_);
     if (world_.rank() == 0) report(epoch, all, elapsed, model_now, spread, result, on_epoch);
-    const WaitScope wait("MPI_Barrier (end of epoch; rank 0 evaluates and checkpoints)");
-    world_.barrier();  // evaluation time stays out of the next epoch's measurements
+    if (last || !config_.stop_at_target) {
+      const WaitScope wait("MPI_Barrier (end of epoch; rank 0 evaluates and checkpoints)");
+      world_.barrier();  // evaluation time stays out of the next epoch's measurements
+      return last;
+    }
+    // Rank 0 alone knows whether the target was reached; its word also keeps the next epoch's clock out of the
+    // evaluation, as the barrier does.
+    const int reached = [&] {
+      const WaitScope wait("MPI_Bcast (end of epoch: was the target reached?)");
+      return world_.broadcast(world_.rank() == 0 && result.target_elapsed_s >= 0 ? 1 : 0, 0);
+    }();
+    if (reached == 0) return false;
+    roles_.finish();  // the model every worker ends with, as after a last epoch
+    if (world_.rank() == 0) result.params.assign(model_now.begin(), model_now.end());
+    return true;
   }
 
  private:
@@ -229,7 +243,8 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
   result.target_accuracy = config.target_accuracy;
   result.rounds = sync_family(config.sync.family).rounds;
   EpochLoop epochs(config, data, world, model, roles, schedule, start);
-  for (int epoch = start.next_epoch; epoch < config.epochs; ++epoch) epochs.run(epoch, result, on_epoch);
+  for (int epoch = start.next_epoch; epoch < config.epochs; ++epoch)
+    if (epochs.run(epoch, result, on_epoch)) break;
   trace.finish();
   if (world.rank() == 0) summarize(result);
   return result;
