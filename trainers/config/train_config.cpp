@@ -22,6 +22,7 @@ std::size_t TrainConfig::per_worker_batch(int ranks) const {
 int TrainConfig::server_ranks() const { return sync_family(sync.family).servers ? servers : 0; }
 
 bool TrainConfig::wire_bytes_counted() const {
+  if (sync.family == SyncFamily::fedavg) return !(fed.aggregate && fed.aggregate->library);
   const bool allreduces = sync.allreduce && (!compression.enabled() || compression.compressor->uses_allreduce);
   return !(allreduces && sync.allreduce->library);
 }
