@@ -29,8 +29,8 @@ std::string validate_compression(const TrainConfig& c) {
     if (choice.compressor->make_codec) return {};
     return fmt::format(
         "{}: the parameter server (--sync ps) takes pushes it can decode key range by key range ({}); this "
-        "compressor's factors are sums that every worker needs back before its next product, so it needs an allreduce "
-        "method ({})",
+        "compressor has no such part (PowerSGD's factors are sums that every worker needs back before its next "
+        "product), so it needs an allreduce method ({})",
         flag, pushable_compressors(), allreduce_method_names(trains));
   }
   if (!c.sync.allreduce)

@@ -6,12 +6,18 @@
 
 namespace gradsync {
 
-// Each entry is defined in its compressor's file; this table is the only list of them.
-extern const CompressorInfo powersgd_compressor, topk_compressor, sign_compressor;
+// Each entry is defined in its compressor's file; compressors.def is the only list of them.
+#define GRADSYNC_COMPRESSOR(id) extern const CompressorInfo id##_compressor;
+#include "trainers/compression/compressors.def"
+#undef GRADSYNC_COMPRESSOR
 
 namespace {
 
-constexpr const CompressorInfo* kCompressors[] = {&powersgd_compressor, &topk_compressor, &sign_compressor};
+constexpr const CompressorInfo* kCompressors[] = {
+#define GRADSYNC_COMPRESSOR(id) &id##_compressor,
+#include "trainers/compression/compressors.def"
+#undef GRADSYNC_COMPRESSOR
+};
 
 std::string spelled(const CompressorInfo& c) {
   return c.param.empty() ? std::string(c.name) : fmt::format("{}:{}", c.name, c.param);

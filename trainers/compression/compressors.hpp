@@ -1,6 +1,6 @@
 #pragma once
 // The one list of gradient compressors (train --compress NAME[:PARAM], train --list-compressors, the tests). A new
-// compressor is its own file defining a CompressorInfo and one line in compressors.cpp.
+// compressor is its own file defining a CompressorInfo and one line of compressors.def.
 #include <memory>
 #include <optional>
 #include <span>
