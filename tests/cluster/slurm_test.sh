@@ -180,7 +180,7 @@ srun-ddp)
   # srun itself, as a user types it on the head node.
   before="$(sent_bytes)"
   rc=0
-  (cd "$ROOT" && timeout -k 10 "$JOB_LIMIT_S" "$SLURM" run srun -N "$HOSTS" --ntasks-per-node=1 \
+  (cd "$ROOT" && timeout -k 10 "$JOB_LIMIT_S" "$SLURM" run srun -N "$HOSTS" --ntasks-per-node=1 --input=none \
     scripts/slurm/torch_env.sh "$PYTHON" "${ddp[@]}" --csv "$work/srun.csv") >"$work/srun.out" 2>&1 || rc=$?
   sed 's/^/[srun] /' "$work/srun.out"
   [ "$rc" -ne 124 ] || fail "srun did not end within ${JOB_LIMIT_S}s"
