@@ -187,14 +187,13 @@ cmd_down() {
   local f
   # The slurmds first (they end their job steps), then the controller, then munged, which they all need until then.
   for f in "$DIR"/slurmd-*.pid; do [ -e "$f" ] && stop_pidfile "$f" slurmd; done
-  # Job steps a slurmd left behind: slurmstepd processes whose working files are ours.
-  local pid
-  for pid in $(pgrep -x slurmstepd || true); do
-    if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$DIR" \
-      || ls -l "/proc/$pid/cwd" 2>/dev/null | grep -qF "$DIR"; then
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-  done
+  # Job steps a slurmd left behind: slurmstepd processes inside this cluster's hosts.
+  local ip ns pid
+  while read -r ip ns; do
+    for pid in $(ip netns pids "$ns" 2>/dev/null || true); do
+      [ "$(cat "/proc/$pid/comm" 2>/dev/null || true)" != slurmstepd ] || kill -KILL "$pid" 2>/dev/null || true
+    done
+  done < <(cat "$STATE/hosts" 2>/dev/null || true)
   stop_pidfile "$DIR/slurmctld.pid" slurmctld
   stop_pidfile "$DIR/munge/munged.pid" munged
   rm -rf "$DIR"

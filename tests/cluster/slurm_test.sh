@@ -44,7 +44,17 @@ else
 fi
 
 test_namespaces() { ip netns list | awk '{print $1}' | grep -E "^$GS_CLUSTER_PREFIX-(switch|h[0-9]+)\$" || true; }
-our_daemons() { pgrep -a -f "$GS_CLUSTER_STATE/slurm" || true; }
+# our_daemons: Slurm's and munge's processes of this test's cluster (its state folder in their command line, or
+# its slurm.conf in their environment), one "pid command" line each.
+our_daemons() {
+  local pid
+  for pid in $(pgrep -x 'slurmctld|slurmd|slurmstepd|munged' || true); do
+    if tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$GS_CLUSTER_STATE/" \
+      || tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$GS_CLUSTER_STATE/slurm/slurm.conf"; then
+      echo "$pid $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+    fi
+  done
+}
 "$SLURM" down >/dev/null 2>&1 || true   # a previous run of this test that was killed
 "$CLUSTER" down >/dev/null 2>&1 || true
 work="$(mktemp -d /tmp/gradsync-slurm-test.XXXXXX)"
@@ -137,6 +147,7 @@ sbatch-train)
   "$SLURM" up || fail "slurm.sh up failed"
   # The emulated hosts share one machine: TCP only, on the cluster's subnet, and ranks that yield when idle (4
   # ranks on 2 cores). MPICH's ranks get the tree's yield shim instead.
+  # shellcheck disable=SC2054  # tcp,self is one value
   job_env=(OMPI_MCA_pml=ob1 OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include="$GS_CLUSTER_SUBNET.0/24"
            OMPI_MCA_mpi_yield_when_idle=1 BUILD_DIR="$BIN/..")
   [ -z "$MPI_YIELD_SHIM" ] || job_env+=(LD_PRELOAD="$MPI_YIELD_SHIM")
