@@ -31,22 +31,32 @@ esac
 
 install_missing "" "${packages[@]}"
 
-# The cross-host test over ssh (tests/cluster/ssh_test.sh) runs an sshd of its own in each emulated host. The
-# package's scripts would also start a system-wide sshd listening on every address; policy-rc.d answering 101
-# tells them not to start services. It is put there only for this install, and only if there was none.
-if ! dpkg-query -W -f='${Status}' openssh-server 2>/dev/null | grep -q "install ok installed"; then
-  made_policy=0
+# install_without_starting WHY PKG...: installs the missing PKGs without letting their package scripts start the
+# daemons they ship (a system-wide sshd listening on every address; munged, slurmctld and slurmd with Debian's
+# configuration): the tests start their own, inside the emulated hosts. policy-rc.d answering 101 tells the package
+# scripts not to start services; it is put there only for this install, and only if there was none.
+install_without_starting() {
+  local why="$1" p missing=0 made_policy=0
+  shift
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing=1
+  done
+  [ "$missing" = 1 ] || return 0
   if [ ! -e /usr/sbin/policy-rc.d ]; then
     printf '#!/bin/sh\nexit 101\n' | as_root tee /usr/sbin/policy-rc.d >/dev/null
     as_root chmod 0755 /usr/sbin/policy-rc.d
     made_policy=1
   fi
-  install_missing "for the ssh test of the emulated cluster; not started" openssh-server openssh-client || {
+  install_missing "$why" "$@" || {
     [ "$made_policy" = 0 ] || as_root rm -f /usr/sbin/policy-rc.d
-    die "installing openssh-server failed"
+    die "installing $* failed"
   }
   [ "$made_policy" = 0 ] || as_root rm -f /usr/sbin/policy-rc.d
-fi
+}
+# The cross-host test over ssh (tests/cluster/ssh_test.sh) runs an sshd of its own in each emulated host.
+install_without_starting "for the ssh test of the emulated cluster; not started" openssh-server openssh-client
+# The Slurm test (tests/cluster/slurm_test.sh) runs munged, slurmctld and one slurmd per emulated host.
+install_without_starting "for the Slurm test of the emulated cluster; not started" slurm-wlm munge
 
 if [ "$build" = 1 ]; then
   # A machine whose MPI is not Debian's has only the generic names.
