@@ -221,12 +221,25 @@ _stop_limited() {
 # Method names as they appear in the train CSV's sync column, and the train flags behind them:
 #   serial, ring, mpi, ps-bsp, ps-asp, ps-ssp[S] (S=2), ring-avg[H] / mpi-avg[H] (local SGD, H=4),
 #   and any ps method with -kK for K server shards (ps-bsp-k2).
-# method_flags NAME sets mflags (train arguments) and mmin_np (fewest ranks it runs on); unknown names fail.
+# The allreduce methods train synchronizes with (those that leave the sum on every rank), from the method table
+# through bench_allreduce --list-methods once $BIN has it (else the three every build has): $training_allreduces,
+# space-separated, read once.
+load_training_allreduces() {
+  [ -z "${training_allreduces:-}" ] || return 0
+  if [ -x "${BIN:-}/bench_allreduce" ]; then
+    training_allreduces="$("$BIN/bench_allreduce" --list-methods | awk -F'\t' '$2 ~ /servers=none/ {print $1}' |
+      paste -sd' ')"
+  fi
+  training_allreduces="${training_allreduces:-ring mpi ring-bf16}"
+}
+# method_flags NAME sets mflags (train arguments) and mmin_np (fewest ranks it runs on); unknown names fail. The
+# names are TrainConfig::sync_name()'s, the `method` column of train's CSVs.
 method_flags() {
   local m="$1"
   mflags=(); mmin_np=1
+  load_training_allreduces
   if [ "$m" = serial ]; then mflags=(--sync serial)
-  elif [ "$m" = ring ] || [ "$m" = mpi ] || [ "$m" = ring-bf16 ]; then mflags=(--sync "$m")
+  elif [[ " $training_allreduces " == *" $m "* ]]; then mflags=(--sync "$m")
   elif [[ $m =~ ^(ring|mpi)-avg([0-9]*)$ ]]; then
     mflags=(--sync "${BASH_REMATCH[1]}" --average-every "${BASH_REMATCH[2]:-4}")
   elif [[ $m =~ ^(ring|mpi)-avg([0-9]+)-outer([0-9.]+)m([0-9.]+)$ ]]; then
@@ -248,10 +261,11 @@ method_flags() {
     return 1
   fi
 }
-# need_method NAME: method_flags NAME, for a --methods entry: an unknown name dies listing the known ones.
+# need_method NAME [FLAG]: method_flags NAME, for an entry of FLAG (--methods): an unknown name dies listing the
+# known ones.
 need_method() {
   method_flags "$1" \
-    || die "--methods: unknown method '$1' (ring, mpi, ring-bf16, ps-bsp, ps-asp, ps-ssp[S], ring-avg[H], mpi-avg[H], ring-avgH-outerLRmMU, gossip-TOPOLOGY[-async], ps-...-kK)"
+    || die "${2:---methods}: unknown method '$1' (serial, an allreduce: $training_allreduces; ps-bsp, ps-asp, ps-ssp[S], ps-...-kK; ring-avg[H], mpi-avg[H], ring-avgH-outerLRmMU; gossip-TOPOLOGY[-async])"
 }
 
 # Installs those of the given Debian packages that are not installed yet (so a second run is fast); `why` is

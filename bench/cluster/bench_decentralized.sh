@@ -10,21 +10,23 @@
 # Usage (root): bench/cluster/bench_decentralized.sh [--hosts 4] [--rate 1gbit] [--slow-host I --slow-rate R]
 #                 [--straggler RANK:MS] [--hidden 256] [--batch 256] [--lr 0.2] [--momentum 0.9] [--epochs 10]
 #                 [--iterations-per-epoch 20] [--target 0.95] [--runs "RUN ..."] [--data DIR] [--out DIR]
-# A run is one of (N workers, one per host, unless said):
-#   gossip:TOPO         D-PSGD: --sync gossip --topology TOPO (ring, torus, exp, exp1 or complete): every rank keeps
+# A run is a method as train's CSVs name it (scripts/common.sh method_flags; N workers, one per host, unless said):
+#   gossip-TOPO         D-PSGD: --sync gossip --topology TOPO (ring, torus, exp, exp1 or complete): every rank keeps
 #                       its own model and averages it with its graph neighbours' each step
-#   gossip-async:TOPO   AD-PSGD: the same with --async (even ranks average with one odd neighbour a step, no barrier)
+#   gossip-TOPO-async   AD-PSGD: the same with --async (even ranks average with one odd neighbour a step, no barrier)
 #   ring, auto, mpi, rd, rhd, hier, ring-bf16
 #                       --sync METHOD: the gradient allreduced every step (bench_allreduce --list-methods); `ring` is
 #                       the baseline of the table's ratio column
-#   ps, ps:asp, ps:ssp:S
+#   ps-bsp, ps-asp, ps-sspS
 #                       --sync ps with one server on the first host (rank 0): N-1 workers, so a global batch of
 #                       (N-1) x --batch (the table says so); bsp, asp, or ssp with staleness S
-#   avg:H               local SGD: --sync ring --average-every H (the models averaged every H steps)
-#   avg:H/outer:LR:MU   the same with the outer optimizer: --outer-lr LR --outer-momentum MU (Nesterov)
-# Default runs: gossip:ring gossip:torus gossip:exp gossip:exp1 gossip:complete gossip-async:ring gossip-async:exp
-#   ring auto ps avg:8 avg:8/outer:0.7:0.9. On 4 hosts the 2 x 2 torus gives every rank the ring's two neighbours,
-#   and exp (+-1, +-2) the complete graph's three: train prints each graph and its spectral gap in the run's log.
+#   ring-avgH           local SGD: --sync ring --average-every H (the models averaged every H steps)
+#   ring-avgH-outerLRmMU
+#                       the same with the outer optimizer: --outer-lr LR --outer-momentum MU (Nesterov)
+# Default runs: gossip-ring gossip-torus gossip-exp gossip-exp1 gossip-complete gossip-ring-async gossip-exp-async
+#   ring auto ps-bsp ring-avg8 ring-avg8-outer0.7m0.9. On 4 hosts the 2 x 2 torus gives every rank the ring's two
+#   neighbours, and exp (+-1, +-2) the complete graph's three: train prints each graph and its spectral gap in the
+#   run's log.
 # Scenarios (the same runs; host I runs rank I):
 #   uniform             every link at --rate
 #   --slow-host I --slow-rate R
@@ -56,8 +58,8 @@ momentum=0.9
 epochs=10
 every=20
 target=0.95
-runs="gossip:ring gossip:torus gossip:exp gossip:exp1 gossip:complete gossip-async:ring gossip-async:exp ring auto ps"
-runs+=" avg:8 avg:8/outer:0.7:0.9"
+runs="gossip-ring gossip-torus gossip-exp gossip-exp1 gossip-complete gossip-ring-async gossip-exp-async ring auto"
+runs+=" ps-bsp ring-avg8 ring-avg8-outer0.7m0.9"
 data_dir="$GRADSYNC_ROOT/data/mnist"
 out=""
 rate_re='^[0-9]+(\.[0-9]+)?([kKmMgG]bit)(/s|ps)?$'
@@ -82,49 +84,16 @@ need_bins train bench_allreduce
 absolute_mnist data_dir
 slow_host_args "$hosts" "$slow_host" "$slow_rate"
 
-# run_args RUN: the train arguments of RUN, as the array args; 1 when RUN is not a run this driver knows.
-topologies="ring torus exp exp1 complete"
-allreduces="$("$BIN/bench_allreduce" --list-methods | awk -F'\t' '$2 ~ /servers=none/ {print $1}')"
-[ -n "$allreduces" ] || die "bench_allreduce --list-methods names no allreduce method"
-run_args() {
-  local run="$1" topology
-  args=()
-  case "$run" in
-    gossip:* | gossip-async:*)
-      topology="${run#*:}"
-      [[ " $topologies " == *" $topology "* ]] || return 1
-      args=(--sync gossip --topology "$topology")
-      [[ $run != gossip-async:* ]] || args+=(--async) ;;
-    ps) args=(--sync ps --ps-mode bsp --servers 1) ;;
-    ps:asp) args=(--sync ps --ps-mode asp --servers 1) ;;
-    ps:ssp:*)
-      [[ ${run#ps:ssp:} =~ ^[0-9]+$ ]] || return 1
-      args=(--sync ps --ps-mode ssp --staleness "${run#ps:ssp:}" --servers 1) ;;
-    avg:*)
-      [[ $run =~ ^avg:([1-9][0-9]*)(/outer:([0-9]*\.?[0-9]+):([0-9]*\.?[0-9]+))?$ ]] || return 1
-      args=(--sync ring --average-every "${BASH_REMATCH[1]}")
-      if [ -n "${BASH_REMATCH[2]}" ]; then
-        awk -v l="${BASH_REMATCH[3]}" -v m="${BASH_REMATCH[4]}" 'BEGIN { exit !(l > 0 && l <= 10 && m < 1) }' \
-          || return 1
-        args+=(--outer-lr "${BASH_REMATCH[3]}" --outer-momentum "${BASH_REMATCH[4]}")
-      fi ;;
-    *) grep -qxF -- "$run" <<<"$allreduces" || return 1
-       args=(--sync "$run") ;;
-  esac
-}
-
 # Every run and the scenario are checked before the cluster comes up: a typo should not cost the runs before it.
 read -ra run_list <<<"$runs"
 [ "${#run_list[@]}" -gt 0 ] || die "--runs is empty"
 has_ps=0
 seen=" "
 for run in "${run_list[@]}"; do
-  run_args "$run" || die "--runs: unknown run '$run' (gossip:TOPO, gossip-async:TOPO with TOPO one of $topologies;" \
-    "ps, ps:asp, ps:ssp:S; avg:H, avg:H/outer:LR:MU with 0 < LR <= 10, 0 <= MU < 1; or an allreduce:" \
-    "$(paste -sd' ' <<<"$allreduces"))"
+  need_method "$run" --runs
   [[ $seen != *" $run "* ]] || die "--runs: '$run' is given twice"
   seen+="$run "
-  [[ $run != ps* ]] || has_ps=1
+  [[ $run != ps-* ]] || has_ps=1
 done
 if [ -n "$straggler" ]; then
   straggler_rank="${straggler%%:*}"
@@ -156,8 +125,9 @@ common=(--model mlp --hidden "$hidden" --batch "$batch" --lr "$lr" --momentum "$
 # 1gbit takes about 30 ms here, and 1 s at 10mbit).
 limit=$((300 + 2 * every * epochs))
 for run in "${run_list[@]}"; do
-  run_args "$run"
-  log="train_$(tr ':/' '__' <<<"$run")"
+  method_flags "$run"
+  args=("${mflags[@]}")
+  log="train_$run"
   rc=0
   # Open MPI's rsh launch into the namespaces now and then hangs before MPI_Init with a daemon missing
   # (cluster_test.sh): a run whose train never started (no "gradsync train:" line) is launched again, twice at most.

@@ -14,13 +14,13 @@ steps=40
 parse_flags gossip-scale "--nps nps" "--platforms platforms" "--syncs syncs" "--steps steps uint 1" -- "$@"
 [ -x "$SMPI_BUILD/bin/train" ] || die "gossip-scale needs train: run scripts/simulate.sh build --all first"
 for p in $platforms; do [ -f "$SIM_DIR/$p.xml" ] || die "gossip-scale: no platform '$p' ($(platforms))"; done
-for s in $syncs; do [[ "$s" =~ ^(ring|auto|mpi|rd|rhd)$ ]] || need_method "$s"; done
+for s in $syncs; do need_method "$s" --syncs; done
 csv="$out/gossip_scale.csv"
 [ -s "$csv" ] || echo "platform,np,method,steps,sim_s_per_step,wire_bytes_per_step" >"$csv"
 for platform in $platforms; do
   for np in $nps; do
     for sync in $syncs; do
-      if [[ "$sync" =~ ^(ring|auto|mpi|rd|rhd)$ ]]; then mflags=(--sync "$sync"); else need_method "$sync"; fi
+      method_flags "$sync"
       tag="$platform-$sync-np$np"
       if grep -q "^$platform,$np,$sync," "$csv"; then say "gossip-scale: $tag done before"; continue; fi
       rm -f "$out/$tag.csv"

@@ -46,8 +46,7 @@ for platform in $platforms; do
       case "$sync" in
         ps) args=(--sync ps --servers 1) ;;
         ps-sharded) args=(--sync ps --servers $((np / 8 > 2 ? np / 8 : 2))) ;;
-        ring|mpi|auto|rd|rhd|hier|ring-bf16) ;;
-        *) need_method "$sync"; args=("${mflags[@]}") ;;  # gossip, local SGD: their own flags
+        *) need_method "$sync" --syncs; args=("${mflags[@]}") ;;  # the allreduces, gossip, local SGD
       esac
       # A parameter server needs a worker besides its servers.
       [[ "$sync" != ps* ]] || [ "$np" -gt "${args[3]}" ] || continue
