@@ -6,6 +6,8 @@
 #   alpha-beta  the ring's simulated time within 10% of its closed form: fails when nothing is really simulated
 #   shared      bench_allreduce --shared-buffers (every rank's buffer and scratch one shared block) times rd, rhd
 #               and the ring exactly as private buffers do, computation off, and says it checked nothing
+#   defaults    64 simulated ranks of rd and the ring at 8 B and 16 MiB with the default options finish within two
+#               minutes (whole messages: a simulation build does not cut them by default)
 #   bad-input   an unknown platform, a platform with fewer hosts than ranks, a bad rank count, an unknown
 #               experiment and a missing tuning file (auto's, and scale's --tuning): each one clear error, a
 #               non-zero exit, no hang
@@ -33,6 +35,10 @@ expect_error() {
 case "${1:-}" in
   build) GRADSYNC_JOBS="${GRADSYNC_JOBS:-$(nproc)}" bash "$SIM" build || { command -v smpirun >/dev/null || exit 77; exit 1; } ;;
   exact) bash "$SIM" allreduce-check --out "$out" 6 8 ;;
+  defaults)
+    timeout 120 bash "$SIM" run --out "$out" flat-1g 64 bench_allreduce --methods ring,rd --min-bytes 8 --max-bytes 16M --step-factor 2097152 \
+      --iters 2 --reps 1 --warmup 0 --csv "$out/defaults.csv" || { echo "FAIL: exit $? (124: out of time)"; exit 1; }
+    echo "ok: $(($(wc -l <"$out/defaults.csv") - 1)) rows at 64 simulated ranks" ;;
   alpha-beta) bash "$SIM" alpha-beta --out "$out" 8 ;;
   shared)
     export SMPI_CFG="--cfg=smpi/simulate-computation:no"
