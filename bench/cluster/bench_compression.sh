@@ -88,7 +88,8 @@ cluster_down
 } >"$out/compression.txt"
 cat "$out/compression.txt" >&2
 if command -v gnuplot >/dev/null; then
-  gnuplot -e "data='$out/epochs.csv'; outdir='$out'; target=$target" "$GRADSYNC_ROOT/plots/time_to_accuracy.gp" >&2 \
+  gnuplot -e "data='$out/epochs.csv'; outdir='$out'; target=$target; subtitle='$(cpu_summary | cut -d, -f1) - $(date -u +%Y-%m-%d)'" \
+    "$GRADSYNC_ROOT/plots/time_to_accuracy.gp" >&2 \
     || failed+=("chart time_to_accuracy")
 fi
 say "results in $out"
