@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <span>
 
-#include "model/mlp.hpp"
+#include "model/model.hpp"
 
 namespace gradsync {
 
