@@ -147,7 +147,7 @@ TEST_CASE("bad training configurations are rejected with a message naming the fl
   CHECK(validate(c, 4).find("--servers 4") != std::string::npos);
   c = TrainConfig{};
   c.model = "resnet";
-  CHECK(validate(c, 1).find("--model: unknown model 'resnet' (choose softmax, mlp)") != std::string::npos);
+  CHECK(validate(c, 1).find("--model: unknown model 'resnet' (choose softmax, mlp, 2nn, cnn)") != std::string::npos);
   c = TrainConfig{};
   CHECK(validate(c, 2).find("--sync serial runs on one rank") != std::string::npos);
   CHECK(validate(TrainConfig{}, 1).empty());
