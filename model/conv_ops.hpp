@@ -33,9 +33,9 @@ void im2col(const float* in, ActivationLayout layout, ConvInput shape, std::size
 
 // The adjoint of im2col: images [first, first + images) of `out` (layout as im2col's input, pixel stride 1) are
 // overwritten with the sum, over every column entry that im2col would have copied from an input pixel, of that
-// entry of `cols`. Used for the gradient of a convolution's input from the gradient of its columns.
-void col2im(const float* cols, ConvInput shape, std::size_t first, std::size_t images, float* out,
-            ActivationLayout layout);
+// entry of `cols`. Used for the gradient of a convolution's input from the gradient of its columns. `cols` is
+// scratch: the entries im2col would have set to 0 are zeroed.
+void col2im(float* cols, ConvInput shape, std::size_t first, std::size_t images, float* out, ActivationLayout layout);
 
 // 2x2 max pool with stride 2, bias and ReLU of a group's convolution output `z` (channels x images*side*side, as
 // the GEMM writes it; side even): out(c, first + j, q) = max(0, bias[c] + the maximum of z over the window of
