@@ -67,9 +67,34 @@ double gemm_seconds(const GemmShape& g, double budget_s = kGemmTimingSeconds) {
   return (now_s() - start) / static_cast<double>(calls);
 }
 
+// A step's GEMMs as distinct shapes, each with how many times a step calls it (a convolution's groups of images
+// repeat one shape), in the order of their first call.
+struct StepGemm {
+  GemmShape shape;
+  int calls = 0;
+};
+std::vector<StepGemm> step_gemms(const Model& model, std::size_t batch) {
+  std::vector<StepGemm> gemms;
+  for (const GemmShape& g : model.training_gemms(batch)) {
+    const auto same = std::find_if(gemms.begin(), gemms.end(), [&g](const StepGemm& s) { return s.shape == g; });
+    if (same == gemms.end())
+      gemms.push_back({g, 1});
+    else
+      ++same->calls;
+  }
+  return gemms;
+}
+
+// The FLOPs of a training step's GEMMs.
+double training_flops(const Model& model, std::size_t batch) {
+  double flops = 0;
+  for (const GemmShape& g : model.training_gemms(batch)) flops += g.flops();
+  return flops;
+}
+
 double step_gemm_seconds(const Model& model, std::size_t batch, double budget_s = kGemmTimingSeconds) {
   double s = 0;
-  for (const GemmShape& g : model.training_gemms(batch)) s += gemm_seconds(g, budget_s);
+  for (const StepGemm& g : step_gemms(model, batch)) s += g.calls * gemm_seconds(g.shape, budget_s);
   return s;
 }
 
@@ -90,11 +115,12 @@ struct StepBound {
 };
 StepBound step_gemm_bound(const Model& model, std::size_t batch) {
   StepBound b;
-  for (const GemmShape& g : model.training_gemms(batch)) {
+  for (const auto& [g, calls] : step_gemms(model, batch)) {
     const double as_called = gemm_seconds(g);
-    b.as_called += as_called;
+    b.as_called += calls * as_called;
     b.best_layout +=
-        g == untransposed(g) || planned_on_bytes(g) ? as_called : std::min(as_called, gemm_seconds(untransposed(g)));
+        calls *
+        (g == untransposed(g) || planned_on_bytes(g) ? as_called : std::min(as_called, gemm_seconds(untransposed(g))));
   }
   return b;
 }
@@ -147,14 +173,21 @@ Anatomy step_anatomy(const Model& model, const Dataset& train, std::size_t batch
           sum.update * per};
 }
 
-// The kernel chosen for each shape and every set's rate there (from the plan's measurement).
-void print_plan(const KernelPlan& plan, const std::string& default_set) {
+// The kernel chosen for each shape, every set's rate there (from the plan's measurement), and how often a training
+// step calls the shape with its share of the step's FLOPs (blank: evaluation's, or a layout the bound compares).
+void print_plan(const KernelPlan& plan, const std::string& default_set, const std::vector<StepGemm>& step) {
+  double step_flops = 0;
+  for (const StepGemm& g : step) step_flops += g.calls * g.shape.flops();
   for (const PlannedGemm& g : plan.gemms) {
     std::string rates;
     for (const auto& [set, s] : g.seconds) rates += fmt::format(" {}={:.1f}", set, g.shape.flops() / s / 1e9);
     const double chosen = g.seconds_of(g.kernels), fallback = g.seconds_of(default_set);
-    fmt::print("  {}{}{} {:>4} x {:>4} x {:>4}  -> {:<8} {:>6}   GFLOP/s:{}\n", g.shape.transpose_a ? 'T' : 'N',
-               g.shape.transpose_b ? 'T' : 'N', g.shape.batch_operand ? 'b' : ' ', g.shape.m, g.shape.n, g.shape.k,
+    const auto in_step = std::find_if(step.begin(), step.end(), [&g](const StepGemm& s) { return s.shape == g.shape; });
+    const std::string calls = in_step == step.end() ? ""
+                                                    : fmt::format("{:>3}x {:>3.0f}%", in_step->calls,
+                                                                  100 * in_step->calls * g.shape.flops() / step_flops);
+    fmt::print("  {}{}{} {:>5} x {:>5} x {:>5} {:>9} -> {:<8} {:>6}   GFLOP/s:{}\n", g.shape.transpose_a ? 'T' : 'N',
+               g.shape.transpose_b ? 'T' : 'N', g.shape.batch_operand ? 'b' : ' ', g.shape.m, g.shape.n, g.shape.k, calls,
                g.kernels, chosen > 0 && fallback > 0 ? fmt::format("{:.2f}x", fallback / chosen) : "", rates);
   }
 }
@@ -230,8 +263,7 @@ Runs run_reps(const Context& ctx, const TrainConfig& c, const Model& model, cons
 // The three table lines of one configuration, from its runs and its step anatomy.
 void add_lines(const Context& ctx, const TrainConfig& c, const Model& model, const Runs& runs, Tables& t) {
   const std::size_t batch = c.batch;
-  double step_flops = 0;
-  for (const GemmShape& g : model.training_gemms(batch)) step_flops += g.flops();
+  const double step_flops = training_flops(model, batch);
   const double steps = static_cast<double>(runs.steps), peak = ctx.peak;
   const double w = median(runs.wall), bnd = median(runs.bound);
   t.table.push_back(fmt::format(
@@ -257,10 +289,11 @@ void measure(const Context& ctx, const TrainConfig& base, const std::string& nam
   const std::unique_ptr<Model> model = make_model(c, ctx.data.train.features, 10);
   const KernelPlan plan = plan_for(*model, batch);
   fmt::print(
-      "{} batch {}: kernels per shape ({}; b: B is the input batch, and the products of one batch are chosen "
-      "together, widening it into floats counted once); x = speed-up over {}\n",
-      c.model_name(), batch, plan.source, ctx.blis.arch);
-  print_plan(plan, ctx.blis.arch);
+      "{} batch {} ({} parameters, {:.3f} GFLOP of GEMMs per training step): kernels per shape ({}; b: B is the "
+      "input batch, and the products of one batch are chosen together, widening it into floats counted once); "
+      "calls per training step and their share of its GEMM FLOPs; x = speed-up over {}\n",
+      c.model_name(), batch, model->parameter_count(), training_flops(*model, batch) / 1e9, plan.source, ctx.blis.arch);
+  print_plan(plan, ctx.blis.arch, step_gemms(*model, batch));
   const Runs runs = run_reps(ctx, c, *model, plan);
   install_kernel_plan(plan, ctx.blis);
   add_lines(ctx, c, *model, runs, t);
@@ -291,7 +324,8 @@ void print_tables(const Flags& f, const BlisConfig& blis, const Tables& t) {
   for (const std::string& line : t.anatomy) fmt::print("{}\n", line);
   fmt::print(
       "GEMMs: the step's GEMMs timed alone on the planned kernels; elemwise: the forward and backward pass\n"
-      "less its GEMMs (bias, ReLU, softmax, loss, output delta, bias gradients, ReLU mask).\n");
+      "less its GEMMs (bias, ReLU, softmax, loss, output delta, bias gradients, ReLU mask; for the cnn also\n"
+      "im2col, col2im and the pools).\n");
 }
 
 // After MPI_Init: every configuration, then the tables. Returns the exit code.

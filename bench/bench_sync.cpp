@@ -1,11 +1,11 @@
 // bench_sync: the synchronizers compared inside one training run. Separate runs of `train` land in different
 // states of this host (docs/collectives.md, "Two speeds"), so their ratio says as much about the minute as about the
-// method. Here every rank trains the MLP on MNIST and switches synchronizer every --block steps (ring, mpi, ring, ...),
-// timing whole steps per method: the two methods see the same moments, the same data and the same caches.
-// `serial` blocks are the baseline for speedups: rank 0 alone trains its own replica with batch --batch while the
-// other ranks sleep (waking every 100 us to poll), as in a one-process run; speedup = ranks x serial step / parallel
-// step (constant total work). A serial step's "sync" is its optimizer step alone. The first --settle steps of every
-// block run untimed: right after a switch, and on a core just woken from a serial block, steps are not yet steady.
+// method. Here every rank trains a model (--model, the MLP by default) on MNIST and switches synchronizer every --block
+// steps (ring, mpi, ring, ...), timing whole steps per method: the two methods see the same moments, the same data and
+// the same caches. `serial` blocks are the baseline for speedups: rank 0 alone trains its own replica with batch --batch
+// while the other ranks sleep (waking every 100 us to poll), as in a one-process run; speedup = ranks x serial step /
+// parallel step (constant total work). A serial step's "sync" is its optimizer step alone. The first --settle steps of
+// every block run untimed: right after a switch, and on a core just woken from a serial block, steps are not yet steady.
 // "step / first" is each method's step time over the first listed method's. Methods with overlap suffixes
 // (ring-buckets, ring-pipe, mpi-pipe-thread, ...) run as train runs them; "sync us" is then the communication the
 // step waited for and "hidden us" what was in flight while it computed. Each block ends with nothing in flight.
@@ -41,6 +41,7 @@
 #include "trainers/checkpoint/checkpointing.hpp"
 #include "trainers/compression/compression_checks.hpp"
 #include "trainers/compression/compressors.hpp"
+#include "trainers/config/validate_config.hpp"
 #include "trainers/families/make_synchronizer.hpp"
 #include "trainers/loop/agreed_kernel_plan.hpp"
 #include "trainers/loop/clock.hpp"
@@ -152,9 +153,9 @@ using Flags = bench::SyncFlags;
 // same on every rank).
 std::string check_flags(const Flags& f, const Comm& world, std::vector<std::string>& names) {
   // Ranks launched with different flags would pair different collectives and hang: refuse that first.
-  const auto [lo, hi] = world.min_max(
-      std::hash<std::string>{}(fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", f.methods, f.batch, fmt::join(f.hidden, ","),
-                                           f.steps, f.block, f.settle, f.data_dir, f.bucket_kib)));
+  const auto [lo, hi] = world.min_max(std::hash<std::string>{}(
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", f.methods, f.batch, f.model, fmt::join(f.hidden, ","), f.steps, f.block,
+                  f.settle, f.data_dir, f.bucket_kib)));
   if (lo != hi) return "the ranks were given different flags (every rank needs the same command line)";
   std::stringstream list(f.methods);
   bool traced = false;
@@ -319,9 +320,9 @@ void print_results(const Flags& f, const Comm& world, const Model& model, const 
     if (timed[i].serial) serial_s = step_s.back();
   }
   fmt::print(
-      "bench_sync: {} ranks, MLP {}, batch {} per worker, {} steps in blocks of {} (first {} untimed), "
-      "methods alternated\n",
-      world.size(), model.describe(), f.batch, f.steps, f.block, f.settle);
+      "bench_sync: {} ranks, {} {} ({} parameters), batch {} per worker, {} steps in blocks of {} (first {} "
+      "untimed), methods alternated\n",
+      world.size(), f.model, model.describe(), model.parameter_count(), f.batch, f.steps, f.block, f.settle);
   fmt::print("{:>16} {:>7} {:>12} {:>12} {:>12} {:>12} {:>14} {:>13}{}\n", "method", "timed", "compute us", "sync us",
              "hidden us", "step us", "step / first", "wire KB/step", serial_s > 0 ? "  speedup vs serial" : "");
   for (std::size_t i = 0; i < timed.size(); ++i) {
@@ -348,7 +349,7 @@ int run(int argc, char** argv, const Comm& world) {
   std::vector<std::string> names;
   if (const std::string problem = check_flags(f, world, names); !problem.empty()) return usage_error(problem);
   TrainConfig config;
-  config.model = "mlp";
+  config.model = f.model;
   config.hidden = f.hidden;
   config.bucket_bytes = f.bucket_kib << 10;
   config.batch = f.batch;
@@ -359,6 +360,8 @@ int run(int argc, char** argv, const Comm& world) {
   if (f.batch * static_cast<std::size_t>(world.size()) > data.train.rows)
     return usage_error(fmt::format("--batch {} on {} ranks is more than the {} training images", f.batch, world.size(),
                                    data.train.rows));
+  if (const std::string problem = validate_model_against_data(config, data.train.features); !problem.empty())
+    return usage_error(problem);
   const std::unique_ptr<Model> owned =
       make_model(config, data.train.features, static_cast<std::size_t>(data.train.classes));
   const Model& model = *owned;
