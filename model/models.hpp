@@ -1,6 +1,7 @@
 #pragma once
 // The models `train --model` builds, listed once: the command line's help and checks, make_model
-// (trainers/config/train_config.hpp), bench_compute's --models and the docs' table read this list.
+// (trainers/config/train_config.hpp), bench_compute's and bench_sync's flags read this list (docs/reference.md and
+// docs/training.md describe the same names).
 #include <cstddef>
 #include <memory>
 #include <span>
