@@ -26,7 +26,7 @@
 #include "model/kernels/gemm.hpp"
 #include "model/kernels/installed_plan.hpp"
 #include "model/kernels/plan_cache.hpp"
-#include "model/mlp.hpp"
+#include "model/model.hpp"
 #include "model/rng.hpp"
 #include "model/sgd.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
@@ -67,9 +67,34 @@ double gemm_seconds(const GemmShape& g, double budget_s = kGemmTimingSeconds) {
   return (now_s() - start) / static_cast<double>(calls);
 }
 
-double step_gemm_seconds(const Mlp& mlp, std::size_t batch, double budget_s = kGemmTimingSeconds) {
+// A step's GEMMs as distinct shapes, each with how many times a step calls it (a convolution's groups of images
+// repeat one shape), in the order of their first call.
+struct StepGemm {
+  GemmShape shape;
+  int calls = 0;
+};
+std::vector<StepGemm> step_gemms(const Model& model, std::size_t batch) {
+  std::vector<StepGemm> gemms;
+  for (const GemmShape& g : model.training_gemms(batch)) {
+    const auto same = std::find_if(gemms.begin(), gemms.end(), [&g](const StepGemm& s) { return s.shape == g; });
+    if (same == gemms.end())
+      gemms.push_back({g, 1});
+    else
+      ++same->calls;
+  }
+  return gemms;
+}
+
+// The FLOPs of a training step's GEMMs.
+double training_flops(const Model& model, std::size_t batch) {
+  double flops = 0;
+  for (const GemmShape& g : model.training_gemms(batch)) flops += g.flops();
+  return flops;
+}
+
+double step_gemm_seconds(const Model& model, std::size_t batch, double budget_s = kGemmTimingSeconds) {
   double s = 0;
-  for (const GemmShape& g : mlp.training_gemms(batch)) s += gemm_seconds(g, budget_s);
+  for (const StepGemm& g : step_gemms(model, batch)) s += g.calls * gemm_seconds(g.shape, budget_s);
   return s;
 }
 
@@ -88,13 +113,14 @@ GemmShape untransposed(GemmShape g) {
 struct StepBound {
   double as_called = 0, best_layout = 0;
 };
-StepBound step_gemm_bound(const Mlp& mlp, std::size_t batch) {
+StepBound step_gemm_bound(const Model& model, std::size_t batch) {
   StepBound b;
-  for (const GemmShape& g : mlp.training_gemms(batch)) {
+  for (const auto& [g, calls] : step_gemms(model, batch)) {
     const double as_called = gemm_seconds(g);
-    b.as_called += as_called;
+    b.as_called += calls * as_called;
     b.best_layout +=
-        g == untransposed(g) || planned_on_bytes(g) ? as_called : std::min(as_called, gemm_seconds(untransposed(g)));
+        calls *
+        (g == untransposed(g) || planned_on_bytes(g) ? as_called : std::min(as_called, gemm_seconds(untransposed(g))));
   }
   return b;
 }
@@ -111,11 +137,11 @@ struct Anatomy {
   double outside_gemm() const { return total() - gemm; }
 };
 
-Anatomy step_anatomy(const Mlp& mlp, const Dataset& train, std::size_t batch) {
-  std::vector<float> params(mlp.parameter_count()), grads(mlp.parameter_count());
-  mlp.init(params, 1);
-  Sgd sgd(SgdOptions{}, mlp.parameter_count());
-  Workspace ws(mlp.sizes(), batch);
+Anatomy step_anatomy(const Model& model, const Dataset& train, std::size_t batch) {
+  std::vector<float> params(model.parameter_count()), grads(model.parameter_count());
+  model.init(params, 1);
+  Sgd sgd(SgdOptions{}, model.parameter_count());
+  Workspace ws(model, batch);
   Batch b(batch, train.features);
   std::vector<std::uint32_t> perm(train.rows);
   shuffled_indices(perm, 1, 0);
@@ -127,10 +153,10 @@ Anatomy step_anatomy(const Mlp& mlp, const Dataset& train, std::size_t batch) {
   const double start = now_s();
   for (std::size_t first = 0; now_s() - start < kAnatomySeconds; first = next(first), ++steps) {
     const double t0 = now_s();
-    gather_batch(train, slice(first), b, mlp.reads_float_rows(batch));
+    gather_batch(train, slice(first), b, model.reads_float_rows(batch));
     prefetch_examples(train, slice(next(first)), b);  // as the trainer does: the next batch's rows load meanwhile
     const double t1 = now_s();
-    mlp.loss_and_gradient(params, b, grads, ws);
+    model.loss_and_gradient(params, b, grads, ws);
     const double t2 = now_s();
     finite = finite && all_finite(grads);
     const double t3 = now_s();
@@ -143,18 +169,25 @@ Anatomy step_anatomy(const Mlp& mlp, const Dataset& train, std::size_t batch) {
   }
   if (!finite) fmt::print("warning: the anatomy run diverged\n");
   const double per = 1e6 / static_cast<double>(steps);
-  return {sum.gather * per, sum.pass * per, step_gemm_seconds(mlp, batch, 0.05) * 1e6, sum.nan_check * per,
+  return {sum.gather * per, sum.pass * per, step_gemm_seconds(model, batch, 0.05) * 1e6, sum.nan_check * per,
           sum.update * per};
 }
 
-// The kernel chosen for each shape and every set's rate there (from the plan's measurement).
-void print_plan(const KernelPlan& plan, const std::string& default_set) {
+// The kernel chosen for each shape, every set's rate there (from the plan's measurement), and how often a training
+// step calls the shape with its share of the step's FLOPs (blank: evaluation's, or a layout the bound compares).
+void print_plan(const KernelPlan& plan, const std::string& default_set, const std::vector<StepGemm>& step) {
+  double step_flops = 0;
+  for (const StepGemm& g : step) step_flops += g.calls * g.shape.flops();
   for (const PlannedGemm& g : plan.gemms) {
     std::string rates;
     for (const auto& [set, s] : g.seconds) rates += fmt::format(" {}={:.1f}", set, g.shape.flops() / s / 1e9);
     const double chosen = g.seconds_of(g.kernels), fallback = g.seconds_of(default_set);
-    fmt::print("  {}{}{} {:>4} x {:>4} x {:>4}  -> {:<8} {:>6}   GFLOP/s:{}\n", g.shape.transpose_a ? 'T' : 'N',
-               g.shape.transpose_b ? 'T' : 'N', g.shape.batch_operand ? 'b' : ' ', g.shape.m, g.shape.n, g.shape.k,
+    const auto in_step = std::find_if(step.begin(), step.end(), [&g](const StepGemm& s) { return s.shape == g.shape; });
+    const std::string calls = in_step == step.end() ? ""
+                                                    : fmt::format("{:>3}x {:>3.0f}%", in_step->calls,
+                                                                  100 * in_step->calls * g.shape.flops() / step_flops);
+    fmt::print("  {}{}{} {:>5} x {:>5} x {:>5} {:>9} -> {:<8} {:>6}   GFLOP/s:{}\n", g.shape.transpose_a ? 'T' : 'N',
+               g.shape.transpose_b ? 'T' : 'N', g.shape.batch_operand ? 'b' : ' ', g.shape.m, g.shape.n, g.shape.k, calls,
                g.kernels, chosen > 0 && fallback > 0 ? fmt::format("{:.2f}x", fallback / chosen) : "", rates);
   }
 }
@@ -182,18 +215,18 @@ struct Runs {
   long steps = 0;  // of the last run (every run makes the same steps)
 };
 
-// Every rank (one here): the plan for the shapes a step of `mlp` at `batch` runs, and the untransposed forms for the
-// best-layout bound.
-KernelPlan plan_for(const Mlp& mlp, std::size_t batch) {
-  std::vector<GemmShape> shapes = mlp.planned_gemms(batch);
-  for (const GemmShape& g : mlp.training_gemms(batch))
+// Every rank (one here): the plan for the shapes a step of `model` at `batch` runs, and the untransposed forms for
+// the best-layout bound.
+KernelPlan plan_for(const Model& model, std::size_t batch) {
+  std::vector<GemmShape> shapes = model.planned_gemms(batch);
+  for (const GemmShape& g : model.training_gemms(batch))
     if (std::find(shapes.begin(), shapes.end(), untransposed(g)) == shapes.end()) shapes.push_back(untransposed(g));
   return install_agreed_kernel_plan(Comm::world(), shapes);
 }
 
 // --reps runs of one configuration on `plan`, each (with --compare-default) followed by the same run on BLIS's
 // default set; one CSV row per run.
-Runs run_reps(const Context& ctx, const TrainConfig& c, const Mlp& mlp, const KernelPlan& plan) {
+Runs run_reps(const Context& ctx, const TrainConfig& c, const Model& model, const KernelPlan& plan) {
   const std::size_t batch = c.batch;
   // The bound is timed right after each run, so every ratio compares two measurements of the same minute
   // (this host's speed drifts by tens of percent between minutes); the ratio reported is the median of those.
@@ -202,7 +235,7 @@ Runs run_reps(const Context& ctx, const TrainConfig& c, const Mlp& mlp, const Ke
     install_kernel_plan(plan, ctx.blis);
     const TrainResult r = train(c, ctx.data, ctx.self);
     runs.steps = r.steps;
-    const StepBound step = step_gemm_bound(mlp, batch);
+    const StepBound step = step_gemm_bound(model, batch);
     const double b = static_cast<double>(r.steps) * step.as_called;
     runs.wall.push_back(r.wall_s);
     runs.compute.push_back(r.compute_s);
@@ -214,7 +247,7 @@ Runs run_reps(const Context& ctx, const TrainConfig& c, const Mlp& mlp, const Ke
       install_kernel_plan(KernelPlan{{}, "default", {}}, ctx.blis);
       const TrainResult d = train(c, ctx.data, ctx.self);
       fixed_wall = d.wall_s;
-      fixed_bound = static_cast<double>(d.steps) * step_gemm_seconds(mlp, batch);
+      fixed_bound = static_cast<double>(d.steps) * step_gemm_seconds(model, batch);
       runs.default_wall.push_back(fixed_wall);
       runs.default_bound.push_back(fixed_bound);
       runs.speedup.push_back(d.wall_s / r.wall_s);
@@ -228,10 +261,9 @@ Runs run_reps(const Context& ctx, const TrainConfig& c, const Mlp& mlp, const Ke
 }
 
 // The three table lines of one configuration, from its runs and its step anatomy.
-void add_lines(const Context& ctx, const TrainConfig& c, const Mlp& mlp, const Runs& runs, Tables& t) {
+void add_lines(const Context& ctx, const TrainConfig& c, const Model& model, const Runs& runs, Tables& t) {
   const std::size_t batch = c.batch;
-  double step_flops = 0;
-  for (const GemmShape& g : mlp.training_gemms(batch)) step_flops += g.flops();
+  const double step_flops = training_flops(model, batch);
   const double steps = static_cast<double>(runs.steps), peak = ctx.peak;
   const double w = median(runs.wall), bnd = median(runs.bound);
   t.table.push_back(fmt::format(
@@ -242,28 +274,29 @@ void add_lines(const Context& ctx, const TrainConfig& c, const Mlp& mlp, const R
   if (ctx.flags.compare_default)
     t.versus.push_back(fmt::format("{:<9} {:>5} {:>10.3f} {:>10.3f} {:>8.2f}x {:>13.3f} {:>13.3f}", c.model_name(), batch,
                                    w, median(runs.default_wall), median(runs.speedup), bnd, median(runs.default_bound)));
-  const Anatomy a = step_anatomy(mlp, ctx.data.train, batch);
+  const Anatomy a = step_anatomy(model, ctx.data.train, batch);
   t.anatomy.push_back(fmt::format("{:<9} {:>5} {:>8.1f} {:>8.1f} {:>8.1f} {:>9.1f} {:>8.1f} {:>8.1f} {:>9.1f} {:>7.0f}%",
                                   c.model_name(), batch, a.total(), a.gemm, a.gather, a.pass - a.gemm, a.nan_check,
                                   a.update, a.outside_gemm(), 100 * a.outside_gemm() / a.total()));
 }
 
 // One model at one batch size: its plan printed, its runs, its lines.
-void measure(const Context& ctx, const TrainConfig& base, const std::string& model, std::size_t batch, Tables& t) {
+void measure(const Context& ctx, const TrainConfig& base, const std::string& name, std::size_t batch, Tables& t) {
   TrainConfig c = base;
-  c.model = model;
+  c.model = name;
   c.batch = batch;
   c.sgd.lr = 0.1f;
-  const Mlp mlp(c.layer_sizes(ctx.data.train.features, 10));
-  const KernelPlan plan = plan_for(mlp, batch);
+  const std::unique_ptr<Model> model = make_model(c, ctx.data.train.features, 10);
+  const KernelPlan plan = plan_for(*model, batch);
   fmt::print(
-      "{} batch {}: kernels per shape ({}; b: B is the input batch, and the products of one batch are chosen "
-      "together, widening it into floats counted once); x = speed-up over {}\n",
-      c.model_name(), batch, plan.source, ctx.blis.arch);
-  print_plan(plan, ctx.blis.arch);
-  const Runs runs = run_reps(ctx, c, mlp, plan);
+      "{} batch {} ({} parameters, {:.3f} GFLOP of GEMMs per training step): kernels per shape ({}; b: B is the "
+      "input batch, and the products of one batch are chosen together, widening it into floats counted once); "
+      "calls per training step and their share of its GEMM FLOPs; x = speed-up over {}\n",
+      c.model_name(), batch, model->parameter_count(), training_flops(*model, batch) / 1e9, plan.source, ctx.blis.arch);
+  print_plan(plan, ctx.blis.arch, step_gemms(*model, batch));
+  const Runs runs = run_reps(ctx, c, *model, plan);
   install_kernel_plan(plan, ctx.blis);
-  add_lines(ctx, c, mlp, runs, t);
+  add_lines(ctx, c, *model, runs, t);
 }
 
 void print_tables(const Flags& f, const BlisConfig& blis, const Tables& t) {
@@ -291,7 +324,8 @@ void print_tables(const Flags& f, const BlisConfig& blis, const Tables& t) {
   for (const std::string& line : t.anatomy) fmt::print("{}\n", line);
   fmt::print(
       "GEMMs: the step's GEMMs timed alone on the planned kernels; elemwise: the forward and backward pass\n"
-      "less its GEMMs (bias, ReLU, softmax, loss, output delta, bias gradients, ReLU mask).\n");
+      "less its GEMMs (bias, ReLU, softmax, loss, output delta, bias gradients, ReLU mask; for the cnn also\n"
+      "im2col, col2im and the pools).\n");
 }
 
 // After MPI_Init: every configuration, then the tables. Returns the exit code.

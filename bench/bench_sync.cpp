@@ -1,11 +1,11 @@
 // bench_sync: the synchronizers compared inside one training run. Separate runs of `train` land in different
 // states of this host (docs/collectives.md, "Two speeds"), so their ratio says as much about the minute as about the
-// method. Here every rank trains the MLP on MNIST and switches synchronizer every --block steps (ring, mpi, ring, ...),
-// timing whole steps per method: the two methods see the same moments, the same data and the same caches.
-// `serial` blocks are the baseline for speedups: rank 0 alone trains its own replica with batch --batch while the
-// other ranks sleep (waking every 100 us to poll), as in a one-process run; speedup = ranks x serial step / parallel
-// step (constant total work). A serial step's "sync" is its optimizer step alone. The first --settle steps of every
-// block run untimed: right after a switch, and on a core just woken from a serial block, steps are not yet steady.
+// method. Here every rank trains a model (--model, the MLP by default) on MNIST and switches synchronizer every --block
+// steps (ring, mpi, ring, ...), timing whole steps per method: the two methods see the same moments, the same data and
+// the same caches. `serial` blocks are the baseline for speedups: rank 0 alone trains its own replica with batch --batch
+// while the other ranks sleep (waking every 100 us to poll), as in a one-process run; speedup = ranks x serial step /
+// parallel step (constant total work). A serial step's "sync" is its optimizer step alone. The first --settle steps of
+// every block run untimed: right after a switch, and on a core just woken from a serial block, steps are not yet steady.
 // "step / first" is each method's step time over the first listed method's. Methods with overlap suffixes
 // (ring-buckets, ring-pipe, mpi-pipe-thread, ...) run as train runs them; "sync us" is then the communication the
 // step waited for and "hidden us" what was in flight while it computed. Each block ends with nothing in flight.
@@ -35,12 +35,13 @@
 #include "collectives/wire_meter.hpp"
 #include "cpu/isa.hpp"
 #include "model/kernels/blis_setup.hpp"
-#include "model/mlp.hpp"
+#include "model/model.hpp"
 #include "model/rng.hpp"
 #include "trace/scope.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
 #include "trainers/compression/compression_checks.hpp"
 #include "trainers/compression/compressors.hpp"
+#include "trainers/config/validate_config.hpp"
 #include "trainers/families/make_synchronizer.hpp"
 #include "trainers/loop/agreed_kernel_plan.hpp"
 #include "trainers/loop/clock.hpp"
@@ -152,9 +153,9 @@ using Flags = bench::SyncFlags;
 // same on every rank).
 std::string check_flags(const Flags& f, const Comm& world, std::vector<std::string>& names) {
   // Ranks launched with different flags would pair different collectives and hang: refuse that first.
-  const auto [lo, hi] = world.min_max(
-      std::hash<std::string>{}(fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", f.methods, f.batch, fmt::join(f.hidden, ","),
-                                           f.steps, f.block, f.settle, f.data_dir, f.bucket_kib)));
+  const auto [lo, hi] = world.min_max(std::hash<std::string>{}(
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", f.methods, f.batch, f.model, fmt::join(f.hidden, ","), f.steps, f.block,
+                  f.settle, f.data_dir, f.bucket_kib)));
   if (lo != hi) return "the ranks were given different flags (every rank needs the same command line)";
   std::stringstream list(f.methods);
   bool traced = false;
@@ -181,7 +182,7 @@ std::string check_flags(const Flags& f, const Comm& world, std::vector<std::stri
 // The replicas the methods train: one shared by the parallel methods, one of the serial baseline's own, so that the
 // parallel replicas stay identical.
 struct Replicas {
-  Replicas(const Mlp& model, const TrainConfig& config)
+  Replicas(const Model& model, const TrainConfig& config)
       : params(model.parameter_count()), grads(model.parameter_count()), spare(model.parameter_count()),
         sgd(config.sgd, model.parameter_count()), serial_sgd(config.sgd, model.parameter_count()) {
     model.init(params, config.seed);
@@ -192,7 +193,7 @@ struct Replicas {
 };
 
 std::vector<MethodTimes> make_methods(const std::vector<std::string>& names, const TrainConfig& config, const Comm& world,
-                                      const Mlp& model, Replicas& r) {
+                                      const Model& model, Replicas& r) {
   std::vector<MethodTimes> timed;
   for (const std::string& name : names) {
     std::string m = name;
@@ -214,10 +215,9 @@ std::vector<MethodTimes> make_methods(const std::vector<std::string>& names, con
     TrainConfig c = config;
     parse_method(m, c);
     // The same refusals as train's, the same on every rank: a compressor the method or the model cannot carry.
-    for (const std::string& problem : {validate_compression(c), validate_against_model(c, model.sizes())})
+    for (const std::string& problem : {validate_compression(c), validate_against_model(c, model.layers())})
       if (!problem.empty()) throw std::invalid_argument(fmt::format("--methods {}: {}", name, problem));
-    auto sync = make_synchronizer(
-        c, {world, world, r.sgd, model.layer_offsets(), model.parameter_count(), std::span(model.sizes())});
+    auto sync = make_synchronizer(c, {world, world, r.sgd, model.layers(), model.parameter_count()});
     const bool pipelined = sync->gradient_buffers() > 1;
     timed.push_back({name, std::move(sync), r.grads, false, 0, 0, 0, 0, c.wire_bytes_counted(), 0,
                      pipelined ? std::span<float>(r.spare) : std::span<float>(), traced});
@@ -226,7 +226,7 @@ std::vector<MethodTimes> make_methods(const std::vector<std::string>& names, con
 }
 
 // One step of method `m` on its replica: gathered, computed, synchronized, timed after the block's settling steps.
-void timed_step(const Flags& f, long s, const TrainTest& data, const Mlp& model, std::span<const std::uint32_t> slice,
+void timed_step(const Flags& f, long s, const TrainTest& data, const Model& model, std::span<const std::uint32_t> slice,
                 Batch& b, Workspace& ws, std::span<float> replica, MethodTimes& m) {
   const std::uint64_t sent0 = bytes_sent_so_far();
   const double t0 = now_s();
@@ -254,14 +254,14 @@ void timed_step(const Flags& f, long s, const TrainTest& data, const Mlp& model,
 // Every rank: --steps steps, the methods taking turns every --block. The trainer's split with --iterations-per-epoch
 // auto: every rank draws the same permutation and takes its own slice of each global batch.
 // With a -traced method among them, `recorder` records only during the -traced methods' steps.
-void train_alternating(const Flags& f, const TrainTest& data, const Mlp& model, const Comm& world, std::uint64_t seed,
+void train_alternating(const Flags& f, const TrainTest& data, const Model& model, const Comm& world, std::uint64_t seed,
                        Replicas& r, std::vector<MethodTimes>& timed, TraceRecorder* recorder) {
   const bool switched = std::any_of(timed.begin(), timed.end(), [](const MethodTimes& m) { return m.traced; });
   const std::size_t n = data.train.rows, w = static_cast<std::size_t>(world.size()),
                     me = static_cast<std::size_t>(world.rank());
   std::vector<std::uint32_t> perm(n), slice(f.batch);
   Batch b(f.batch, data.train.features);
-  Workspace ws(model.sizes(), f.batch);
+  Workspace ws(model, f.batch);
   const long per_epoch = static_cast<long>(n / (f.batch * w));
   world.barrier();
   for (long s = 0; s < f.steps; ++s) {
@@ -302,7 +302,7 @@ void check_replicas(const Comm& world, std::span<const float> params) {
 
 // Every rank: the mean over ranks of each method's per-step compute, sync and hidden times and wire bytes (the
 // serial baseline's are rank 0's alone), four per method; rank 0 prints them.
-void print_results(const Flags& f, const Comm& world, const Mlp& model, const std::vector<MethodTimes>& timed) {
+void print_results(const Flags& f, const Comm& world, const Model& model, const std::vector<MethodTimes>& timed) {
   std::vector<double> sums;
   for (const MethodTimes& m : timed) {
     const double k = static_cast<double>(std::max(m.steps, 1L));
@@ -320,9 +320,9 @@ void print_results(const Flags& f, const Comm& world, const Mlp& model, const st
     if (timed[i].serial) serial_s = step_s.back();
   }
   fmt::print(
-      "bench_sync: {} ranks, MLP {}, batch {} per worker, {} steps in blocks of {} (first {} untimed), "
-      "methods alternated\n",
-      world.size(), model.describe(), f.batch, f.steps, f.block, f.settle);
+      "bench_sync: {} ranks, {} {} ({} parameters), batch {} per worker, {} steps in blocks of {} (first {} "
+      "untimed), methods alternated\n",
+      world.size(), f.model, model.describe(), model.parameter_count(), f.batch, f.steps, f.block, f.settle);
   fmt::print("{:>16} {:>7} {:>12} {:>12} {:>12} {:>12} {:>14} {:>13}{}\n", "method", "timed", "compute us", "sync us",
              "hidden us", "step us", "step / first", "wire KB/step", serial_s > 0 ? "  speedup vs serial" : "");
   for (std::size_t i = 0; i < timed.size(); ++i) {
@@ -349,7 +349,7 @@ int run(int argc, char** argv, const Comm& world) {
   std::vector<std::string> names;
   if (const std::string problem = check_flags(f, world, names); !problem.empty()) return usage_error(problem);
   TrainConfig config;
-  config.model = "mlp";
+  config.model = f.model;
   config.hidden = f.hidden;
   config.bucket_bytes = f.bucket_kib << 10;
   config.batch = f.batch;
@@ -360,7 +360,11 @@ int run(int argc, char** argv, const Comm& world) {
   if (f.batch * static_cast<std::size_t>(world.size()) > data.train.rows)
     return usage_error(fmt::format("--batch {} on {} ranks is more than the {} training images", f.batch, world.size(),
                                    data.train.rows));
-  const Mlp model(config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes)));
+  if (const std::string problem = validate_model_against_data(config, data.train.features); !problem.empty())
+    return usage_error(problem);
+  const std::unique_ptr<Model> owned =
+      make_model(config, data.train.features, static_cast<std::size_t>(data.train.classes));
+  const Model& model = *owned;
   install_agreed_kernel_plan(world, model.planned_gemms(f.batch));  // every rank: one plan
   Replicas replicas(model, config);
   ObserveOptions observe;

@@ -165,7 +165,7 @@ TEST_CASE("softmax regression on the byte kernels needs no float rows and matche
   const std::size_t n = 32;
   std::vector<float> params(model.parameter_count());
   model.init(params, 5);
-  Workspace ws(model.sizes(), n);
+  Workspace ws(model, n);
   Batch batch(n, 20);
   std::vector<std::uint32_t> rows(n);
   for (std::size_t j = 0; j < n; ++j) rows[j] = static_cast<std::uint32_t>((j * 37) % data.train.rows);

@@ -10,6 +10,7 @@
 #include "collectives/comm.hpp"
 #include "collectives/methods.hpp"
 #include "compression_support.hpp"
+#include "model/mlp.hpp"
 #include "model/rng.hpp"
 #include "model/sgd.hpp"
 #include "test_support.hpp"
@@ -123,7 +124,7 @@ TEST_CASE("sign with error feedback reaches the optimum of a problem where the s
 // to the one rounding of the subtraction; and the sum every worker gets is the workers' contributions added up.
 TEST_CASE("error feedback: applied update plus new residual is gradient plus old residual, on every worker") {
   const Comm world = Comm::world();
-  const std::vector<Tensor> tensors = model_tensors({12, 6, 3});
+  const std::vector<Tensor> tensors = model_tensors(Mlp({12, 6, 3}).layers());
   const std::size_t n = tensors.back().offset + tensors.back().size();
   for (const char* text : {"powersgd:2", "topk:0.3", "sign"}) {
     for (bool feedback : {true, false}) {
@@ -216,10 +217,11 @@ TEST_CASE("--compress is refused before any step when the name, its parameter or
   wide.model = "mlp";
   wide.hidden = {16};
   wide.compression = test::parsed_compression("powersgd:11");
-  test::check_mentions(validate_against_model(wide, {784, 16, 10}),
+  const Mlp model({784, 16, 10});
+  test::check_mentions(validate_against_model(wide, model.layers()),
                        {"powersgd:11: rank 11 is larger than layer 2 weights (10 x 16) allows (at most 10)"});
   wide.compression = test::parsed_compression("powersgd:10");
-  CHECK(validate_against_model(wide, {784, 16, 10}).empty());
+  CHECK(validate_against_model(wide, model.layers()).empty());
   wide.compression = test::parsed_compression("powersgd:11");
   CHECK_THROWS_AS(train(wide, test::blobs(), Comm::world()), std::invalid_argument);  // before any message
 }

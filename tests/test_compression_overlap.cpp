@@ -50,7 +50,7 @@ void gradient(std::span<const float> params, int rank, int t, std::span<float> g
 // A synchronizer for `c` on the world, for the MLP `model`, with `sgd`.
 std::unique_ptr<Synchronizer> sync_for(const TrainConfig& c, const Mlp& model, Sgd& sgd) {
   const Comm& world = Comm::world();
-  return make_synchronizer(c, {world, world, sgd, model.layer_offsets(), model.parameter_count(), model.sizes()});
+  return make_synchronizer(c, {world, world, sgd, model.layers(), model.parameter_count()});
 }
 
 std::vector<float> saved_state(Synchronizer& sync) {
@@ -84,13 +84,13 @@ Outcome overlapped(const TrainConfig& c, const Mlp& model) {
   const auto sync = sync_for(c, model, sgd);
   std::vector<float> params(model.parameter_count(), 0.5f);
   std::vector<std::vector<float>> buffers(2, std::vector<float>(params.size()));
-  const std::vector<std::size_t>& offsets = model.layer_offsets();
+  const std::vector<LayerShape>& layers = model.layers();
   for (int t = 0; t < kSteps; ++t) {
     std::vector<float>& g = buffers[static_cast<std::size_t>(t % sync->gradient_buffers())];
     PassObserver* observer = sync->observer(params, g);
     gradient(params, Comm::world().rank(), t, g);
-    for (std::size_t l = offsets.size(); observer && l-- > 0;) {
-      observer->gradient_ready(offsets[l], l + 1 < offsets.size() ? offsets[l + 1] : params.size());
+    for (std::size_t l = layers.size(); observer && l-- > 0;) {
+      observer->gradient_ready(layers[l].offset, layers[l].end());
       observer->between_kernels();
     }
     sync->step(params, g);
@@ -126,7 +126,7 @@ TrainConfig narrow_mlp(const std::string& sync, long steps = 8) {
 // r' = fl(a - c) exactly, on every worker.
 TEST_CASE("error feedback moved on by test() computes step()'s bits and keeps its bookkeeping exact") {
   const Comm world = Comm::world();
-  const std::vector<Tensor> tensors = model_tensors({12, 6, 3});
+  const std::vector<Tensor> tensors = model_tensors(Mlp({12, 6, 3}).layers());
   const std::size_t n = tensors.back().offset + tensors.back().size();
   for (const char* text : {"powersgd:2", "topk:0.3", "sign"}) {
     for (bool feedback : {true, false}) {
@@ -181,7 +181,7 @@ TEST_CASE("pipelined compression is blocking compression applied one step late, 
           CAPTURE(c.sync_name());
           CHECK(piped.params == late.params);
           CHECK(piped.state == late.state);
-          CHECK(piped.state.size() == compressed_state_size(c, model.sizes(), Comm::world().size()));
+          CHECK(piped.state.size() == compressed_state_size(c, model.layers(), Comm::world().size()));
         }
       }
     }
@@ -214,7 +214,7 @@ TEST_CASE("bucketed compression: one bucket, or sign or PowerSGD per layer, is b
             const Outcome got = overlapped(c, model);
             CAPTURE(c.sync_name());
             CAPTURE(bucket_bytes);
-            CHECK(got.state.size() == compressed_state_size(c, model.sizes(), workers));
+            CHECK(got.state.size() == compressed_state_size(c, model.layers(), workers));
             if (!powersgd || bucket_bytes > 1 || (workers <= 2 && find_allreduce_method(method)->exact)) {
               CHECK(got.params == reference.params);
               CHECK(std::equal(got.state.end() - static_cast<std::ptrdiff_t>(feedback ? residuals : 0), got.state.end(),

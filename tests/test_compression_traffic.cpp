@@ -12,6 +12,7 @@
 #include "collectives/comm.hpp"
 #include "collectives/methods.hpp"
 #include "collectives/wire_meter.hpp"
+#include "model/mlp.hpp"
 #include "model/sgd.hpp"
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
@@ -56,7 +57,7 @@ TEST_CASE("bytes on the wire per step: each compressor's closed form at P = 2 an
           doctest::test_suite("needs_4_ranks")) {
   const Comm world = Comm::world();
   SKIP_UNLESS(world.size() == 4, "the closed forms are checked on 4 ranks and on two halves of 2");
-  const std::vector<Tensor> tensors = model_tensors({30, 12, 5});
+  const std::vector<Tensor> tensors = model_tensors(Mlp({30, 12, 5}).layers());
   const std::size_t n = tensors.back().offset + tensors.back().size(), t = tensors.size();
   const std::size_t rank = 3, p_words = (12 + 5) * rank + 12 + 5, q_words = (30 + 12) * rank;  // P's + biases; Q's
   for (const Comm& comm : {world.split(world.rank() / 2, world.rank()), world}) {
@@ -137,12 +138,10 @@ struct Counted {
 // `steps` steps of config `c`'s synchronizer on `comm` (every rank of it a worker) for an MLP of `sizes`, pipelined
 // ones drained: what this rank sent, counted by the traffic layer, which must agree with the wire meter train reads.
 Counted synchronized(const TrainConfig& c, const Comm& comm, const std::vector<std::size_t>& sizes, int steps) {
-  const std::vector<Tensor> tensors = model_tensors(sizes);
-  const std::size_t n = tensors.back().offset + tensors.back().size();
-  std::vector<std::size_t> starts;
-  for (std::size_t i = 0; i < tensors.size(); i += 2) starts.push_back(tensors[i].offset);
+  const Mlp model(sizes);
+  const std::size_t n = model.parameter_count();
   Sgd sgd(c.sgd, n);
-  const std::unique_ptr<Synchronizer> sync = make_synchronizer(c, {comm, comm, sgd, starts, n, sizes});
+  const std::unique_ptr<Synchronizer> sync = make_synchronizer(c, {comm, comm, sgd, model.layers(), n});
   std::vector<float> params(n, 0.5f);
   std::vector<std::vector<float>> grads(2, std::vector<float>(n));
   const std::uint64_t before = bytes_sent_so_far();
@@ -169,7 +168,7 @@ TEST_CASE("bytes on the wire per step, bucketed and pipelined: the sum over buck
   const Comm world = Comm::world();
   SKIP_UNLESS(world.size() == 4, "the closed forms are checked on 4 ranks and on two halves of 2");
   const std::vector<std::size_t> sizes = {30, 12, 8, 5};
-  const std::vector<Tensor> tensors = model_tensors(sizes);
+  const std::vector<Tensor> tensors = model_tensors(Mlp(sizes).layers());
   const std::size_t upper_two = kWord * (8 * 12 + 8 + 5 * 8 + 5);
   struct Mode {
     const char* name;
@@ -197,10 +196,9 @@ TEST_CASE("bytes on the wire per step, bucketed and pipelined: the sum over buck
         c.buckets = mode.buckets;
         c.bucket_bytes = mode.bucket_bytes;
         c.pipeline = mode.pipeline;
-        std::vector<std::size_t> starts;
-        for (std::size_t i = 0; i < tensors.size(); i += 2) starts.push_back(tensors[i].offset);
-        const std::size_t n = tensors.back().offset + tensors.back().size();
-        const std::vector<ElementRange> ranges = gradient_ranges(c, starts, n);  // the buckets the sums are over
+        const Mlp model(sizes);
+        const std::vector<ElementRange> ranges =
+            gradient_ranges(c, model.layers(), model.parameter_count());  // the buckets the sums are over
         REQUIRE(ranges.size() == mode.expected.size());
         std::size_t per_step = 0;
         for (std::size_t b = 0; b < ranges.size(); ++b) {

@@ -52,20 +52,17 @@ TrainConfig base(const std::string& sync, const std::string& dir) {
 }
 
 std::size_t parameter_count(const TrainConfig& c, const TrainTest& d) {
-  std::size_t n = 0;
-  const auto sizes = c.layer_sizes(d.train.features, static_cast<std::size_t>(d.train.classes));
-  for (std::size_t i = 0; i + 1 < sizes.size(); ++i) n += sizes[i] * sizes[i + 1] + sizes[i + 1];
-  return n;
+  return make_model(c, d.train.features, static_cast<std::size_t>(d.train.classes))->parameter_count();
 }
 
 // What load_newest_checkpoint finds on the ranks of `comm`: the step, or the error's text.
 std::string find_newest(const TrainConfig& c, const TrainTest& d, const Comm& comm, ResumePoint* out = nullptr) {
   try {
     const HostMap hosts(comm);
-    const auto sizes = c.layer_sizes(d.train.features, static_cast<std::size_t>(d.train.classes));
+    const std::string model = make_model(c, d.train.features, static_cast<std::size_t>(d.train.classes))->describe();
     TrainConfig r = c;
     r.epochs = c.epochs + 1;
-    ResumePoint p = load_newest_checkpoint(r, comm, hosts, run_fingerprint(r, sizes), parameter_count(c, d));
+    ResumePoint p = load_newest_checkpoint(r, comm, hosts, run_fingerprint(r, model), parameter_count(c, d));
     if (out) *out = p;
     return fmt::format("step {}", p.steps_done);
   } catch (const CheckpointError& e) {

@@ -52,7 +52,7 @@ TrainConfig federated(std::size_t clients, std::size_t batch) {
   return c;
 }
 
-std::vector<float> initial_model(const Mlp& model, std::uint64_t seed) {
+std::vector<float> initial_model(const Model& model, std::uint64_t seed) {
   std::vector<float> x(model.parameter_count());
   model.init(x, seed);
   return x;
@@ -190,7 +190,7 @@ TEST_CASE("FedAvg with C = 1, equal partitions and one local step is synchronous
     batch.insert(batch.end(), order.begin(), order.begin() + 5);
   }
   Batch b(batch.size(), data.train.features);
-  Workspace ws(model.sizes(), batch.size());
+  Workspace ws(model, batch.size());
   gather_batch(data.train, batch, b, true);
   model.loss_and_gradient(x, b, g, ws);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] -= c.sgd.lr * g[i];
@@ -216,7 +216,7 @@ TEST_CASE("FedAvg weights unequal clients by their example counts, against a flo
     sizes.insert(p.size(k));
     if (p.size(k) == 0) continue;
     Batch b(p.size(k), data.train.features);
-    Workspace ws(model.sizes(), p.size(k));
+    Workspace ws(model, p.size(k));
     gather_batch(data.train, p.client(k), b, true);
     model.loss_and_gradient(x0, b, g, ws);
     const double w = static_cast<double>(p.size(k)) / 960.0;

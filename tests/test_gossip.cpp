@@ -320,8 +320,7 @@ TEST_CASE("synchronous gossip SGD is x_i <- sum_j W_ij x_j - lr g_i(x_i), agains
     CAPTURE(topology_info(t).name);
     c.topology = t;
     Sgd sgd(c.sgd, n);
-    const std::vector<std::size_t> offsets = {0};
-    const std::unique_ptr<Synchronizer> sync = make_synchronizer(c, {world, world, sgd, offsets, n, {}, 0});
+    const std::unique_ptr<Synchronizer> sync = make_synchronizer(c, {world, world, sgd, {}, n, 0});
     CHECK(sync->keeps_replicas());
     std::vector<float> x = values_of(me, n, 1);
     std::vector<std::vector<double>> ref = all_vectors(world, x);
@@ -371,8 +370,7 @@ TEST_CASE("local SGD's outer optimizer: outer-lr 1 with momentum 0 is plain aver
   c.outer_momentum = 0.5f;
   c.sgd.lr = 0.1f;
   Sgd sgd(c.sgd, n);
-  const std::vector<std::size_t> offsets = {0};
-  const std::unique_ptr<Synchronizer> sync = make_synchronizer(c, {world, world, sgd, offsets, n, {}, 0});
+  const std::unique_ptr<Synchronizer> sync = make_synchronizer(c, {world, world, sgd, {}, n, 0});
   std::vector<float> x = values_of(0, n);  // every worker starts from one model
   std::vector<double> anchor(x.begin(), x.end()), velocity(n, 0.0);
   for (int step = 0; step < 2; ++step) {

@@ -86,7 +86,7 @@ LoopResults run_loops(Isa isa) {
   std::vector<float> params(model.parameter_count());
   r.grads.resize(model.parameter_count());
   model.init(params, 3);
-  Workspace ws(model.sizes(), data.rows);
+  Workspace ws(model, data.rows);
   Batch batch(data.rows, data.features);
   std::vector<std::uint32_t> all(data.rows);
   std::iota(all.begin(), all.end(), 0u);

@@ -313,7 +313,8 @@ TEST_CASE(
   c.sgd.lr = 0.2f;
   c.seed = 3;
   c.iterations_per_epoch = 24;
-  const Mlp model(c.layer_sizes(20, 4));
+  const std::unique_ptr<Model> owned = make_model(c, 20, 4);
+  const Model& model = *owned;
   const std::size_t workers = static_cast<std::size_t>(world.size());
   std::vector<GemmShape> shapes = model.planned_gemms(c.batch);
   for (const GemmShape& g : model.planned_gemms(c.batch * workers)) shapes.push_back(g);  // the serial reference's
@@ -330,8 +331,8 @@ TEST_CASE(
   std::vector<float> params(model.parameter_count()), grads(model.parameter_count());
   model.init(params, c.seed);
   Sgd sgd(c.sgd, model.parameter_count());
-  auto sync = make_synchronizer(c, {world, world, sgd, model.layer_offsets(), model.parameter_count()});
-  Workspace ws(model.sizes(), c.batch);
+  auto sync = make_synchronizer(c, {world, world, sgd, model.layers(), model.parameter_count()});
+  Workspace ws(model, c.batch);
   Batch batch(c.batch, 20);
   std::vector<std::uint32_t> rows(c.batch);
   for (long s = 0; s < c.iterations_per_epoch; ++s) {

@@ -33,7 +33,7 @@ void check_gradient(const std::vector<std::size_t>& sizes) {
   const Dataset data = make_blobs(6, sizes.front(), static_cast<int>(sizes.back()), 0.3f, 11);
   std::vector<float> params(model.parameter_count()), grads(model.parameter_count()), scratch(model.parameter_count());
   model.init(params, 3);
-  Workspace ws(sizes, data.rows);
+  Workspace ws(model, data.rows);
   Batch batch(data.rows, data.features);
   gather_batch(data, all_rows(data), batch);
   const auto loss = [&] { return double(model.loss_and_gradient(params, batch, scratch, ws)); };
@@ -87,7 +87,7 @@ TEST_CASE("serial SGD drives the loss down on separable generated data") {
   const Mlp model({20, 16, 4});
   std::vector<float> params(model.parameter_count()), grads(model.parameter_count());
   model.init(params, 1);
-  Workspace ws(model.sizes(), 32);
+  Workspace ws(model, 32);
   Batch batch(32, data.features);
   const std::vector<std::uint32_t> rows = all_rows(data);
   Sgd sgd({0.5f, 0.0f, 0.0f}, params.size());
@@ -154,7 +154,7 @@ TEST_CASE("buffers of the wrong size are refused with both sizes in the message"
   const Dataset data = make_blobs(8, 13, 4, 0.3f, 1);
   std::vector<float> params(model.parameter_count()), grads(model.parameter_count());
   model.init(params, 1);
-  Workspace ws(model.sizes(), 8);
+  Workspace ws(model, 8);
   Batch batch(8, 13);
   std::vector<std::uint32_t> indices(8);
   for (std::uint32_t i = 0; i < 8; ++i) indices[i] = i;

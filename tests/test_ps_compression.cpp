@@ -13,6 +13,7 @@
 #include "collectives/comm.hpp"
 #include "collectives/wire_meter.hpp"
 #include "compression_support.hpp"
+#include "model/mlp.hpp"
 #include "model/rng.hpp"
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
@@ -64,14 +65,14 @@ void remove_shared(const std::filesystem::path& dir, const Comm& world) {
 // is r' = fl(fl(g + r) - c) (error feedback's arithmetic, error_feedback.hpp), or zero without error feedback. The
 // key ranges cut the tensors (3 servers on 12-6-3): sign's scale is then per piece of a tensor.
 TEST_CASE("a compressed push decodes on each server to the worker's contribution, and leaves r' = a - c") {
-  const std::vector<std::size_t> sizes = {12, 6, 3};
+  const std::vector<LayerShape> layers = Mlp({12, 6, 3}).layers();
   const std::size_t n = 12 * 6 + 6 + 6 * 3 + 3;
   for (const char* text : {"topk:0.3", "topk:1", "sign"}) {
     for (bool feedback : {true, false}) {
       CAPTURE(text);
       CAPTURE(feedback);
       const std::vector<ElementRange> ranges = key_ranges(n, 3);
-      CompressedPush push(test::parsed_compression(text, feedback), sizes, ranges);
+      CompressedPush push(test::parsed_compression(text, feedback), layers, ranges);
       std::vector<float> old(n, 0.0f);
       for (int step = 0; step < 3; ++step) {
         Rng rng(50 + static_cast<std::uint64_t>(step));
@@ -85,7 +86,7 @@ TEST_CASE("a compressed push decodes on each server to the worker's contribution
         for (std::size_t i = 0; i < n && feedback; ++i) exact = exact && r[i] == (g[i] + old[i]) - c[i];
         CHECK(exact);
         for (std::size_t s = 0; s < ranges.size(); ++s) {
-          const PushDecoder server(test::parsed_compression(text, feedback), sizes, ranges[s]);
+          const PushDecoder server(test::parsed_compression(text, feedback), layers, ranges[s]);
           CHECK(server.words() == push.part(s).size());
           std::vector<float> decoded(ranges[s].size(), 99.0f);
           server.decode(push.part(s), decoded);
@@ -97,8 +98,8 @@ TEST_CASE("a compressed push decodes on each server to the worker's contribution
     }
   }
   // A part of another plan is refused, not read past its end.
-  CompressedPush push(test::parsed_compression("topk:0.3"), sizes, key_ranges(n, 2));
-  const PushDecoder other(test::parsed_compression("topk:0.3"), sizes, partition(n, 3, 0));
+  CompressedPush push(test::parsed_compression("topk:0.3"), layers, key_ranges(n, 2));
+  const PushDecoder other(test::parsed_compression("topk:0.3"), layers, partition(n, 3, 0));
   std::vector<float> g(n, 1.0f), out(partition(n, 3, 0).size());
   push.encode(g);
   CHECK_THROWS_AS(other.decode(push.part(0), out), std::runtime_error);
@@ -132,7 +133,7 @@ TEST_CASE("bytes on the wire per step of a compressed push: parts up, dense key 
           doctest::test_suite("needs_4_ranks")) {
   const Comm world = Comm::world();
   SKIP_UNLESS(world.size() == 4, "the closed forms are checked on 4 ranks and on two halves of 2");
-  const std::vector<std::size_t> sizes = {30, 12, 5};
+  const std::vector<LayerShape> layers = Mlp({30, 12, 5}).layers();
   const std::vector<std::size_t> tensor_ends = {30 * 12, 30 * 12 + 12, 30 * 12 + 12 + 12 * 5, 30 * 12 + 12 + 12 * 5 + 5};
   const std::size_t n = tensor_ends.back();
   // The tensors [begin, end) overlaps, from their ends alone.
@@ -164,7 +165,7 @@ TEST_CASE("bytes on the wire per step of a compressed push: parts up, dense key 
       const Comm server_comm = comm.split(comm.rank() < k.servers ? 0 : MPI_UNDEFINED, comm.rank());
       std::size_t expected = 0, sent = 0, metered = 0;
       if (comm.rank() < k.servers) {
-        ParameterServer server(comm, server_comm, layout, config, std::vector<float>(n, 0.0f), {}, sizes);
+        ParameterServer server(comm, server_comm, layout, config, std::vector<float>(n, 0.0f), {}, layers);
         const std::uint64_t before = bytes_sent_so_far();
         traffic::Recording rec;
         server.serve(1);
@@ -172,7 +173,7 @@ TEST_CASE("bytes on the wire per step of a compressed push: parts up, dense key 
         metered = bytes_sent_so_far() - before;
         expected = static_cast<std::size_t>(workers) * layout.key_range(comm.rank()).size() * sizeof(float);
       } else {
-        const std::unique_ptr<Synchronizer> sync = make_ps_worker(comm, layout, config, sizes);
+        const std::unique_ptr<Synchronizer> sync = make_ps_worker(comm, layout, config, layers);
         std::vector<float> params(n), grads(n);
         for (std::size_t i = 0; i < n; ++i) grads[i] = static_cast<float>((i * 7919 + comm.rank() * 31) % 101) - 50.0f;
         const std::uint64_t before = bytes_sent_so_far();

@@ -32,9 +32,9 @@ std::vector<float> serial_reference(const TrainTest& data, std::size_t global_ba
 }
 
 std::vector<float> initial_params(const TrainTest& data, const TrainConfig& c) {
-  const Mlp model(c.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes)));
-  std::vector<float> p(model.parameter_count());
-  model.init(p, c.seed);
+  const std::unique_ptr<Model> model = make_model(c, data.train.features, static_cast<std::size_t>(data.train.classes));
+  std::vector<float> p(model->parameter_count());
+  model->init(p, c.seed);
   return p;
 }
 
@@ -146,8 +146,8 @@ TEST_CASE("bad training configurations are rejected with a message naming the fl
   c.servers = 4;
   CHECK(validate(c, 4).find("--servers 4") != std::string::npos);
   c = TrainConfig{};
-  c.model = "cnn";
-  CHECK(validate(c, 1).find("--model") != std::string::npos);
+  c.model = "resnet";
+  CHECK(validate(c, 1).find("--model: unknown model 'resnet' (choose softmax, mlp, 2nn, cnn)") != std::string::npos);
   c = TrainConfig{};
   CHECK(validate(c, 2).find("--sync serial runs on one rank") != std::string::npos);
   CHECK(validate(TrainConfig{}, 1).empty());

@@ -15,6 +15,7 @@
 #include "model/idx_reader.hpp"
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/installed_plan.hpp"
+#include "model/model.hpp"
 #include "trainers/compression/compression_checks.hpp"
 #include "trainers/config/cli.hpp"
 #include "trainers/config/validate_config.hpp"
@@ -56,17 +57,22 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
     if (lead) fmt::print(stderr, "train: error: {}\n", problem);
     return kUsageError;
   }
-  const auto sizes = config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes));
-  if (const std::string problem = validate_against_model(config, sizes); !problem.empty()) {
+  if (const std::string problem = validate_model_against_data(config, data.train.features); !problem.empty()) {
+    if (lead) fmt::print(stderr, "train: error: {}\n", problem);
+    return kUsageError;
+  }
+  const std::unique_ptr<Model> model =
+      make_model(config, data.train.features, static_cast<std::size_t>(data.train.classes));
+  if (const std::string problem = validate_against_model(config, model->layers()); !problem.empty()) {
     if (lead) fmt::print(stderr, "train: error: {}\n", problem);
     return kUsageError;
   }
   if (lead) {
     fmt::print(
-        "gradsync train: {} {} on {} ({} train / {} test images), {} rank(s), batch {} per worker, lr {}, "
-        "seed {}\n{}\n",
-        config.sync_name(), config.model_name(), config.dataset, data.train.rows, data.test.rows, world.size(),
-        config.batch, config.sgd.lr, config.seed, kernels_summary(blis));
+        "gradsync train: {} {} ({} parameters) on {} ({} train / {} test images), {} rank(s), batch {} per "
+        "worker, lr {}, seed {}\n{}\n",
+        config.sync_name(), config.model_name(), model->parameter_count(), config.dataset, data.train.rows,
+        data.test.rows, world.size(), config.batch, config.sgd.lr, config.seed, kernels_summary(blis));
     if (const std::string graph = describe_graph(config, world.size()); !graph.empty()) fmt::print("{}\n", graph);
     if (const std::string clients = describe_clients(config); !clients.empty()) fmt::print("{}\n", clients);
     std::fflush(stdout);

@@ -1,6 +1,12 @@
 #include "bench/flags/bench_compute_flags.hpp"
 
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
 #include "bench/flags/command_line.hpp"
+#include "model/models.hpp"
 
 namespace gradsync::bench {
 
@@ -11,9 +17,13 @@ std::optional<int> parse_compute_flags(int argc, char** argv, ComputeFlags& f) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
   app.add_option("--data", f.data_dir, "MNIST directory (default: data/mnist)");
-  app.add_option("--models", f.models, "softmax and/or mlp (space- or comma-separated)")
+  std::vector<std::string> names;
+  for (const ModelInfo& m : model_table()) names.emplace_back(m.name);
+  app.add_option("--models", f.models,
+                 fmt::format("any of {} (space- or comma-separated; mlp is MLP-128, 2nn and cnn are McMahan et al.'s)",
+                             model_names(", ")))
       ->delimiter(',')
-      ->check(CLI::IsMember({"softmax", "mlp"}))
+      ->check(CLI::IsMember(names))
       ->capture_default_str();
   app.add_option("--batches", f.batches, "batch sizes")->capture_default_str();
   app.add_flag("--compare-default", f.compare_default,

@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <string>
+#include <vector>
+
 #include "bench/flags/command_line.hpp"
+#include "model/models.hpp"
 #include "trace/recorder.hpp"
 #include "trainers/config/sync_method.hpp"
 
@@ -21,7 +25,12 @@ std::optional<int> parse_sync_flags(int argc, char** argv, bool lead, SyncFlags&
              "are recorded (ring,ring-traced measures what tracing costs)")
       ->capture_default_str();
   app.add_option("--batch", f.batch, "batch per worker")->capture_default_str()->check(CLI::Range(1, 60000));
-  app.add_option("--hidden", f.hidden, "MLP hidden widths, comma-separated")
+  std::vector<std::string> models;
+  for (const ModelInfo& m : model_table()) models.emplace_back(m.name);
+  app.add_option("--model", f.model, fmt::format("the model trained: {} (as train's --model)", model_names(", ")))
+      ->capture_default_str()
+      ->check(CLI::IsMember(models));
+  app.add_option("--hidden", f.hidden, "the mlp's hidden widths, comma-separated")
       ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));

@@ -9,7 +9,7 @@
 namespace gradsync::bench {
 
 struct SyncFlags {
-  std::string methods = "ring,mpi", data_dir, trace;
+  std::string methods = "ring,mpi", data_dir, trace, model = "mlp";
   std::size_t batch = 32, bucket_kib = TrainConfig::kDefaultBucketBytes >> 10;
   std::vector<std::size_t> hidden = {128};
   long steps = 6000, block = 32, settle = 4;

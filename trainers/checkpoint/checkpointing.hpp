@@ -22,7 +22,8 @@ namespace gradsync {
 // state). Not in it, so a run may resume on another world: the number of ranks, of workers and of parameter-server
 // shards. The batch is checked apart (the per-worker batch, or the global one with --global-batch). Epochs,
 // learning rate, weight decay and steps per epoch may change too.
-std::string run_fingerprint(const TrainConfig& config, const std::vector<std::size_t>& layer_sizes);
+// `model` is the model's Model::describe().
+std::string run_fingerprint(const TrainConfig& config, const std::string& model);
 
 // config.checkpoint_dir with every "%h" replaced by this host's name (this_host_name()).
 std::string local_checkpoint_dir(const TrainConfig& config);

@@ -14,13 +14,6 @@ namespace {
 
 std::size_t count_of(const std::vector<Tensor>& tensors) { return tensors.back().offset + tensors.back().size(); }
 
-// Where each layer starts: its weight matrix, the first of its two tensors (model_tensors()).
-std::vector<std::size_t> layer_starts(const std::vector<Tensor>& tensors) {
-  std::vector<std::size_t> starts;
-  for (std::size_t i = 0; i < tensors.size(); i += 2) starts.push_back(tensors[i].offset);
-  return starts;
-}
-
 // The tensors inside `range`, offsets rebased to its start. The range must hold whole tensors (std::logic_error).
 std::vector<Tensor> tensors_in(const std::vector<Tensor>& tensors, ElementRange range) {
   std::vector<Tensor> inside;
@@ -59,7 +52,7 @@ class CompressedJobs final : public GradientJobs {
  public:
   CompressedJobs(const TrainConfig& config, const SyncSetup& s, std::vector<ElementRange> ranges)
       : ranges_(std::move(ranges)), workers_(s.workers), on_(config.compression.error_feedback) {
-    const std::vector<Tensor> all = model_tensors({s.layer_sizes.begin(), s.layer_sizes.end()});
+    const std::vector<Tensor> all = model_tensors(s.layers);
     const CompressionChoice& choice = config.compression;
     for (const ElementRange& range : ranges_) {
       const std::vector<Tensor> tensors = tensors_in(all, range);
@@ -126,20 +119,20 @@ class CompressedJobs final : public GradientJobs {
 
 std::unique_ptr<GradientJobs> make_compressed_jobs(const TrainConfig& config, const SyncSetup& s,
                                                    std::vector<ElementRange> ranges) {
-  if (s.layer_sizes.empty()) throw std::invalid_argument("make_compressed_jobs: needs the model's layer sizes");
+  if (s.layers.empty()) throw std::invalid_argument("make_compressed_jobs: needs the model's layers");
   const CompressionChoice& choice = config.compression;
-  const std::vector<Tensor> tensors = model_tensors({s.layer_sizes.begin(), s.layer_sizes.end()});
+  const std::vector<Tensor> tensors = model_tensors(s.layers);
   if (const std::string problem = choice.compressor->check_model(choice.param, tensors); !problem.empty())
     throw std::invalid_argument("--compress " + problem);
   return std::make_unique<CompressedJobs>(config, s, std::move(ranges));
 }
 
-std::size_t compressed_state_size(const TrainConfig& config, const std::vector<std::size_t>& layer_sizes, int workers) {
+std::size_t compressed_state_size(const TrainConfig& config, std::span<const LayerShape> layers, int workers) {
   const CompressionChoice& c = config.compression;
   if (!c.enabled()) return 0;
-  const std::vector<Tensor> tensors = model_tensors(layer_sizes);
+  const std::vector<Tensor> tensors = model_tensors(layers);
   std::size_t size = 0;
-  for (const ElementRange& range : gradient_ranges(config, layer_starts(tensors), count_of(tensors)))
+  for (const ElementRange& range : gradient_ranges(config, layers, count_of(tensors)))
     size += compressor_state_size(c, tensors_in(tensors, range));
   return size + (c.error_feedback ? count_of(tensors) * static_cast<std::size_t>(workers) : 0);
 }

@@ -19,15 +19,15 @@
 namespace gradsync {
 
 // The jobs for config.compression on setup.workers, one per range of `ranges` (gradient_ranges(): each range
-// whole layers); needs setup.layer_sizes (std::invalid_argument without them). Call on every worker with a config
+// whole layers); needs setup.layers (std::invalid_argument without them). Call on every worker with a config
 // that passed validate() and validate_against_model(); collective over the workers when the compressor plans an
 // allreduce.
 std::unique_ptr<GradientJobs> make_compressed_jobs(const TrainConfig& config, const SyncSetup& setup,
                                                    std::vector<ElementRange> ranges);
 
-// GradientJobs::state_size() of those jobs on `workers` workers of a model with `layer_sizes`, cut as
+// GradientJobs::state_size() of those jobs on `workers` workers of a model of `layers`, cut as
 // gradient_ranges() cuts it (0 without config.compression): what a checkpoint holds after the optimizer state.
 // Local.
-std::size_t compressed_state_size(const TrainConfig& config, const std::vector<std::size_t>& layer_sizes, int workers);
+std::size_t compressed_state_size(const TrainConfig& config, std::span<const LayerShape> layers, int workers);
 
 }  // namespace gradsync

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collectives/allreduce.hpp"
+#include "model/layer_shape.hpp"
 #include "trainers/compression/compressors.hpp"
 
 namespace gradsync {
@@ -18,8 +19,8 @@ namespace gradsync {
 class CompressedPush {
  public:
   // `choice`'s codec (its compressor has make_codec) planned on each of `key_ranges`, which tile the model of
-  // `layer_sizes` (Mlp::sizes()). Local; allocates once.
-  CompressedPush(const CompressionChoice& choice, const std::vector<std::size_t>& layer_sizes,
+  // `layers` (Model::layers()). Local; allocates once.
+  CompressedPush(const CompressionChoice& choice, std::span<const LayerShape> layers,
                  std::span<const ElementRange> key_ranges);
 
   // a = grads + r (grads alone without error feedback); writes the part of a for every key range; r' = a - c, where
@@ -45,8 +46,8 @@ class CompressedPush {
 // A server's side: the parts pushed for its key range, decoded.
 class PushDecoder {
  public:
-  // The codec every worker's CompressedPush planned for `key_range` of the model of `layer_sizes`. Local.
-  PushDecoder(const CompressionChoice& choice, const std::vector<std::size_t>& layer_sizes, ElementRange key_range);
+  // The codec every worker's CompressedPush planned for `key_range` of the model of `layers`. Local.
+  PushDecoder(const CompressionChoice& choice, std::span<const LayerShape> layers, ElementRange key_range);
   std::size_t words() const { return codec_->words(); }
   // out := the gradient `part` encodes, key_range.size() floats. Throws std::runtime_error on a part no worker of
   // this plan writes (its size, or an index beyond the range).

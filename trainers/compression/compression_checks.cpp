@@ -39,10 +39,10 @@ std::string validate_compression(const TrainConfig& c) {
   return {};
 }
 
-std::string validate_against_model(const TrainConfig& c, const std::vector<std::size_t>& layer_sizes) {
+std::string validate_against_model(const TrainConfig& c, std::span<const LayerShape> layers) {
   const CompressionChoice& choice = c.compression;
   if (!choice.enabled()) return {};
-  const std::string problem = choice.compressor->check_model(choice.param, model_tensors(layer_sizes));
+  const std::string problem = choice.compressor->check_model(choice.param, model_tensors(layers));
   return problem.empty() ? problem : "--compress " + problem;
 }
 

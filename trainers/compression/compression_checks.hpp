@@ -1,7 +1,9 @@
 #pragma once
 // The checks of --compress and --error-feedback, as hooks of the configuration's own (trainers/config/train_config.hpp).
+#include <span>
 #include <string>
-#include <vector>
+
+#include "model/layer_shape.hpp"
 
 namespace gradsync {
 
@@ -12,8 +14,8 @@ struct TrainConfig;
 // calls it.
 std::string validate_compression(const TrainConfig& config);
 
-// What needs the model's shape (Mlp::sizes(), known once the data is loaded): PowerSGD's rank against each weight
+// What needs the model's shape (Model::layers(), known once the data is loaded): PowerSGD's rank against each weight
 // matrix. Empty, or a one-line message naming the layer and its shape.
-std::string validate_against_model(const TrainConfig& config, const std::vector<std::size_t>& layer_sizes);
+std::string validate_against_model(const TrainConfig& config, std::span<const LayerShape> layers);
 
 }  // namespace gradsync

@@ -13,6 +13,7 @@
 #include "collectives/allreduce.hpp"
 #include "collectives/allreduce_method.hpp"
 #include "collectives/comm.hpp"
+#include "model/layer_shape.hpp"
 
 namespace gradsync {
 
@@ -25,9 +26,9 @@ struct Tensor {
   bool matrix() const { return rows > 1 && cols > 1; }
 };
 
-// The tensors of an Mlp with layer sizes `sizes` (model/mlp.hpp: layer l's W, sizes[l+1] x sizes[l], then its bias,
-// sizes[l+1]), in buffer order; they tile the buffer.
-std::vector<Tensor> model_tensors(const std::vector<std::size_t>& sizes);
+// The tensors of a model's `layers` (Model::layers(): each layer's weight matrix, then its biases), in buffer order;
+// they tile the buffer.
+std::vector<Tensor> model_tensors(std::span<const LayerShape> layers);
 
 // The parts of `tensors` (tiling a buffer) that lie in `range`, offsets rebased to its start, so that they tile
 // [0, range.size()). A tensor cut by an end of the range is left as the vector of its part (one row).

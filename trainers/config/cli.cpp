@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "collectives/methods.hpp"
+#include "model/models.hpp"
 #include "trainers/compression/compressors.hpp"
 #include "trainers/config/federated_flags.hpp"
 #include "trainers/config/sync_method.hpp"
@@ -65,13 +66,21 @@ Enum named(std::span<const std::string_view> names, const std::string& text, con
   throw CLI::ValidationError(flag, why);
 }
 
+// "softmax | mlp | ...: softmax: softmax regression; mlp: ...", from the one list of models.
+std::string model_help() {
+  std::string summaries;
+  for (const ModelInfo& m : model_table())
+    summaries += fmt::format("{}{}: {}", summaries.empty() ? "" : "; ", m.name, m.summary);
+  return fmt::format("{} ({})", model_names(" | "), summaries);
+}
+
 void add_model_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
   app.add_option("--sync", raw.sync,
                  fmt::format("{} | an allreduce: {} (ps is the parameter-server trainer; bench_allreduce "
                              "--list-methods says what each allreduce is)",
                              sync_family_names(" | "), allreduce_method_names(trains, " | ")))
       ->capture_default_str();
-  app.add_option("--model", c.model, "softmax | mlp")->capture_default_str();
+  app.add_option("--model", c.model, model_help())->capture_default_str();
   app.add_option("--hidden", raw.hidden, "mlp hidden widths, comma-separated (e.g. 256,128)")->capture_default_str();
   app.add_option("--epochs", c.epochs, "passes over the training set")->capture_default_str();
   app.add_option("--batch", raw.batch, "batch size per worker (--sync fedavg: per client, or all)")
@@ -235,6 +244,8 @@ void take_choices(const RawFlags& raw, TrainConfig& c) {
     throw CLI::ValidationError("--sync", fmt::format("unknown method '{}' (choose {} or an allreduce: {})", raw.sync,
                                                      sync_family_names(), allreduce_method_names(trains)));
   c.sync = *sync;
+  if (!find_model(c.model))
+    throw CLI::ValidationError("--model", fmt::format("unknown model '{}' (choose {})", c.model, model_names(", ")));
   c.ps_mode = named<PsMode>(kPsModeNames, raw.ps_mode, "--ps-mode",
                             fmt::format("unknown mode '{}' (choose bsp, asp or ssp)", raw.ps_mode));
   const TopologyInfo* topology = find_topology(raw.topology);
@@ -289,6 +300,10 @@ void take_numbers(const CLI::App& app, const RawFlags& raw, TrainConfig& c) {
 // Flags that mean something only beside others, checked by whether they were given (validate() sees values only, and
 // cannot tell a default from a choice): a flag that would be ignored, or a choice left to a default it has none of.
 void check_given_flags(const CLI::App& app, const TrainConfig& c) {
+  if (app.count("--hidden") > 0 && !find_model(c.model)->hidden)
+    throw CLI::ValidationError("--hidden", fmt::format("not with --model {}, whose layers are fixed (--model mlp takes "
+                                                       "them)",
+                                                       c.model));
   const bool ps = c.sync.family == SyncFamily::ps;
   if (app.count("--ps-mode") > 0 && !ps)
     throw CLI::ValidationError("--ps-mode", fmt::format("only with --sync ps (this run's --sync is {})", c.sync.name()));

@@ -3,15 +3,18 @@
 #include <fmt/format.h>
 
 #include "collectives/methods.hpp"
+#include "model/models.hpp"
 #include "trainers/families/sync_registry.hpp"
 
 namespace gradsync {
 
-std::vector<std::size_t> TrainConfig::layer_sizes(std::size_t inputs, std::size_t classes) const {
-  std::vector<std::size_t> sizes = {inputs};
-  if (model == "mlp") sizes.insert(sizes.end(), hidden.begin(), hidden.end());
-  sizes.push_back(classes);
-  return sizes;
+std::unique_ptr<Model> make_model(const TrainConfig& config, std::size_t features, std::size_t classes) {
+  const ModelInfo* info = find_model(config.model);
+  if (!info)
+    throw std::invalid_argument(fmt::format("--model: unknown model '{}' (choose {})", config.model, model_names(", ")));
+  if (const std::string problem = info->check ? info->check(features) : std::string(); !problem.empty())
+    throw std::invalid_argument(fmt::format("--model {}: {}", config.model, problem));
+  return info->make(config.hidden, features, classes);
 }
 
 std::size_t TrainConfig::per_worker_batch(int ranks) const {
@@ -28,7 +31,8 @@ bool TrainConfig::wire_bytes_counted() const {
 }
 
 std::string TrainConfig::model_name() const {
-  return model == "mlp" ? fmt::format("mlp-{}", fmt::join(hidden, "-")) : model;
+  const ModelInfo* info = find_model(model);
+  return info && info->hidden ? fmt::format("{}-{}", model, fmt::join(hidden, "-")) : model;
 }
 
 std::string TrainConfig::sync_name() const {

@@ -3,11 +3,13 @@
 // choices are typed values (sync_method.hpp), so nothing after the parser compares names.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "collectives/allreduce.hpp"
 #include "collectives/topology.hpp"
+#include "model/model.hpp"
 #include "model/sgd.hpp"
 #include "trainers/compression/compressors.hpp"
 #include "trainers/config/federated_options.hpp"
@@ -20,8 +22,8 @@ namespace gradsync {
 
 struct TrainConfig {
   SyncMethod sync;                          // the family and, for allreduce, the method (sync_family_names())
-  std::string model = "softmax";            // softmax | mlp
-  std::vector<std::size_t> hidden = {128};  // mlp hidden layer widths
+  std::string model = "softmax";            // a name of model/models.hpp's list (model_names())
+  std::vector<std::size_t> hidden = {128};  // mlp hidden layer widths (the models that take them: ModelInfo::hidden)
   int epochs = 5;
   std::size_t batch = 32;        // per worker (with global_batch > 0: ignored, see per_worker_batch)
   std::size_t global_batch = 0;  // > 0: the batch summed over all workers, kept when the world size changes
@@ -86,13 +88,17 @@ struct TrainConfig {
   int worker_count(int ranks) const { return ranks - server_ranks(); }
   // Each worker's batch on `ranks` processes: global_batch / workers with --global-batch, else batch.
   std::size_t per_worker_batch(int ranks) const;
-  std::vector<std::size_t> layer_sizes(std::size_t inputs, std::size_t classes) const;
-  std::string model_name() const;  // "softmax" or "mlp-128"
+  std::string model_name() const;  // "softmax", "mlp-128", "cnn"
   std::string sync_name() const;   // "ring", "ps-ssp2", "ps-bsp-k2", "ring-avg4", ...
   // Whether the gradients travel in gradsync's own messages, which collectives/wire_meter.hpp counts; false when
   // they go through the MPI library's collective (--sync mpi, dense or through a compressor that allreduces).
   bool wire_bytes_counted() const;
 };
+
+// The model config.model names (model/models.hpp), for data of `features` features per example and `classes` classes:
+// the one place a configuration becomes a model. Throws std::invalid_argument naming --model if the name is unknown
+// or the data cannot feed the model (validate() and validate_model_against_data() refuse both first).
+std::unique_ptr<Model> make_model(const TrainConfig& config, std::size_t features, std::size_t classes);
 
 // The options config.sync's allreduce is planned with (collectives/allreduce.hpp).
 AllreduceOptions allreduce_options(const TrainConfig& config);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "collectives/methods.hpp"
+#include "model/models.hpp"
 #include "trainers/compression/compression_checks.hpp"
 #include "trainers/families/sync_registry.hpp"
 
@@ -22,9 +23,9 @@ std::string methods_with(bool SyncFamilyInfo::*flag) {
 }
 
 std::string validate_model(const TrainConfig& c) {
-  if (c.model != "softmax" && c.model != "mlp")
-    return fmt::format("--model: unknown model '{}' (choose softmax or mlp)", c.model);
-  if (c.model == "mlp" && c.hidden.empty()) return "--hidden: an mlp needs at least one hidden layer";
+  const ModelInfo* model = find_model(c.model);
+  if (!model) return fmt::format("--model: unknown model '{}' (choose {})", c.model, model_names(", "));
+  if (model->hidden && c.hidden.empty()) return fmt::format("--hidden: an {} needs at least one hidden layer", c.model);
   for (std::size_t h : c.hidden)
     if (h == 0) return "--hidden: layer widths must be positive";
   if (c.epochs <= 0) return fmt::format("--epochs: must be positive, got {}", c.epochs);
@@ -93,6 +94,12 @@ std::string validate(const TrainConfig& c, int ranks) {
         validate_global_batch(c, ranks), validate(c.faults, ranks, c.server_ranks())})
     if (!problem.empty()) return problem;
   return {};
+}
+
+std::string validate_model_against_data(const TrainConfig& c, std::size_t features) {
+  const ModelInfo* model = find_model(c.model);
+  const std::string problem = model && model->check ? model->check(features) : std::string();
+  return problem.empty() ? problem : fmt::format("--model {}: {}", c.model, problem);
 }
 
 std::string validate_against_data(const TrainConfig& c, int ranks, std::size_t train_rows) {

@@ -18,4 +18,8 @@ std::string validate(const TrainConfig& config, int ranks);
 // global batch repeat images (and, with the full-pass schedule, train one step an epoch).
 std::string validate_against_data(const TrainConfig& config, int ranks, std::size_t train_rows);
 
+// Whether config.model takes examples of `features` features (the CNN: square images whose side is a multiple of
+// 4). Empty, or a one-line message naming --model.
+std::string validate_model_against_data(const TrainConfig& config, std::size_t features);
+
 }  // namespace gradsync

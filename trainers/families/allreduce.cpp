@@ -111,16 +111,15 @@ class ModelAveraging final : public Synchronizer {
 // The one place that pairs what sums a range of the gradient (its allreduce, or its error-fed compressor) with how
 // the ranges overlap the computation (bucketed, pipelined, or not at all).
 std::unique_ptr<Synchronizer> make_job_sync(const TrainConfig& config, const SyncSetup& s) {
-  if (config.buckets && (s.layer_offsets.empty() || s.parameter_count == 0))
-    throw std::invalid_argument("make_synchronizer: buckets need the model's layer offsets and size");
+  if (config.buckets && (s.layers.empty() || s.parameter_count == 0))
+    throw std::invalid_argument("make_synchronizer: buckets need the model's layers and size");
   // A compressor works on whole tensors. A dense bucket may end between a layer's rows where a bucket is cheap: on two
   // workers (one or two exchanges per bucket), or with a communication thread. With progress by calls on more
   // workers each bucket is a chain of stages that each wait for a poll (a ring of P ranks 2(P-1) of them), and more
   // buckets cost more than their earlier start saves (docs/overlap.md has the simulated runs).
   const bool compressed = config.compression.enabled();
   const bool rows = !compressed && (s.workers.size() <= 2 || config.progress == Progress::thread);
-  std::vector<ElementRange> ranges =
-      gradient_ranges(config, s.layer_offsets, s.parameter_count, rows ? s.layer_sizes : std::span<const std::size_t>{});
+  std::vector<ElementRange> ranges = gradient_ranges(config, s.layers, s.parameter_count, rows);
   std::unique_ptr<GradientJobs> jobs = compressed ? make_compressed_jobs(config, s, std::move(ranges))
                                                   : make_allreduce_jobs(config, s.workers, std::move(ranges));
   if (config.pipeline) return make_pipelined_sync(config, s.workers, s.sgd, std::move(jobs));

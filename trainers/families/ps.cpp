@@ -25,8 +25,7 @@ extern const SyncFamilyInfo ps_sync_family = {
     .validate = validate_ps,
     .make =
         [](const TrainConfig& config, const SyncSetup& s) {
-          return make_ps_worker(s.world, ps_layout(config, s.world.size(), s.parameter_count), config,
-                                {s.layer_sizes.begin(), s.layer_sizes.end()});
+          return make_ps_worker(s.world, ps_layout(config, s.world.size(), s.parameter_count), config, s.layers);
         },
 };
 

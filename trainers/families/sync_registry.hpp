@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "collectives/comm.hpp"
+#include "model/layer_shape.hpp"
 #include "model/sgd.hpp"
 #include "trainers/config/sync_method.hpp"
 #include "trainers/families/synchronizer.hpp"
@@ -21,20 +22,18 @@ struct SyncSetup {
   const Comm& world;    // every rank of the run, on a communicator of the synchronizer's own (tags of its own)
   const Comm& workers;  // the worker ranks (world itself when no rank serves)
   Sgd& sgd;             // this worker's optimizer
-  // The model's layer starts in the flat buffer (Mlp::layer_offsets), which bucket boundaries follow, and the
-  // buffer's size: needed with config.buckets (std::invalid_argument without them) and by families with servers.
-  std::span<const std::size_t> layer_offsets = {};
+  // The model's layers in the flat buffer (Model::layers()), which bucket boundaries follow (between a layer's rows
+  // too, with dense buckets: bucket_ranges), and the buffer's size: needed with config.buckets (std::invalid_argument
+  // without them) and by families with servers; the layers also with config.compression (tensor shapes).
+  std::span<const LayerShape> layers = {};
   std::size_t parameter_count = 0;
-  // Mlp::sizes(): needed with config.compression (tensor shapes); with dense buckets, lets a bucket end between a
-  // layer's rows (bucket_ranges).
-  std::span<const std::size_t> layer_sizes = {};
   // Global steps taken before this run (a resumed run's checkpoint): a family whose schedule depends on the step
   // (exp1's peers, asynchronous gossip's pairs) continues it where it stopped.
   std::int64_t steps_done = 0;
   // The training set and the model, for a family that trains in rounds of its own local steps (fedavg); nullptr is
   // allowed for the others.
   const Dataset* train = nullptr;
-  const Mlp* model = nullptr;
+  const Model* model = nullptr;
 };
 
 struct SyncFamilyInfo {

@@ -7,7 +7,7 @@
 #include <span>
 #include <stdexcept>
 
-#include "model/mlp.hpp"
+#include "model/model.hpp"
 #include "trainers/loop/epoch_work.hpp"
 
 namespace gradsync {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "model/kernels/agreement.hpp"
-#include "model/mlp.hpp"
+#include "model/model.hpp"
 
 namespace gradsync {
 namespace {
@@ -81,9 +81,9 @@ KernelPlan install_agreed_kernel_plan(const Comm& comm, std::span<const GemmShap
 
 KernelPlan install_agreed_kernel_plan(const Comm& comm, const TrainConfig& config) {
   constexpr std::size_t kPixels = 28 * 28, kClasses = 10;
-  const Mlp model(config.layer_sizes(kPixels, kClasses));
+  const std::unique_ptr<Model> model = make_model(config, kPixels, kClasses);
   const std::size_t batch = config.per_worker_batch(comm.size());
-  const std::vector<GemmShape> shapes = batch > 0 ? model.planned_gemms(batch) : model.evaluation_gemms();
+  const std::vector<GemmShape> shapes = batch > 0 ? model->planned_gemms(batch) : model->evaluation_gemms();
   return install_agreed_kernel_plan(comm, shapes);
 }
 

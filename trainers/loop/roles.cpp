@@ -9,7 +9,7 @@
 
 namespace gradsync {
 
-Roles::Roles(const TrainConfig& config, const Dataset& train, const Mlp& model, const Comm& world,
+Roles::Roles(const TrainConfig& config, const Dataset& train, const Model& model, const Comm& world,
              const ResumePoint& start)
     : layout_(ps_layout(config, world.size(), model.parameter_count())),
       // Splits are collective, so every rank makes both communicators.
@@ -22,12 +22,12 @@ Roles::Roles(const TrainConfig& config, const Dataset& train, const Mlp& model, 
   const std::size_t velocity = std::min(saved.size(), sgd_.state().size());  // empty in a fresh run
   if (me < layout_.servers) {
     server_ = std::make_unique<ParameterServer>(ps_comm_, server_comm_, layout_, config, start.params,
-                                                saved.first(velocity), model.sizes());
+                                                saved.first(velocity), model.layers());
     return;
   }
   std::copy_n(saved.begin(), velocity, sgd_.state().begin());
-  sync_ = make_synchronizer(config, {ps_comm_, worker_comm_, sgd_, model.layer_offsets(), model.parameter_count(),
-                                     model.sizes(), start.steps_done, &train, &model});
+  sync_ = make_synchronizer(
+      config, {ps_comm_, worker_comm_, sgd_, model.layers(), model.parameter_count(), start.steps_done, &train, &model});
   if (config.resume && (sync_->state_size() > 0 || saved.size() > velocity))
     sync_->load_state(saved.subspan(velocity), static_cast<int>(start.manifest.workers), me - layout_.servers);
   worker_ = std::make_unique<Worker>(config, train, model, me - layout_.servers, layout_.workers, me, world.size(),

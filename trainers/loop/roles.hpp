@@ -8,7 +8,7 @@
 
 #include "collectives/comm.hpp"
 #include "model/dataset.hpp"
-#include "model/mlp.hpp"
+#include "model/model.hpp"
 #include "model/sgd.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
 #include "trainers/config/train_config.hpp"
@@ -25,7 +25,7 @@ class Roles {
   // Collective over `world` (the communicator splits, the synchronizer's planning). Every rank starts from `start`'s
   // model and optimizer state (a full-size optimizer state, or empty for a fresh one). `config` (with the per-worker
   // batch resolved), `train` and `model` must outlive this object.
-  Roles(const TrainConfig& config, const Dataset& train, const Mlp& model, const Comm& world, const ResumePoint& start);
+  Roles(const TrainConfig& config, const Dataset& train, const Model& model, const Comm& world, const ResumePoint& start);
   ~Roles();
 
   bool serves() const { return server_ != nullptr; }
@@ -65,7 +65,7 @@ class Roles {
   // Collective: a parameter server's workers send it their own state (Synchronizer::send_state_to_servers).
   void hand_worker_state_to_servers();
   std::vector<float> checkpoint_state_;
-  const Mlp& model_;
+  const Model& model_;
   std::vector<float> mean_, mean_state_;  // the workers' mean model and optimizer state, when each keeps its own
 };
 

@@ -41,7 +41,7 @@ std::uint32_t expected_optimizer_crc(const ResumePoint& start, std::span<const f
 }  // namespace
 
 ResumePoint starting_point(const TrainConfig& config, const Comm& world, const CheckpointSchedule& schedule,
-                           const std::string& fingerprint, const Mlp& model) {
+                           const std::string& fingerprint, const Model& model) {
   if (config.resume) return load_newest_checkpoint(config, world, schedule.hosts(), fingerprint, model.parameter_count());
   ResumePoint start;
   start.params.resize(model.parameter_count());

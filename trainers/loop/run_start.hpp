@@ -4,7 +4,7 @@
 #include <string>
 
 #include "collectives/comm.hpp"
-#include "model/mlp.hpp"
+#include "model/model.hpp"
 #include "trainers/checkpoint/checkpoint_schedule.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
 #include "trainers/config/train_config.hpp"
@@ -16,7 +16,7 @@ namespace gradsync {
 // every rank if none is usable; `schedule` must be enabled), else `model` initialized from the seed, the same on
 // every rank.
 ResumePoint starting_point(const TrainConfig& config, const Comm& world, const CheckpointSchedule& schedule,
-                           const std::string& fingerprint, const Mlp& model);
+                           const std::string& fingerprint, const Model& model);
 
 // Collective over `world`, after a resume: the state `roles` now hold, put together on rank 0, must be `start`'s bit
 // for bit. Rank 0 says what was resumed and what changed with the world (`pieces`: the checkpoint pieces of this

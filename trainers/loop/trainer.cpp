@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "collectives/watchdog.hpp"
-#include "model/mlp.hpp"
+#include "model/model.hpp"
 #include "trace/scope.hpp"
 #include "trainers/checkpoint/checkpoint_schedule.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
@@ -30,12 +30,12 @@ namespace {
 
 // How the run's state is cut into checkpoint pieces: one per server, or one replicated on the workers. A
 // synchronizer's own state (compression) follows the optimizer's in the replicated piece.
-StateLayout state_layout(const TrainConfig& config, int ranks, const std::vector<std::size_t>& sizes,
-                         std::size_t parameter_count) {
+StateLayout state_layout(const TrainConfig& config, int ranks, const Model& model) {
+  const std::size_t parameter_count = model.parameter_count();
   const int servers = config.server_ranks(), workers = config.worker_count(ranks);
   const SyncFamilyInfo& family = sync_family(config.sync.family);
   const std::size_t optimizer = (config.sgd.momentum != 0.0f ? parameter_count : 0) +
-                                compressed_state_size(config, sizes, workers) +
+                                compressed_state_size(config, model.layers(), workers) +
                                 (family.state_size ? family.state_size(config, parameter_count, workers) : 0);
   return {parameter_count, optimizer, servers > 0, servers, ranks, workers, config.batch};
 }
@@ -52,12 +52,12 @@ TrainResult empty_result(const TrainConfig& config, const Comm& world) {
 // The epochs of one run, on every rank; the report is complete on rank 0.
 class EpochLoop {
  public:
-  EpochLoop(const TrainConfig& config, const TrainTest& data, const Comm& world, const Mlp& model, Roles& roles,
+  EpochLoop(const TrainConfig& config, const TrainTest& data, const Comm& world, const Model& model, Roles& roles,
             CheckpointSchedule& schedule, const ResumePoint& start)
       : config_(config), data_(data), world_(world), model_(model), roles_(roles), schedule_(schedule), start_(start),
         steps_(steps_per_epoch(config, data.train.rows, roles.workers())),
         global_batch_(config.batch * static_cast<std::uint64_t>(roles.workers())), global_(start.steps_done),
-        eval_ws_(model.sizes(), kEvaluationBatch) {
+        eval_ws_(model, kEvaluationBatch) {
     const SyncFamilyInfo& family = sync_family(config.sync.family);
     if (world.rank() == 0 && family.spectral_gap) spectral_gap_ = family.spectral_gap(config, roles.workers());
   }
@@ -199,7 +199,7 @@ class EpochLoop {
   const TrainConfig& config_;
   const TrainTest& data_;
   const Comm& world_;
-  const Mlp& model_;
+  const Model& model_;
   Roles& roles_;
   CheckpointSchedule& schedule_;
   const ResumePoint& start_;
@@ -226,15 +226,15 @@ void summarize(TrainResult& result) {
 TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& world, const EpochObserver& on_epoch) {
   TrainConfig config = given;
   config.batch = given.per_worker_batch(world.size());  // --global-batch, resolved for this world
-  const std::vector<std::size_t> sizes =
-      config.layer_sizes(data.train.features, static_cast<std::size_t>(data.train.classes));
-  if (const std::string problem = validate_against_model(config, sizes); !problem.empty())
+  const std::unique_ptr<Model> owned =
+      make_model(config, data.train.features, static_cast<std::size_t>(data.train.classes));
+  const Model& model = *owned;
+  if (const std::string problem = validate_against_model(config, model.layers()); !problem.empty())
     throw std::invalid_argument(problem);  // train_main checks first; the same on every rank, before any message
-  const Mlp model(sizes);
-  const std::string fingerprint = run_fingerprint(config, sizes);
+  const std::string fingerprint = run_fingerprint(config, model.describe());
   CheckpointSchedule schedule(config, world);
   const ResumePoint start = starting_point(config, world, schedule, fingerprint, model);
-  const StateLayout state = state_layout(config, world.size(), sizes, model.parameter_count());
+  const StateLayout state = state_layout(config, world.size(), model);
   if (schedule.enabled()) schedule.open(fingerprint, state, config.resume ? start.steps_done : -1);
   RunTrace trace(config.observe, world, config.progress == Progress::thread && (config.buckets || config.pipeline));
   Roles roles(config, data.train, model, world, start);

@@ -13,14 +13,14 @@
 
 namespace gradsync {
 
-Worker::Worker(const TrainConfig& config, const Dataset& train, const Mlp& model, int index, int workers, int rank,
+Worker::Worker(const TrainConfig& config, const Dataset& train, const Model& model, int index, int workers, int rank,
                int ranks, std::vector<float> params, Synchronizer& sync, std::int64_t steps_done)
     : config_(config), train_(train), model_(model), index_(static_cast<std::size_t>(index)),
       workers_(static_cast<std::size_t>(workers)), rank_(rank), steps_done_(steps_done),
       params_(std::move(params)), grads_{std::vector<float>(params_.size()),
                                          std::vector<float>(sync.gradient_buffers() > 1 ? params_.size() : 0)},
       perm_(train.rows), slice_(config.batch), next_slice_(config.batch), batch_(config.batch, train.features),
-      ws_(model.sizes(), config.batch), sync_(sync), faults_(config.faults, config.seed, rank, ranks, index, workers) {
+      ws_(model, config.batch), sync_(sync), faults_(config.faults, config.seed, rank, ranks, index, workers) {
   sync_.start_from(params_);
 }
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "model/dataset.hpp"
-#include "model/mlp.hpp"
+#include "model/model.hpp"
 #include "trainers/config/train_config.hpp"
 #include "trainers/families/synchronizer.hpp"
 #include "trainers/loop/epoch_work.hpp"
@@ -19,7 +19,7 @@ class Worker {
   // The worker at world rank `rank` of `ranks`, index `index` among `workers`, starting from `params` after
   // `steps_done` global steps. `config` (with the per-worker batch resolved), `train`, `model` and `sync` must
   // outlive it.
-  Worker(const TrainConfig& config, const Dataset& train, const Mlp& model, int index, int workers, int rank, int ranks,
+  Worker(const TrainConfig& config, const Dataset& train, const Model& model, int index, int workers, int rank, int ranks,
          std::vector<float> params, Synchronizer& sync, std::int64_t steps_done);
 
   // Steps [from, to) of `epoch`, then drain(): nothing is in flight when it returns (a checkpoint or the epoch's
@@ -43,7 +43,7 @@ class Worker {
 
   const TrainConfig& config_;
   const Dataset& train_;
-  const Mlp& model_;
+  const Model& model_;
   std::size_t index_, workers_;
   int rank_;
   std::int64_t steps_done_;

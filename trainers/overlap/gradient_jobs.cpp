@@ -55,11 +55,8 @@ class AllreduceJobs final : public GradientJobs {
 
 }  // namespace
 
-std::vector<ElementRange> bucket_ranges(std::size_t bucket_bytes, std::span<const std::size_t> layer_offsets,
-                                        std::size_t count, std::span<const std::size_t> layer_sizes) {
-  if (!layer_sizes.empty() && layer_sizes.size() != layer_offsets.size() + 1)
-    throw std::invalid_argument(
-        fmt::format("bucket_ranges: {} layer sizes for {} layers", layer_sizes.size(), layer_offsets.size()));
+std::vector<ElementRange> bucket_ranges(std::size_t bucket_bytes, std::span<const LayerShape> layers, std::size_t count,
+                                        bool between_rows) {
   std::vector<ElementRange> buckets;
   std::size_t end = count;
   const auto close_at = [&](std::size_t begin, bool last) {
@@ -68,24 +65,24 @@ std::vector<ElementRange> bucket_ranges(std::size_t bucket_bytes, std::span<cons
       end = begin;
     }
   };
-  for (std::size_t l = layer_offsets.size(); l-- > 0;) {
-    if (!layer_sizes.empty()) {
+  for (std::size_t l = layers.size(); l-- > 0;) {
+    if (between_rows) {
       // Row starts inside the layer's weights, pieces of at least bucket_bytes and kMinBucketRows rows each.
-      const std::size_t in = layer_sizes[l], out = layer_sizes[l + 1];
+      const std::size_t in = layers[l].inputs, out = layers[l].outputs;
       const std::size_t pieces =
           std::clamp<std::size_t>(out * in * sizeof(float) / std::max<std::size_t>(bucket_bytes, 1), 1,
                                   std::max<std::size_t>(out / kMinBucketRows, 1));
       const std::size_t rows = out / pieces;
-      for (std::size_t piece = pieces; piece-- > 1;) close_at(layer_offsets[l] + piece * rows * in, false);
+      for (std::size_t piece = pieces; piece-- > 1;) close_at(layers[l].offset + piece * rows * in, false);
     }
-    close_at(layer_offsets[l], l == 0);
+    close_at(layers[l].offset, l == 0);
   }
   return buckets;
 }
 
-std::vector<ElementRange> gradient_ranges(const TrainConfig& config, std::span<const std::size_t> layer_offsets,
-                                          std::size_t count, std::span<const std::size_t> layer_sizes) {
-  if (config.buckets) return bucket_ranges(config.bucket_bytes, layer_offsets, count, layer_sizes);
+std::vector<ElementRange> gradient_ranges(const TrainConfig& config, std::span<const LayerShape> layers,
+                                          std::size_t count, bool between_rows) {
+  if (config.buckets) return bucket_ranges(config.bucket_bytes, layers, count, between_rows);
   return {ElementRange{0, count}};
 }
 

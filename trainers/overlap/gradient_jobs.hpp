@@ -10,6 +10,7 @@
 
 #include "collectives/allreduce.hpp"
 #include "collectives/comm.hpp"
+#include "model/layer_shape.hpp"
 #include "trainers/config/train_config.hpp"
 #include "trainers/overlap/comm_engine.hpp"
 
@@ -38,21 +39,20 @@ class GradientJobs {
 };
 
 // The gradient's buckets for --buckets, from the output layer down (the output layer's bucket first): a bucket is
-// closed once it holds `bucket_bytes` (the input layer's start closes the last). `layer_offsets`: each layer's start
-// in a gradient of `count` floats (Mlp::layer_offsets). Without `layer_sizes` buckets hold whole layers (a
-// compressor works on whole tensors). With them (Mlp::sizes(), one more than the layers) a layer's weights may also
-// be cut between rows into pieces of at least bucket_bytes and kMinBucketRows rows: the backward pass reports a
-// weight gradient's rows a block at a time from the last (model/mlp.hpp), so a piece ships while the rows above it
-// are computed, and the input layer's gradient, the last one computed, is not all left to the end of the pass.
-// Local; std::invalid_argument if layer_sizes is neither empty nor one longer than layer_offsets.
+// closed once it holds `bucket_bytes` (the input layer's start closes the last). `layers`: the model's layers in a
+// gradient of `count` floats (Model::layers()). Without `between_rows` buckets hold whole layers (a compressor works
+// on whole tensors). With it a layer's weights may also be cut between rows into pieces of at least bucket_bytes
+// and kMinBucketRows rows: the backward pass may report a weight gradient's rows a block at a time from the last
+// (model/model.hpp's PassObserver), so a piece ships while the rows above it are computed, and the input layer's
+// gradient, the last one computed, is not all left to the end of the pass. Local.
 inline constexpr std::size_t kMinBucketRows = 16;
-std::vector<ElementRange> bucket_ranges(std::size_t bucket_bytes, std::span<const std::size_t> layer_offsets,
-                                        std::size_t count, std::span<const std::size_t> layer_sizes = {});
+std::vector<ElementRange> bucket_ranges(std::size_t bucket_bytes, std::span<const LayerShape> layers, std::size_t count,
+                                        bool between_rows = false);
 
 // The ranges a synchronizer for `config` cuts a gradient of `count` floats into: bucket_ranges() with
 // config.buckets, else one range, the whole gradient. Local.
-std::vector<ElementRange> gradient_ranges(const TrainConfig& config, std::span<const std::size_t> layer_offsets,
-                                          std::size_t count, std::span<const std::size_t> layer_sizes = {});
+std::vector<ElementRange> gradient_ranges(const TrainConfig& config, std::span<const LayerShape> layers,
+                                          std::size_t count, bool between_rows = false);
 
 // Dense: range i summed by config.sync's allreduce, one object per range, planned on `workers` (collective as
 // make_synchronizer says).

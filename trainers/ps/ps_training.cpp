@@ -42,12 +42,12 @@ std::vector<ElementRange> key_ranges(const PsLayout& layout) {
 // What both kinds of worker share: the tags, and with compression the push's parts and residual.
 class PsWorkerBase : public Synchronizer {
  public:
-  PsWorkerBase(Comm world, PsLayout layout, const TrainConfig& config, const std::vector<std::size_t>& layer_sizes)
+  PsWorkerBase(Comm world, PsLayout layout, const TrainConfig& config, std::span<const LayerShape> layers)
       : world_(std::move(world)), tags_(reserve_ps_tags(world_)), layout_(layout),
         requests_(2 * static_cast<std::size_t>(layout.servers)) {
     if (!config.compression.enabled()) return;
-    if (layer_sizes.empty()) throw std::invalid_argument("make_ps_worker: --compress needs the model's layer sizes");
-    push_ = std::make_unique<CompressedPush>(config.compression, layer_sizes, key_ranges(layout));
+    if (layers.empty()) throw std::invalid_argument("make_ps_worker: --compress needs the model's layers");
+    push_ = std::make_unique<CompressedPush>(config.compression, layers, key_ranges(layout));
   }
 
   void send_state_to_servers() override {
@@ -119,8 +119,8 @@ class PsWorker final : public PsWorkerBase {
 // the next step. The servers see the same pushes as from a blocking worker, in every mode.
 class PipelinedPsWorker final : public PsWorkerBase, public PassObserver, public CommJob {
  public:
-  PipelinedPsWorker(Comm world, PsLayout layout, const TrainConfig& config, const std::vector<std::size_t>& layer_sizes)
-      : PsWorkerBase(std::move(world), layout, config, layer_sizes), pulled_(layout.parameter_count),
+  PipelinedPsWorker(Comm world, PsLayout layout, const TrainConfig& config, std::span<const LayerShape> layers)
+      : PsWorkerBase(std::move(world), layout, config, layers), pulled_(layout.parameter_count),
         engine_(config.progress, 1) {}
 
   int gradient_buffers() const override { return 2; }
@@ -189,15 +189,15 @@ class PipelinedPsWorker final : public PsWorkerBase, public PassObserver, public
 }  // namespace
 
 std::unique_ptr<Synchronizer> make_ps_worker(const Comm& world, const PsLayout& layout, const TrainConfig& config,
-                                             const std::vector<std::size_t>& layer_sizes) {
-  if (config.pipeline) return std::make_unique<PipelinedPsWorker>(world, layout, config, layer_sizes);
-  return std::make_unique<PsWorker>(world, layout, config, layer_sizes);
+                                             std::span<const LayerShape> layers) {
+  if (config.pipeline) return std::make_unique<PipelinedPsWorker>(world, layout, config, layers);
+  return std::make_unique<PsWorker>(world, layout, config, layers);
 }
 
 class ParameterServer::Impl {
  public:
   Impl(const Comm& world, const Comm& servers, PsLayout layout, const TrainConfig& config, std::vector<float> master,
-       std::span<const float> optimizer_state, const std::vector<std::size_t>& layer_sizes)
+       std::span<const float> optimizer_state, std::span<const LayerShape> layers)
       : world_(world), servers_(servers), tags_(reserve_ps_tags(world_)), gather_tag_(servers_.reserve_tags(1)),
         layout_(layout), key_(layout.key_range(world.rank())), mode_(config.ps_mode),
         staleness_bound_(config.ps_mode == PsMode::ssp ? config.staleness : 0), sgd_(config.sgd, layout.parameter_count),
@@ -214,8 +214,8 @@ class ParameterServer::Impl {
                       master_.size(), optimizer_state.size(), layout.parameter_count));
     if (!optimizer_state.empty()) std::copy(optimizer_state.begin(), optimizer_state.end(), sgd_.state().begin());
     if (!config.compression.enabled()) return;
-    if (layer_sizes.empty()) throw std::invalid_argument("ParameterServer: --compress needs the model's layer sizes");
-    decoder_.emplace(config.compression, layer_sizes, key_);
+    if (layers.empty()) throw std::invalid_argument("ParameterServer: --compress needs the model's layers");
+    decoder_.emplace(config.compression, layers, key_);
     parts_.resize(static_cast<std::size_t>(layout.workers) * decoder_->words());
     if (config.compression.error_feedback)
       state_.resize(sgd_.state().size() + static_cast<std::size_t>(layout.workers) * layout.parameter_count);
@@ -392,8 +392,8 @@ class ParameterServer::Impl {
 
 ParameterServer::ParameterServer(const Comm& world, const Comm& servers, PsLayout layout, const TrainConfig& config,
                                  std::vector<float> master, std::span<const float> optimizer_state,
-                                 const std::vector<std::size_t>& layer_sizes)
-    : impl_(std::make_unique<Impl>(world, servers, layout, config, std::move(master), optimizer_state, layer_sizes)) {}
+                                 std::span<const LayerShape> layers)
+    : impl_(std::make_unique<Impl>(world, servers, layout, config, std::move(master), optimizer_state, layers)) {}
 ParameterServer::~ParameterServer() = default;
 EpochWork ParameterServer::serve(long steps) { return impl_->serve(steps); }
 std::span<const float> ParameterServer::gather_model() { return impl_->gather_model(); }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "collectives/comm.hpp"
+#include "model/layer_shape.hpp"
 #include "model/sgd.hpp"
 #include "trainers/config/train_config.hpp"
 #include "trainers/families/synchronizer.hpp"
@@ -37,20 +38,20 @@ inline PsLayout ps_layout(const TrainConfig& config, int ranks, std::size_t para
 // Worker side: push grads to every server, pull the new parameters. Call it only on worker ranks (world rank >=
 // layout.servers), with the layout the servers got; every worker calls step() once per step, with full-size
 // spans (layout.parameter_count floats). With config.pipeline the worker pushes and computes on: see
-// PipelinedPsWorker in ps_training.cpp. With config.compression, `layer_sizes` (Mlp::sizes()) cut the parts
-// (std::invalid_argument without them).
+// PipelinedPsWorker in ps_training.cpp. With config.compression, the model's `layers` (Model::layers()) cut the
+// parts (std::invalid_argument without them).
 std::unique_ptr<Synchronizer> make_ps_worker(const Comm& world, const PsLayout& layout, const TrainConfig& config = {},
-                                             const std::vector<std::size_t>& layer_sizes = {});
+                                             std::span<const LayerShape> layers = {});
 
 // Server side of one rank (world rank < layout.servers). `servers` is the communicator of the server ranks
 // (world ranks 0..servers-1, in order). `master` is the full-size initial model (identical on every rank); the
 // server owns and updates its key range of it. `optimizer_state` is empty or full-size too (a checkpoint's
-// momentum); other sizes throw std::invalid_argument. With config.compression, `layer_sizes` as make_ps_worker's.
+// momentum); other sizes throw std::invalid_argument. With config.compression, `layers` as make_ps_worker's.
 class ParameterServer {
  public:
   ParameterServer(const Comm& world, const Comm& servers, PsLayout layout, const TrainConfig& config,
                   std::vector<float> master, std::span<const float> optimizer_state = {},
-                  const std::vector<std::size_t>& layer_sizes = {});
+                  std::span<const LayerShape> layers = {});
   ~ParameterServer();
   // Serves until every worker has pushed `steps` more gradients, then returns this epoch's server statistics.
   // Every server calls it with the same `steps`, while every worker makes `steps` calls of its step().

@@ -18,7 +18,7 @@ void mean_model(const Comm& workers, std::span<const float> own, std::vector<flo
 }
 
 ReplicaSpread replica_spread(const Comm& workers, std::span<const float> own, std::span<const float> mean,
-                             const Mlp& model, const Dataset& test, Workspace& ws) {
+                             const Model& model, const Dataset& test, Workspace& ws) {
   double squares = 0;
   for (std::size_t k = 0; k < own.size(); ++k) {
     const double d = static_cast<double>(own[k]) - static_cast<double>(mean[k]);

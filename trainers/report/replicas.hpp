@@ -6,7 +6,7 @@
 
 #include "collectives/comm.hpp"
 #include "model/dataset.hpp"
-#include "model/mlp.hpp"
+#include "model/model.hpp"
 
 namespace gradsync {
 
@@ -23,6 +23,6 @@ void mean_model(const Comm& workers, std::span<const float> own, std::vector<flo
 // Collective over `workers`, after mean_model(): the consensus distance around `mean` (summed in double) and the
 // smallest and largest accuracy of the workers' own models on `test`. Every worker gets the same values.
 ReplicaSpread replica_spread(const Comm& workers, std::span<const float> own, std::span<const float> mean,
-                             const Mlp& model, const Dataset& test, Workspace& ws);
+                             const Model& model, const Dataset& test, Workspace& ws);
 
 }  // namespace gradsync

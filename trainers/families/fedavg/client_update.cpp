@@ -21,10 +21,10 @@ void client_epoch_order(std::span<const std::uint32_t> examples, std::span<std::
   for (std::size_t i = out.size(); i > 1; --i) std::swap(out[i - 1], out[rng.below(i)]);
 }
 
-ClientTrainer::ClientTrainer(const Mlp& model, const Dataset& train, const FederatedOptions& fed, std::size_t batch,
+ClientTrainer::ClientTrainer(const Model& model, const Dataset& train, const FederatedOptions& fed, std::size_t batch,
                              float lr, std::uint64_t seed, std::size_t largest_client)
     : model_(model), train_(train), fed_(fed), batch_size_(fed.full_batch ? largest_client : batch), lr_(lr), seed_(seed),
-      piece_(std::max<std::size_t>(1, std::min(batch_size_, kEvaluationBatch))), ws_(model.sizes(), piece_),
+      piece_(std::max<std::size_t>(1, std::min(batch_size_, kEvaluationBatch))), ws_(model, piece_),
       batch_(piece_, train.features), order_(largest_client), grads_(model.parameter_count()),
       piece_grads_(batch_size_ > piece_ ? model.parameter_count() : 0) {}
 

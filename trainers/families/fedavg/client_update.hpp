@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "model/dataset.hpp"
-#include "model/mlp.hpp"
+#include "model/model.hpp"
 #include "trainers/config/federated_options.hpp"
 
 namespace gradsync {
@@ -29,7 +29,7 @@ class ClientTrainer {
   // `batch` is B (ignored with fed.full_batch); `largest_client` bounds every client's example count. `model`,
   // `train` and `fed` must outlive this object. Full-batch steps are computed in pieces of at most kEvaluationBatch
   // examples, weighted by their sizes, so a large client needs no workspace of its size.
-  ClientTrainer(const Mlp& model, const Dataset& train, const FederatedOptions& fed, std::size_t batch, float lr,
+  ClientTrainer(const Model& model, const Dataset& train, const FederatedOptions& fed, std::size_t batch, float lr,
                 std::uint64_t seed, std::size_t largest_client);
 
   // Trains client `client` (its `examples`, not empty) of round `round` from `global`, leaving its model in `local`
@@ -43,7 +43,7 @@ class ClientTrainer {
   float gradient(std::span<const float> local, std::span<const std::uint32_t> examples);
   void step(std::span<const float> global, std::span<float> local);
 
-  const Mlp& model_;
+  const Model& model_;
   const Dataset& train_;
   const FederatedOptions& fed_;
   std::size_t batch_size_;
