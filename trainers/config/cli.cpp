@@ -12,6 +12,7 @@
 #include "trainers/compression/compressors.hpp"
 #include "trainers/config/federated_flags.hpp"
 #include "trainers/config/sync_method.hpp"
+#include "trainers/families/sync_registry.hpp"
 #include "trainers/loop/data_source.hpp"
 
 namespace gradsync {
@@ -289,27 +290,18 @@ void take_numbers(const CLI::App& app, const RawFlags& raw, TrainConfig& c) {
 // Flags that mean something only beside others, checked by whether they were given (validate() sees values only, and
 // cannot tell a default from a choice): a flag that would be ignored, or a choice left to a default it has none of.
 void check_given_flags(const CLI::App& app, const TrainConfig& c) {
-  const bool ps = c.sync.family == SyncFamily::ps;
-  if (app.count("--ps-mode") > 0 && !ps)
-    throw CLI::ValidationError("--ps-mode", fmt::format("only with --sync ps (this run's --sync is {})", c.sync.name()));
-  if (app.count("--staleness") > 0 && !(ps && c.ps_mode == PsMode::ssp))
-    throw CLI::ValidationError("--staleness",
-                               "only with --sync ps --ps-mode ssp (it bounds how far a worker may run "
-                               "ahead of the slowest)");
-  if (ps && c.ps_mode == PsMode::ssp && app.count("--staleness") == 0)
-    throw CLI::ValidationError("--ps-mode",
-                               "ssp needs its bound: --staleness S, the steps a worker may run ahead of "
-                               "the slowest (S = 0 is bsp)");
+  // Each family checks the flags it owns, on every run: one given to another family is refused there.
+  const FlagGiven given = [&app](std::string_view flag) { return app.count(std::string(flag)) > 0; };
+  for (const SyncFamilyInfo* family : sync_family_table())
+    if (family->check_given_flags)
+      if (const std::string problem = family->check_given_flags(c, given); !problem.empty())
+        throw CLI::ValidationError(problem);
   if (app.count("--average-every") > 0 && c.average_every < 1)
     throw CLI::ValidationError("--average-every", fmt::format("must be >= 1, got {} (leave it out to average the "
                                                               "gradients every step)",
                                                               c.average_every));
-  const bool gossip = c.sync.family == SyncFamily::gossip;
-  for (const char* flag : {"--topology", "--async"})
-    if (app.count(flag) > 0 && !gossip)
-      throw CLI::ValidationError(flag, fmt::format("only with --sync gossip (this run's --sync is {})", c.sync.name()));
   for (const char* flag : {"--outer-lr", "--outer-momentum"})
-    if (app.count(flag) > 0 && c.average_every == 0 && c.sync.family != SyncFamily::fedavg)
+    if (app.count(flag) > 0 && c.average_every == 0 && !sync_family(c.sync.family).rounds)
       throw CLI::ValidationError(flag,
                                  "only with --average-every H (the outer optimizer steps at each average) or "
                                  "--sync fedavg (the server's step)");
