@@ -283,6 +283,7 @@ void take_numbers(const CLI::App& app, const RawFlags& raw, TrainConfig& c) {
   c.bucket_bytes = static_cast<std::size_t>(raw.bucket_kib) << 10;
   c.pipeline = raw.pipeline == 1;
   c.batch = static_cast<std::size_t>(batch);
+  c.fed.full_batch = raw.batch == "all";
   c.chunk_bytes = static_cast<std::size_t>(raw.chunk);
   c.seed = raw.seed;
 }
@@ -361,7 +362,7 @@ CliOutcome parse_train_cli(int argc, char** argv) {
     take_numbers(app, raw, c);
     take_faults(raw, c.faults);
     check_given_flags(app, c);
-    take_federated(app, fed, raw.batch == "all", c);
+    take_federated(app, fed, c);
     c.observe.window = parse_trace_window(raw.trace_steps);
   } catch (const CLI::CallForHelp&) {
     return {std::nullopt, 0, app.help()};

@@ -149,6 +149,21 @@ std::string validate_fedavg(const TrainConfig& c, int ranks) {
   return {};
 }
 
+// Its flags are refused with another --sync; with it, --epochs (it counts rounds) and both kinds of local work.
+std::string check_fedavg_flags(const TrainConfig& c, const FlagGiven& given) {
+  const bool fedavg = c.sync.family == SyncFamily::fedavg;
+  for (const char* flag : {"--clients", "--client-fraction", "--local-epochs", "--local-steps", "--rounds", "--partition",
+                           "--aggregate", "--prox-mu"})
+    if (given(flag) && !fedavg)
+      return fmt::format("{}: only with --sync fedavg (this run's --sync is {})", flag, c.sync.name());
+  if (c.fed.full_batch && !fedavg) return "--batch: 'all' (a client's whole partition a step) only with --sync fedavg";
+  if (!fedavg) return {};
+  if (given("--epochs")) return "--epochs: a federated run counts rounds: give --rounds N";
+  if (given("--local-steps") && given("--local-epochs"))
+    return "--local-steps: give --local-epochs or --local-steps, not both";
+  return {};
+}
+
 // A client's batch is its own (no share of the training set to fit); the partition needs enough examples.
 std::string validate_fedavg_data(const TrainConfig& c, int, std::size_t train_rows) {
   const FederatedOptions& f = c.fed;
@@ -190,6 +205,7 @@ extern const SyncFamilyInfo fedavg_sync_family = {
     .rounds = true,
     .validate = validate_fedavg,
     .validate_against_data = validate_fedavg_data,
+    .check_given_flags = check_fedavg_flags,
     .describe = describe_fedavg,
     .describe_setup = describe_clients,
     // Not when --aggregate is a library collective, whose bytes gradsync's meter cannot see.
