@@ -3,13 +3,15 @@
 #include <vector>
 
 #include "collectives/allreduce.hpp"
-#include "collectives/scratch_bytes.hpp"
+#include "collectives/key_range_exchange.hpp"
 
 namespace gradsync {
 
 // Parameter-server reduction on point-to-point calls, in ps-lite's vocabulary. Ranks 0..k-1 are servers
 // (k = options.servers; "ps" is k = 1); server j owns key range j, the j-th of k contiguous slices of the buffer.
-// Workers push each key range to its server and pull the summed range back; workers never talk to each other.
+// Workers push each key range to its server and pull the summed range back; workers never talk to each other. The
+// messages are the parameter server's exchange (collectives/key_range_exchange.hpp), which the trainer's parameter
+// server (trainers/ps/) uses too; what is this method's own is the order of its stages.
 // A server sums its range in rank order, so results are reproducible; with contributing servers the sum is
 // also bit-identical for every k.
 // Dedicated servers (the default) contribute nothing and end with only their own range of the result; with
@@ -19,7 +21,7 @@ class PsAllreduce final : public Allreduce {
  public:
   // 1 <= options.servers < comm.size() (any servers >= 1 on a single rank, which serves itself), else
   // std::invalid_argument. `name` ("ps" or "ps-sharded") is part of the agreement fingerprint: every rank must pass
-  // the same. Reserves two tags on `comm` (Comm::reserve_tags). make_allreduce is the usual way in.
+  // the same. Reserves the exchange's two tags on `comm` (Comm::reserve_tags). make_allreduce is the usual way in.
   PsAllreduce(Comm comm, AllreduceOptions options, std::string name);
   std::string_view name() const override { return name_; }
   bool contributes(int rank) const override;
@@ -33,7 +35,7 @@ class PsAllreduce final : public Allreduce {
   // server completes its result sends only after pulling its own result (or two servers would each wait, in a
   // rendezvous send, for the other to post its pull).
   enum class Phase : std::uint8_t {
-    gather,   // server: the push of contributor `cursor_` has arrived; it is added in rank order
+    gather,   // server: the push of pusher `cursor_` has arrived; it is added in rank order
     push,     // contributor: the push to server `cursor_` has completed
     pull,     // contributor: the pull from server `cursor_` has completed
     results,  // server: every result send has completed
@@ -42,19 +44,12 @@ class PsAllreduce final : public Allreduce {
   bool advance() override;
   // Sets stage_ for phase_ and cursor_.
   void set_stage();
-  // Worker side: posts a nonblocking push or pull of every range another rank owns.
-  void post_transfers(bool push);
-  void post_gather();       // server: receives for every contributor's key range
-  void add_part(int peer);  // server: folds contributor `peer`'s range into the sum
-  void post_results();      // server: the summed range back to every contributor
-  int next_contributor(int after) const;
-  bool is_server(int rank) const { return rank < options_.servers; }
+  void post_gather();  // server: receives for every contributor's key range
+  std::byte* my_range() { return data_ + exchange_.key_range(count_, comm_.rank()).begin * dtype_size(type_); }
+  std::size_t my_range_size() const { return exchange_.key_range(count_, comm_.rank()).size(); }
 
   std::string name_;
-  int push_tag_, pull_tag_;
-  ScratchBytes inbox_;                        // server: one key range per contributing peer; grows, never per call
-  std::vector<MPI_Request> peer_requests_;    // server: one per peer, sized once
-  std::vector<MPI_Request> server_requests_;  // worker: one per server, sized once
+  KeyRangeExchange exchange_;
   // The reduction in flight.
   std::byte* data_ = nullptr;
   std::size_t count_ = 0;

@@ -13,6 +13,7 @@
 #include "trainers/compression/compressors.hpp"
 #include "trainers/config/federated_flags.hpp"
 #include "trainers/config/sync_method.hpp"
+#include "trainers/families/sync_registry.hpp"
 #include "trainers/loop/data_source.hpp"
 
 namespace gradsync {
@@ -293,6 +294,7 @@ void take_numbers(const CLI::App& app, const RawFlags& raw, TrainConfig& c) {
   c.bucket_bytes = static_cast<std::size_t>(raw.bucket_kib) << 10;
   c.pipeline = raw.pipeline == 1;
   c.batch = static_cast<std::size_t>(batch);
+  c.fed.full_batch = raw.batch == "all";
   c.chunk_bytes = static_cast<std::size_t>(raw.chunk);
   c.seed = raw.seed;
 }
@@ -304,27 +306,18 @@ void check_given_flags(const CLI::App& app, const TrainConfig& c) {
     throw CLI::ValidationError("--hidden", fmt::format("not with --model {}, whose layers are fixed (--model mlp takes "
                                                        "them)",
                                                        c.model));
-  const bool ps = c.sync.family == SyncFamily::ps;
-  if (app.count("--ps-mode") > 0 && !ps)
-    throw CLI::ValidationError("--ps-mode", fmt::format("only with --sync ps (this run's --sync is {})", c.sync.name()));
-  if (app.count("--staleness") > 0 && !(ps && c.ps_mode == PsMode::ssp))
-    throw CLI::ValidationError("--staleness",
-                               "only with --sync ps --ps-mode ssp (it bounds how far a worker may run "
-                               "ahead of the slowest)");
-  if (ps && c.ps_mode == PsMode::ssp && app.count("--staleness") == 0)
-    throw CLI::ValidationError("--ps-mode",
-                               "ssp needs its bound: --staleness S, the steps a worker may run ahead of "
-                               "the slowest (S = 0 is bsp)");
+  // Each family checks the flags it owns, on every run: one given to another family is refused there.
+  const FlagGiven given = [&app](std::string_view flag) { return app.count(std::string(flag)) > 0; };
+  for (const SyncFamilyInfo* family : sync_family_table())
+    if (family->check_given_flags)
+      if (const std::string problem = family->check_given_flags(c, given); !problem.empty())
+        throw CLI::ValidationError(problem);
   if (app.count("--average-every") > 0 && c.average_every < 1)
     throw CLI::ValidationError("--average-every", fmt::format("must be >= 1, got {} (leave it out to average the "
                                                               "gradients every step)",
                                                               c.average_every));
-  const bool gossip = c.sync.family == SyncFamily::gossip;
-  for (const char* flag : {"--topology", "--async"})
-    if (app.count(flag) > 0 && !gossip)
-      throw CLI::ValidationError(flag, fmt::format("only with --sync gossip (this run's --sync is {})", c.sync.name()));
   for (const char* flag : {"--outer-lr", "--outer-momentum"})
-    if (app.count(flag) > 0 && c.average_every == 0 && c.sync.family != SyncFamily::fedavg)
+    if (app.count(flag) > 0 && c.average_every == 0 && !sync_family(c.sync.family).rounds)
       throw CLI::ValidationError(flag,
                                  "only with --average-every H (the outer optimizer steps at each average) or "
                                  "--sync fedavg (the server's step)");
@@ -384,7 +377,7 @@ CliOutcome parse_train_cli(int argc, char** argv) {
     take_numbers(app, raw, c);
     take_faults(raw, c.faults);
     check_given_flags(app, c);
-    take_federated(app, fed, raw.batch == "all", c);
+    take_federated(app, fed, c);
     c.observe.window = parse_trace_window(raw.trace_steps);
   } catch (const CLI::CallForHelp&) {
     return {std::nullopt, 0, app.help()};

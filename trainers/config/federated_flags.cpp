@@ -6,11 +6,6 @@
 
 namespace gradsync {
 
-namespace {
-constexpr const char* kFederatedFlags[] = {"--clients", "--client-fraction", "--local-epochs", "--local-steps",
-                                           "--rounds",  "--partition",       "--aggregate",    "--prox-mu"};
-}
-
 void add_federated_options(CLI::App& app, TrainConfig& c, FederatedFlags& raw) {
   raw.clients = static_cast<long>(c.fed.clients);
   app.add_option("--clients", raw.clients, "--sync fedavg: logical clients K, dealt over the ranks")
@@ -32,15 +27,7 @@ void add_federated_options(CLI::App& app, TrainConfig& c, FederatedFlags& raw) {
   app.add_option("--prox-mu", c.fed.prox_mu, "--sync fedavg: FedProx's proximal weight mu (0: FedAvg)");
 }
 
-void take_federated(const CLI::App& app, const FederatedFlags& raw, bool batch_all, TrainConfig& c) {
-  const bool fedavg = c.sync.family == SyncFamily::fedavg;
-  for (const char* flag : kFederatedFlags)
-    if (app.count(flag) > 0 && !fedavg)
-      throw CLI::ValidationError(flag, fmt::format("only with --sync fedavg (this run's --sync is {})", c.sync.name()));
-  if (batch_all && !fedavg)
-    throw CLI::ValidationError("--batch", "'all' (a client's whole partition a step) only with --sync fedavg");
-  if (!fedavg) return;
-  if (app.count("--epochs") > 0) throw CLI::ValidationError("--epochs", "a federated run counts rounds: give --rounds N");
+void take_federated(const CLI::App& app, const FederatedFlags& raw, TrainConfig& c) {
   if (app.count("--rounds") > 0) {
     if (raw.rounds < 1) throw CLI::ValidationError("--rounds", fmt::format("must be >= 1, got {}", raw.rounds));
     c.epochs = raw.rounds;
@@ -48,8 +35,6 @@ void take_federated(const CLI::App& app, const FederatedFlags& raw, bool batch_a
   if (raw.clients < 1) throw CLI::ValidationError("--clients", fmt::format("must be >= 1, got {}", raw.clients));
   if (app.count("--local-steps") > 0 && raw.local_steps < 1)
     throw CLI::ValidationError("--local-steps", fmt::format("must be >= 1, got {}", raw.local_steps));
-  if (app.count("--local-steps") > 0 && app.count("--local-epochs") > 0)
-    throw CLI::ValidationError("--local-steps", "give --local-epochs or --local-steps, not both");
   std::string problem;
   const std::optional<PartitionSpec> partition = parse_partition(raw.partition, problem);
   if (!partition) throw CLI::ValidationError("--partition", problem);
@@ -61,7 +46,6 @@ void take_federated(const CLI::App& app, const FederatedFlags& raw, bool batch_a
                                                           })));
   c.fed.clients = static_cast<std::size_t>(raw.clients);
   c.fed.local_steps = raw.local_steps;
-  c.fed.full_batch = batch_all;
   c.fed.partition = *partition;
   c.fed.aggregate = aggregate;
 }

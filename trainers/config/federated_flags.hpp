@@ -17,8 +17,8 @@ struct FederatedFlags {
 
 void add_federated_options(CLI::App& app, TrainConfig& c, FederatedFlags& raw);
 
-// After --sync is known: throws CLI::ValidationError naming the flag for a bad value or a federated flag given
-// without --sync fedavg. `batch_all`: --batch was "all".
-void take_federated(const CLI::App& app, const FederatedFlags& raw, bool batch_all, TrainConfig& c);
+// After check_given_flags (which has refused a federated flag given to another family: trainers/families/fedavg/):
+// throws CLI::ValidationError naming the flag for a bad value. Parsed whatever the --sync; their defaults parse.
+void take_federated(const CLI::App& app, const FederatedFlags& raw, TrainConfig& c);
 
 }  // namespace gradsync

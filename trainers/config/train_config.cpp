@@ -25,9 +25,8 @@ std::size_t TrainConfig::per_worker_batch(int ranks) const {
 int TrainConfig::server_ranks() const { return sync_family(sync.family).servers ? servers : 0; }
 
 bool TrainConfig::wire_bytes_counted() const {
-  if (sync.family == SyncFamily::fedavg) return !(fed.aggregate && fed.aggregate->library);
-  const bool allreduces = sync.allreduce && (!compression.enabled() || compression.compressor->uses_allreduce);
-  return !(allreduces && sync.allreduce->library);
+  const SyncFamilyInfo& family = sync_family(sync.family);
+  return !family.wire_bytes_counted || family.wire_bytes_counted(*this);
 }
 
 std::string TrainConfig::model_name() const {
@@ -36,23 +35,11 @@ std::string TrainConfig::model_name() const {
 }
 
 std::string TrainConfig::sync_name() const {
+  const SyncFamilyInfo& family = sync_family(sync.family);
   std::string name{sync.name()};
-  if (sync.family == SyncFamily::ps) {
-    name += fmt::format("-{}", ps_mode_name(ps_mode));
-    if (ps_mode == PsMode::ssp) name += std::to_string(staleness);
-    if (servers > 1) name += fmt::format("-k{}", servers);
-  }
-  if (sync.family == SyncFamily::gossip)
-    name += fmt::format("-{}{}", topology_info(topology).name, gossip_async ? "-async" : "");
-  if (sync.family == SyncFamily::fedavg) {
-    name += fmt::format("-K{}-C{}-{}{}-B{}-{}", fed.clients, fed.client_fraction, fed.local_steps > 0 ? "S" : "E",
-                        fed.local_steps > 0 ? fed.local_steps : fed.local_epochs,
-                        fed.full_batch ? std::string("all") : std::to_string(batch), fed.partition.name());
-    if (fed.aggregate && fed.aggregate->name != "ring") name += fmt::format("-{}", fed.aggregate->name);
-    if (fed.prox_mu != 0.0f) name += fmt::format("-prox{}", fed.prox_mu);
-  }
+  if (family.describe) name += family.describe(*this);
   if (average_every > 0) name += fmt::format("-avg{}", average_every);
-  if ((average_every > 0 || sync.family == SyncFamily::fedavg) && (outer_lr != 1.0f || outer_momentum != 0.0f))
+  if ((average_every > 0 || family.rounds) && (outer_lr != 1.0f || outer_momentum != 0.0f))
     name += fmt::format("-outer{}m{}", outer_lr, outer_momentum);
   if (compression.enabled()) name += fmt::format("-{}", compression.name());
   if (buckets) name += "-buckets";

@@ -104,15 +104,9 @@ std::string validate_model_against_data(const TrainConfig& c, std::size_t featur
 
 std::string validate_against_data(const TrainConfig& c, int ranks, std::size_t train_rows) {
   const int workers = c.worker_count(ranks);
-  if (workers < 1) return {};                 // validate() has already refused this
-  if (c.sync.family == SyncFamily::fedavg) {  // a client's batch is its own; the partition needs enough examples
-    const FederatedOptions& f = c.fed;
-    const std::size_t needed = f.partition.kind == PartitionKind::shards ? f.clients * f.partition.shards : f.clients;
-    if (needed > train_rows)
-      return fmt::format("--clients {} with --partition {}: needs {} examples, the training set has {}", f.clients,
-                         f.partition.name(), needed, train_rows);
-    return {};
-  }
+  if (workers < 1) return {};  // validate() has already refused this
+  if (const SyncFamilyInfo& family = sync_family(c.sync.family); family.validate_against_data)
+    return family.validate_against_data(c, workers, train_rows);
   const std::size_t share = train_rows / static_cast<std::size_t>(workers);
   if (c.global_batch > 0 && c.per_worker_batch(ranks) > share)
     return fmt::format("--global-batch {}: {} per worker, larger than each worker's share of the training set ({})",

@@ -143,6 +143,18 @@ extern const SyncFamilyInfo allreduce_sync_family = {
     .name = "",  // named by its methods (collectives/methods.hpp)
     .pipelines = true,
     .buckets = true,
+    .check_compression = [](const TrainConfig& c) -> std::string {
+      if (c.average_every > 0)
+        return fmt::format("--compress {}: not with --average-every (that averages models, not gradients)",
+                           c.compression.name());
+      return {};
+    },
+    // Not when the wire bytes are a library collective's, which gradsync's meter cannot see.
+    .wire_bytes_counted =
+        [](const TrainConfig& c) {
+          return !(c.sync.allreduce && c.sync.allreduce->library &&
+                   (!c.compression.enabled() || c.compression.compressor->uses_allreduce));
+        },
     // Local SGD's state: every worker's model and optimizer state (Replicas), then the outer optimizer's two models.
     .state_size = [](const TrainConfig& c, std::size_t parameter_count, int workers) -> std::size_t {
       if (c.average_every == 0) return 0;

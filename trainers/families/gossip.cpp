@@ -108,6 +108,16 @@ extern const SyncFamilyInfo gossip_sync_family = {
     .family = SyncFamily::gossip,
     .name = "gossip",
     .validate = validate_gossip,
+    .check_given_flags = [](const TrainConfig& c, const FlagGiven& given) -> std::string {
+      for (const char* flag : {"--topology", "--async"})
+        if (given(flag) && c.sync.family != SyncFamily::gossip)
+          return fmt::format("{}: only with --sync gossip (this run's --sync is {})", flag, c.sync.name());
+      return {};
+    },
+    .describe =
+        [](const TrainConfig& c) {
+          return fmt::format("-{}{}", topology_info(c.topology).name, c.gossip_async ? "-async" : "");
+        },
     .spectral_gap = [](const TrainConfig& c, int workers) { return spectral_gap(c.topology, workers); },
     .state_size =
         [](const TrainConfig& c, std::size_t parameter_count, int workers) {

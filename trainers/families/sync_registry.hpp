@@ -2,6 +2,7 @@
 // The synchronizer families (make_synchronizer.hpp builds them). A family is one file, trainers/families/<id>.cpp,
 // defining its SyncFamilyInfo, and one line of trainers/families/sync_families.def.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -11,6 +12,7 @@
 #include "model/layer_shape.hpp"
 #include "model/sgd.hpp"
 #include "trainers/config/sync_method.hpp"
+#include "trainers/families/server_role.hpp"
 #include "trainers/families/synchronizer.hpp"
 
 namespace gradsync {
@@ -36,16 +38,48 @@ struct SyncSetup {
   const Model* model = nullptr;
 };
 
+// What a family with servers builds a serving rank's ServerRole from. Everything is the caller's and must outlive it.
+struct ServerSetup {
+  const Comm& world;    // every rank of the run, on the communicator the workers' synchronizers got (SyncSetup::world)
+  const Comm& servers;  // the server ranks, world ranks 0..servers-1 in order
+  std::span<const float> params;            // the full-size model every rank starts from
+  std::span<const float> optimizer_state;   // full-size, or empty for a fresh optimizer
+  std::span<const LayerShape> layers = {};  // as SyncSetup's
+};
+
+// Whether a flag ("--staleness") was given on the command line (a default cannot be told from a choice by value).
+using FlagGiven = std::function<bool(std::string_view flag)>;
+
 struct SyncFamilyInfo {
   SyncFamily family;
   std::string_view name;   // its --sync text; empty for the family its allreduce methods name
-  bool servers = false;    // world ranks 0..config.servers-1 serve (trainers/ps/ps_training.hpp), the others work
+  bool servers = false;    // world ranks 0..config.servers-1 serve (make_server), the others work
   bool pipelines = false;  // --pipeline 1 applies
   bool buckets = false;    // --buckets applies
-  // Each of the loop's steps is a round of local training (Synchronizer::trains_in_rounds): an epoch is one round.
+  // Each of the loop's steps is a round of local training (Synchronizer::trains_in_rounds): an epoch is one round,
+  // whose average takes an outer optimizer step (--outer-lr, --outer-momentum).
   bool rounds = false;
   // The family's own checks for a run on `ranks` processes: empty, or a one-line message naming the flag.
   std::string (*validate)(const TrainConfig& config, int ranks) = nullptr;
+  // Its checks against the training set of `train_rows` examples on `workers` workers, where they differ from every
+  // worker's batch fitting its share (validate_against_data); nullptr: that check.
+  std::string (*validate_against_data)(const TrainConfig& config, int workers, std::size_t train_rows) = nullptr;
+  // Checks of the flags the family owns, by whether they were given (`given("--flag")`), made on every run whatever
+  // its --sync (a family's flag given to another family is refused here): empty, or "--flag: message".
+  std::string (*check_given_flags)(const TrainConfig& config, const FlagGiven& given) = nullptr;
+  // Its check of --compress when one is given (the compressor's own checks have passed): empty, or a one-line
+  // message naming the flag. nullptr: --compress is refused with this family.
+  std::string (*check_compression)(const TrainConfig& config) = nullptr;
+  // What its run name (TrainConfig::sync_name) adds to the --sync text: its settings, e.g. "-bsp-k2"; nullptr: none.
+  std::string (*describe)(const TrainConfig& config) = nullptr;
+  // A line describing the run's setup, printed before training (the clients of a federated run); nullptr: none.
+  std::string (*describe_setup)(const TrainConfig& config) = nullptr;
+  // How many steps a worker may run ahead of the slowest (the epoch CSV's staleness_bound): -1 unbounded; nullptr:
+  // the family has no such bound (every worker steps together, or no server keeps clocks).
+  int (*staleness_bound)(const TrainConfig& config) = nullptr;
+  // Whether the run's wire bytes are counted (TrainConfig::wire_bytes_counted: not when a library collective moves
+  // them); nullptr: counted.
+  bool (*wire_bytes_counted)(const TrainConfig& config) = nullptr;
   // Families that mix models over a graph: the spectral gap of its mixing matrix on `workers` ranks
   // (collectives/topology.hpp), which runs report; nullptr for the others.
   double (*spectral_gap)(const TrainConfig& config, int workers) = nullptr;
@@ -54,6 +88,11 @@ struct SyncFamilyInfo {
   std::size_t (*state_size)(const TrainConfig& config, std::size_t parameter_count, int workers) = nullptr;
   // A worker's synchronizer; called on every worker rank, collective as make_synchronizer says.
   std::unique_ptr<Synchronizer> (*make)(const TrainConfig& config, const SyncSetup& setup) = nullptr;
+  // With servers: a serving rank's role, on every server rank, while the workers call make (the two may talk).
+  std::unique_ptr<ServerRole> (*make_server)(const TrainConfig& config, const ServerSetup& setup) = nullptr;
+  // With servers whose workers keep state that the servers checkpoint: a worker's side of
+  // ServerRole::collect_worker_state, on the synchronizer make built. nullptr: none.
+  void (*send_worker_state)(Synchronizer& worker) = nullptr;
 };
 
 // Every family, in SyncFamily's order.

@@ -62,11 +62,7 @@ class Synchronizer {
   // Local, before the first step: puts back `saved`, what save_state() wrote in a run of `saved_workers` workers,
   // on the worker at `index` of this run's. Throws CheckpointError if `saved` cannot be such a state.
   virtual void load_state(std::span<const float> /*saved*/, int /*saved_workers*/, int /*index*/) {}
-  // Parameter-server workers whose own state the servers checkpoint, key range by key range (a compressed push's
-  // error-feedback residual: trainers/ps/ps_training.hpp): sends it, together with ParameterServer::collect_worker_state
-  // on every server, with nothing in flight. Such a worker's state_size() is 0 (the state is not replicated), and
-  // load_state() takes the saved workers' states, one whole model each, in worker order. No-op for the others.
-  virtual void send_state_to_servers() {}
+  // (A family with servers may checkpoint a worker's state on its servers instead: SyncFamilyInfo::send_worker_state.)
 };
 
 }  // namespace gradsync

@@ -6,32 +6,34 @@
 
 #include "trainers/config/train_config.hpp"
 #include "trainers/families/make_synchronizer.hpp"
+#include "trainers/families/sync_registry.hpp"
 
 namespace gradsync {
 
 Roles::Roles(const TrainConfig& config, const Dataset& train, const Model& model, const Comm& world,
              const ResumePoint& start)
-    : layout_(ps_layout(config, world.size(), model.parameter_count())),
+    : family_(sync_family(config.sync.family)), servers_(config.server_ranks()),
+      workers_(config.worker_count(world.size())),
       // Splits are collective, so every rank makes both communicators.
-      worker_comm_(world.split(world.rank() < layout_.servers ? MPI_UNDEFINED : 0, world.rank())),
-      server_comm_(world.split(world.rank() < layout_.servers ? 0 : MPI_UNDEFINED, world.rank())),
-      ps_comm_(world.split(0, world.rank())), sgd_(config.sgd, model.parameter_count()), model_(model) {
+      worker_comm_(world.split(world.rank() < servers_ ? MPI_UNDEFINED : 0, world.rank())),
+      server_comm_(world.split(world.rank() < servers_ ? 0 : MPI_UNDEFINED, world.rank())),
+      sync_comm_(world.split(0, world.rank())), sgd_(config.sgd, model.parameter_count()), model_(model) {
   const int me = world.rank();
   // The optimizer's state comes first; a synchronizer's own may follow (the workers' residuals).
   const std::span<const float> saved = start.optimizer_state;
   const std::size_t velocity = std::min(saved.size(), sgd_.state().size());  // empty in a fresh run
-  if (me < layout_.servers) {
-    server_ = std::make_unique<ParameterServer>(ps_comm_, server_comm_, layout_, config, start.params,
-                                                saved.first(velocity), model.layers());
+  if (me < servers_) {
+    server_ =
+        family_.make_server(config, {sync_comm_, server_comm_, start.params, saved.first(velocity), model.layers()});
     return;
   }
   std::copy_n(saved.begin(), velocity, sgd_.state().begin());
-  sync_ = make_synchronizer(
-      config, {ps_comm_, worker_comm_, sgd_, model.layers(), model.parameter_count(), start.steps_done, &train, &model});
+  sync_ = make_synchronizer(config, {sync_comm_, worker_comm_, sgd_, model.layers(), model.parameter_count(),
+                                     start.steps_done, &train, &model});
   if (config.resume && (sync_->state_size() > 0 || saved.size() > velocity))
-    sync_->load_state(saved.subspan(velocity), static_cast<int>(start.manifest.workers), me - layout_.servers);
-  worker_ = std::make_unique<Worker>(config, train, model, me - layout_.servers, layout_.workers, me, world.size(),
-                                     start.params, *sync_, start.steps_done);
+    sync_->load_state(saved.subspan(velocity), static_cast<int>(start.manifest.workers), me - servers_);
+  worker_ = std::make_unique<Worker>(config, train, model, me - servers_, workers_, me, world.size(), start.params,
+                                     *sync_, start.steps_done);
 }
 
 Roles::~Roles() = default;
@@ -62,8 +64,8 @@ std::span<const float> Roles::local_optimizer_state() {
 void Roles::hand_worker_state_to_servers() {
   if (server_)
     server_->collect_worker_state();
-  else
-    sync_->send_state_to_servers();
+  else if (family_.send_worker_state)
+    family_.send_worker_state(*sync_);
 }
 
 std::span<const float> Roles::worker_state() {

@@ -1,6 +1,7 @@
 #pragma once
-// What each rank does in a training run: world ranks 0..servers-1 of a family with servers serve a key range
-// (trainers/ps/ps_training.hpp); every other rank is a worker with the synchronizer config.sync names.
+// What each rank does in a training run: world ranks 0..servers-1 of a family with servers serve, in the role its
+// registry entry makes (trainers/families/server_role.hpp); every other rank is a worker with the synchronizer
+// config.sync names.
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -12,10 +13,10 @@
 #include "model/sgd.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
 #include "trainers/config/train_config.hpp"
+#include "trainers/families/server_role.hpp"
 #include "trainers/families/synchronizer.hpp"
 #include "trainers/loop/epoch_work.hpp"
 #include "trainers/loop/worker.hpp"
-#include "trainers/ps/ps_training.hpp"
 #include "trainers/report/replicas.hpp"
 
 namespace gradsync {
@@ -29,8 +30,8 @@ class Roles {
   ~Roles();
 
   bool serves() const { return server_ != nullptr; }
-  int servers() const { return layout_.servers; }
-  int workers() const { return layout_.workers; }
+  int servers() const { return servers_; }
+  int workers() const { return workers_; }
 
   // Steps [from, to) of `epoch` (Worker::run_steps), or serving them: every rank calls it with the same arguments.
   EpochWork run(int epoch, long from, long to, long origin_step, std::uint64_t origin);
@@ -53,16 +54,18 @@ class Roles {
   ReplicaSpread replica_spread(const Dataset& test, Workspace& ws);
 
  private:
-  PsLayout layout_;
+  const SyncFamilyInfo& family_;
+  int servers_, workers_;
   Comm worker_comm_, server_comm_;
-  Comm ps_comm_;  // every rank: the parameter server's pushes and pulls, on tags of their own
+  Comm
+      sync_comm_;  // every rank: the synchronizer's and the servers' own messages (a parameter server's pushes and pulls)
   Sgd sgd_;
   std::unique_ptr<Synchronizer> sync_;
   std::unique_ptr<Worker> worker_;
-  std::unique_ptr<ParameterServer> server_;
+  std::unique_ptr<ServerRole> server_;
   // A worker's optimizer state, then its synchronizer's, when the synchronizer keeps any (else empty). Collective.
   std::span<const float> worker_state();
-  // Collective: a parameter server's workers send it their own state (Synchronizer::send_state_to_servers).
+  // Collective: the workers of a family with servers send them their own state (SyncFamilyInfo::send_worker_state).
   void hand_worker_state_to_servers();
   std::vector<float> checkpoint_state_;
   const Model& model_;

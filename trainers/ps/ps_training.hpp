@@ -10,6 +10,9 @@
 // With --compress (top-k, sign) the workers push compressed parts and the servers decode them
 // (trainers/compression/compressed_push.hpp); the servers keep each worker's error-feedback residual in their
 // checkpoint pieces, key range by key range, after the optimizer's state.
+// Workers (ps_worker.cpp) and servers (ps_server.cpp) talk through the parameter server's exchange,
+// collectives/key_range_exchange.hpp, which the ps allreduce methods use too; the family's registry entry is
+// trainers/families/ps.cpp.
 #include <memory>
 #include <span>
 #include <vector>
@@ -18,6 +21,7 @@
 #include "model/layer_shape.hpp"
 #include "model/sgd.hpp"
 #include "trainers/config/train_config.hpp"
+#include "trainers/families/server_role.hpp"
 #include "trainers/families/synchronizer.hpp"
 #include "trainers/loop/epoch_work.hpp"
 
@@ -42,33 +46,34 @@ inline PsLayout ps_layout(const TrainConfig& config, int ranks, std::size_t para
 // parts (std::invalid_argument without them).
 std::unique_ptr<Synchronizer> make_ps_worker(const Comm& world, const PsLayout& layout, const TrainConfig& config = {},
                                              std::span<const LayerShape> layers = {});
+// Collective with every server's ParameterServer::collect_worker_state, with nothing in flight: sends `worker`'s own
+// state (a compressed push's error-feedback residual), key range by key range, to the servers that checkpoint it.
+// `worker` is what make_ps_worker returned (else std::logic_error). Such a worker's state_size() is 0 (the state is
+// not replicated), and load_state() takes the saved workers' states, one whole model each, in worker order. No-op
+// without a compressed push with error feedback.
+void send_state_to_servers(Synchronizer& worker);
 
 // Server side of one rank (world rank < layout.servers). `servers` is the communicator of the server ranks
 // (world ranks 0..servers-1, in order). `master` is the full-size initial model (identical on every rank); the
 // server owns and updates its key range of it. `optimizer_state` is empty or full-size too (a checkpoint's
 // momentum); other sizes throw std::invalid_argument. With config.compression, `layers` as make_ps_worker's.
-class ParameterServer {
+class ParameterServer final : public ServerRole {
  public:
   ParameterServer(const Comm& world, const Comm& servers, PsLayout layout, const TrainConfig& config,
                   std::vector<float> master, std::span<const float> optimizer_state = {},
                   std::span<const LayerShape> layers = {});
-  ~ParameterServer();
-  // Serves until every worker has pushed `steps` more gradients, then returns this epoch's server statistics.
-  // Every server calls it with the same `steps`, while every worker makes `steps` calls of its step().
-  EpochWork serve(long steps);
-  // Collective over the server ranks: rank 0 gets the whole current model (or optimizer state), others an
-  // empty span. The span points into this object and is valid until the next serve() or gather call.
-  // The optimizer state is the optimizer's (full-size, or empty), then, with a compressed push and error feedback,
-  // every worker's residual (full-size each, in worker order): blocks of the model's size.
-  std::span<const float> gather_model();
-  std::span<const float> gather_optimizer_state();
-  // Collective with every worker's Synchronizer::send_state_to_servers(), with nothing in flight: this server's key
-  // range of every worker's residual, into its optimizer state. No-op without a compressed push with error feedback.
-  void collect_worker_state();
-  // This server's full-size model and optimizer state, of which only its key range of each block is current: what
-  // it writes into its checkpoint piece (trainers/checkpoint/checkpoint_set.hpp). Valid until the next serve().
-  std::span<const float> local_model() const;
-  std::span<const float> local_optimizer_state();
+  ~ParameterServer() override;
+  // ServerRole's, with: every server calls serve() with the same `steps`, while every worker makes `steps` calls of
+  // its step(). The optimizer state is the optimizer's (full-size, or empty), then, with a compressed push and error
+  // feedback, every worker's residual (full-size each, in worker order): blocks of the model's size, of which a
+  // server's local one holds its key range of each. collect_worker_state(), with every worker's
+  // send_state_to_servers(): this server's key range of every worker's residual, into its optimizer state.
+  EpochWork serve(long steps) override;
+  std::span<const float> gather_model() override;
+  std::span<const float> gather_optimizer_state() override;
+  void collect_worker_state() override;
+  std::span<const float> local_model() const override;
+  std::span<const float> local_optimizer_state() override;
 
  private:
   class Impl;

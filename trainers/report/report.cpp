@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "trainers/families/fedavg/client_sampling.hpp"
 #include "trainers/families/sync_registry.hpp"
 
 namespace gradsync {
@@ -65,15 +64,8 @@ std::string describe_graph(const TrainConfig& c, int ranks) {
 }
 
 std::string describe_clients(const TrainConfig& c) {
-  if (c.sync.family != SyncFamily::fedavg) return {};
-  const FederatedOptions& f = c.fed;
-  const std::string work = f.local_steps > 0 ? fmt::format("{} local step(s)", f.local_steps)
-                                             : fmt::format("{} local epoch(s)", f.local_epochs);
-  return fmt::format("{} clients ({}), {} a round: {} of batch {} from the global model{}, summed by {}", f.clients,
-                     f.partition.name(), clients_per_round(f.clients, f.client_fraction), work,
-                     f.full_batch ? std::string("all") : std::to_string(c.batch),
-                     f.prox_mu != 0.0f ? fmt::format(" (proximal mu {})", f.prox_mu) : std::string{},
-                     f.aggregate ? f.aggregate->name : "ring");
+  const SyncFamilyInfo& family = sync_family(c.sync.family);
+  return family.describe_setup ? family.describe_setup(c) : std::string{};
 }
 
 std::string format_target(const TrainResult& r) {
@@ -118,11 +110,9 @@ void append_csv(const std::string& path, const TrainConfig& config, const TrainR
 }
 
 void append_epoch_csv(const std::string& path, const TrainConfig& c, int ranks, const EpochReport& r) {
-  // staleness_bound: -2 no parameter server, -1 asp (unbounded), else the ssp bound (bsp: 0).
-  const int bound = c.server_ranks() == 0      ? -2
-                    : c.ps_mode == PsMode::asp ? -1
-                    : c.ps_mode == PsMode::ssp ? c.staleness
-                                               : 0;
+  // staleness_bound: -2 none (no parameter server), -1 unbounded (asp), else the bound (bsp: 0).
+  const SyncFamilyInfo& family = sync_family(c.sync.family);
+  const int bound = family.staleness_bound ? family.staleness_bound(c) : -2;
   append_line(
       "--epoch-csv", path, kEpochCsvHeader,
       fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f},{:.6f},{},{:.4f},{:.0f},{:.0f},{},{},{},{},{},{},{:.6f}",

@@ -27,8 +27,8 @@ std::string format_target(const TrainResult& r);
 // For a family that mixes over a graph (SyncFamilyInfo::spectral_gap): "topology exp on 16 workers (...): 4 peer(s) a
 // step, spectral gap 0.4286"; empty for the others.
 std::string describe_graph(const TrainConfig& config, int ranks);
-// --sync fedavg: "100 clients (shards:2), 10 a round: 1 local epoch(s) of batch 10 from the global model, summed by
-// ring"; empty for the other families.
+// The family's line about the run's setup (SyncFamilyInfo::describe_setup), e.g. --sync fedavg's "100 clients
+// (shards:2), 10 a round: 1 local epoch(s) of batch 10 from the global model, summed by ring"; empty for most.
 std::string describe_clients(const TrainConfig& config);
 std::string csv_row(const TrainConfig& config, const TrainResult& r);
 

@@ -149,6 +149,54 @@ std::string validate_fedavg(const TrainConfig& c, int ranks) {
   return {};
 }
 
+// Its flags are refused with another --sync; with it, --epochs (it counts rounds) and both kinds of local work.
+std::string check_fedavg_flags(const TrainConfig& c, const FlagGiven& given) {
+  const bool fedavg = c.sync.family == SyncFamily::fedavg;
+  for (const char* flag : {"--clients", "--client-fraction", "--local-epochs", "--local-steps", "--rounds", "--partition",
+                           "--aggregate", "--prox-mu"})
+    if (given(flag) && !fedavg)
+      return fmt::format("{}: only with --sync fedavg (this run's --sync is {})", flag, c.sync.name());
+  if (c.fed.full_batch && !fedavg) return "--batch: 'all' (a client's whole partition a step) only with --sync fedavg";
+  if (!fedavg) return {};
+  if (given("--epochs")) return "--epochs: a federated run counts rounds: give --rounds N";
+  if (given("--local-steps") && given("--local-epochs"))
+    return "--local-steps: give --local-epochs or --local-steps, not both";
+  return {};
+}
+
+// A client's batch is its own (no share of the training set to fit); the partition needs enough examples.
+std::string validate_fedavg_data(const TrainConfig& c, int, std::size_t train_rows) {
+  const FederatedOptions& f = c.fed;
+  const std::size_t needed = f.partition.kind == PartitionKind::shards ? f.clients * f.partition.shards : f.clients;
+  if (needed > train_rows)
+    return fmt::format("--clients {} with --partition {}: needs {} examples, the training set has {}", f.clients,
+                       f.partition.name(), needed, train_rows);
+  return {};
+}
+
+std::string describe_fedavg(const TrainConfig& c) {
+  const FederatedOptions& fed = c.fed;
+  std::string name =
+      fmt::format("-K{}-C{}-{}{}-B{}-{}", fed.clients, fed.client_fraction, fed.local_steps > 0 ? "S" : "E",
+                  fed.local_steps > 0 ? fed.local_steps : fed.local_epochs,
+                  fed.full_batch ? std::string("all") : std::to_string(c.batch), fed.partition.name());
+  if (fed.aggregate && fed.aggregate->name != "ring") name += fmt::format("-{}", fed.aggregate->name);
+  if (fed.prox_mu != 0.0f) name += fmt::format("-prox{}", fed.prox_mu);
+  return name;
+}
+
+// "100 clients (shards:2), 10 a round: 1 local epoch(s) of batch 10 from the global model, summed by ring".
+std::string describe_clients(const TrainConfig& c) {
+  const FederatedOptions& f = c.fed;
+  const std::string work = f.local_steps > 0 ? fmt::format("{} local step(s)", f.local_steps)
+                                             : fmt::format("{} local epoch(s)", f.local_epochs);
+  return fmt::format("{} clients ({}), {} a round: {} of batch {} from the global model{}, summed by {}", f.clients,
+                     f.partition.name(), clients_per_round(f.clients, f.client_fraction), work,
+                     f.full_batch ? std::string("all") : std::to_string(c.batch),
+                     f.prox_mu != 0.0f ? fmt::format(" (proximal mu {})", f.prox_mu) : std::string{},
+                     f.aggregate ? f.aggregate->name : "ring");
+}
+
 }  // namespace
 
 extern const SyncFamilyInfo fedavg_sync_family = {
@@ -156,6 +204,12 @@ extern const SyncFamilyInfo fedavg_sync_family = {
     .name = "fedavg",
     .rounds = true,
     .validate = validate_fedavg,
+    .validate_against_data = validate_fedavg_data,
+    .check_given_flags = check_fedavg_flags,
+    .describe = describe_fedavg,
+    .describe_setup = describe_clients,
+    // Not when --aggregate is a library collective, whose bytes gradsync's meter cannot see.
+    .wire_bytes_counted = [](const TrainConfig& c) { return !(c.fed.aggregate && c.fed.aggregate->library); },
     .state_size = [](const TrainConfig& c, std::size_t parameter_count, int) -> std::size_t {
       return c.outer_momentum != 0.0f ? parameter_count : 0;
     },
