@@ -40,7 +40,7 @@
 #include "trace/scope.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
 #include "trainers/compression/compression_checks.hpp"
-#include "trainers/compression/compressors.hpp"
+#include "compression/compressors.hpp"
 #include "trainers/families/make_synchronizer.hpp"
 #include "trainers/loop/agreed_kernel_plan.hpp"
 #include "trainers/loop/clock.hpp"

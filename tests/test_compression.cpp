@@ -1,4 +1,4 @@
-// Gradient compression with error feedback (trainers/compression/): lossless settings equal dense SGD, error feedback
+// Gradient compression with error feedback (compression/, trainers/compression/): lossless settings equal dense SGD, error feedback
 // fixes a biased compressor, the residual's bookkeeping is exact, bad input is refused before any step.
 #include <doctest/doctest.h>
 
@@ -14,8 +14,8 @@
 #include "model/sgd.hpp"
 #include "test_support.hpp"
 #include "trainers/compression/compression_checks.hpp"
-#include "trainers/compression/compressors.hpp"
-#include "trainers/compression/error_feedback.hpp"
+#include "compression/compressors.hpp"
+#include "compression/error_feedback.hpp"
 #include "trainers/config/cli.hpp"
 #include "trainers/config/validate_config.hpp"
 #include "trainers/loop/trainer.hpp"

@@ -20,8 +20,8 @@
 #include "model/synthetic.hpp"
 #include "test_support.hpp"
 #include "trainers/compression/compressed_jobs.hpp"
-#include "trainers/compression/compressors.hpp"
-#include "trainers/compression/error_feedback.hpp"
+#include "compression/compressors.hpp"
+#include "compression/error_feedback.hpp"
 #include "trainers/families/make_synchronizer.hpp"
 #include "trainers/loop/trainer.hpp"
 

@@ -15,8 +15,8 @@
 #include "model/sgd.hpp"
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
-#include "trainers/compression/compressors.hpp"
-#include "trainers/compression/error_feedback.hpp"
+#include "compression/compressors.hpp"
+#include "compression/error_feedback.hpp"
 #include "trainers/families/make_synchronizer.hpp"
 #include "trainers/overlap/gradient_jobs.hpp"
 

@@ -17,7 +17,7 @@
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
 #include "trainers/compression/compressed_push.hpp"
-#include "trainers/compression/compressors.hpp"
+#include "compression/compressors.hpp"
 #include "trainers/loop/trainer.hpp"
 #include "trainers/ps/ps_training.hpp"
 

@@ -6,8 +6,8 @@
 #include <stdexcept>
 
 #include "model/checkpoint.hpp"
-#include "trainers/compression/compressors.hpp"
-#include "trainers/compression/error_feedback.hpp"
+#include "compression/compressors.hpp"
+#include "compression/error_feedback.hpp"
 
 namespace gradsync {
 namespace {

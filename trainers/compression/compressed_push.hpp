@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "collectives/allreduce.hpp"
-#include "trainers/compression/compressors.hpp"
+#include "compression/compressors.hpp"
 
 namespace gradsync {
 

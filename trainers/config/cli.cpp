@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "collectives/methods.hpp"
-#include "trainers/compression/compressors.hpp"
+#include "compression/compressors.hpp"
 #include "trainers/config/sync_method.hpp"
 #include "trainers/loop/data_source.hpp"
 

@@ -9,8 +9,8 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "trainers/compression/compressors.hpp"
-#include "trainers/compression/gathering_compressor.hpp"
+#include "compression/compressors.hpp"
+#include "compression/gathering_compressor.hpp"
 
 namespace gradsync {
 namespace {

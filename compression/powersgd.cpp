@@ -12,8 +12,8 @@
 #include "model/kernels/gemm.hpp"
 #include "model/kernels/installed_plan.hpp"
 #include "model/rng.hpp"
-#include "trainers/compression/compressors.hpp"
-#include "trainers/compression/orthonormalize.hpp"
+#include "compression/compressors.hpp"
+#include "compression/orthonormalize.hpp"
 
 namespace gradsync {
 namespace {

@@ -1,7 +1,7 @@
 #pragma once
 // A gradient compressor: how the workers' gradients are summed when each worker sends less than its whole gradient.
-// The list of compressors is trainers/compression/compressors.hpp; error feedback, which every compressor gets, is
-// trainers/compression/error_feedback.hpp. A compressor is planned once (buffers, communicator, tags) and run every
+// The list of compressors is compression/compressors.hpp; error feedback, which every compressor gets, is
+// compression/error_feedback.hpp. A compressor is planned once (buffers, communicator, tags) and run every
 // step without allocating.
 #include <cstddef>
 #include <cstdint>

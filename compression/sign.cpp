@@ -7,8 +7,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "trainers/compression/compressors.hpp"
-#include "trainers/compression/gathering_compressor.hpp"
+#include "compression/compressors.hpp"
+#include "compression/gathering_compressor.hpp"
 
 namespace gradsync {
 namespace {

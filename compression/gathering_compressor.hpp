@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "collectives/part_all_gather.hpp"
-#include "trainers/compression/compressor.hpp"
-#include "trainers/compression/part_codec.hpp"
+#include "compression/compressor.hpp"
+#include "compression/part_codec.hpp"
 
 namespace gradsync {
 

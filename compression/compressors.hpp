@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "trainers/compression/compressor.hpp"
-#include "trainers/compression/part_codec.hpp"
+#include "compression/compressor.hpp"
+#include "compression/part_codec.hpp"
 
 namespace gradsync {
 

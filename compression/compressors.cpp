@@ -1,4 +1,4 @@
-#include "trainers/compression/compressors.hpp"
+#include "compression/compressors.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "trainers/compression/orthonormalize.hpp"
+#include "compression/orthonormalize.hpp"
 
 #include <cmath>
 

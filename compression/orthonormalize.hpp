@@ -1,5 +1,5 @@
 #pragma once
-// Orthonormal columns for PowerSGD's P (trainers/compression/powersgd.cpp).
+// Orthonormal columns for PowerSGD's P (compression/powersgd.cpp).
 #include <cstddef>
 
 namespace gradsync {

@@ -1,4 +1,4 @@
-#include "trainers/compression/error_feedback.hpp"
+#include "compression/error_feedback.hpp"
 
 #include <algorithm>
 

@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "trainers/compression/compressor.hpp"
+#include "compression/compressor.hpp"
 
 namespace gradsync {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "trainers/compression/compressor.hpp"
+#include "compression/compressor.hpp"
 
 namespace gradsync {
 
