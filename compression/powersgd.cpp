@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "compression/compressors.hpp"
+#include "compression/orthonormalize.hpp"
 #include "model/kernels/gemm.hpp"
 #include "model/kernels/installed_plan.hpp"
 #include "model/rng.hpp"
-#include "compression/compressors.hpp"
-#include "compression/orthonormalize.hpp"
 
 namespace gradsync {
 namespace {

@@ -12,11 +12,11 @@
 #include "collectives/comm.hpp"
 #include "collectives/methods.hpp"
 #include "collectives/wire_meter.hpp"
+#include "compression/compressors.hpp"
+#include "compression/error_feedback.hpp"
 #include "model/sgd.hpp"
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
-#include "compression/compressors.hpp"
-#include "compression/error_feedback.hpp"
 #include "trainers/families/make_synchronizer.hpp"
 #include "trainers/overlap/gradient_jobs.hpp"
 

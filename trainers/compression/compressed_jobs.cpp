@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "model/checkpoint.hpp"
 #include "compression/compressors.hpp"
 #include "compression/error_feedback.hpp"
+#include "model/checkpoint.hpp"
 
 namespace gradsync {
 namespace {

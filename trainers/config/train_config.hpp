@@ -8,8 +8,8 @@
 
 #include "collectives/allreduce.hpp"
 #include "collectives/topology.hpp"
-#include "model/sgd.hpp"
 #include "compression/compressors.hpp"
+#include "model/sgd.hpp"
 #include "trainers/config/observe_options.hpp"
 #include "trainers/config/progress.hpp"
 #include "trainers/config/sync_method.hpp"
