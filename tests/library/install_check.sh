@@ -29,6 +29,7 @@ soname="$(objdump -p "$prefix/lib/libgradsync.so" | awk '$1 == "SONAME" { print 
 
 cp -r "$source_dir/examples/allreduce" "$work/example"
 test_launcher "$build/bin" 2 || fail "cannot tell which MPI launches $build"
+mpirun_+=(-n 2)
 check_run() {  # <binary> <what>
   local out
   out="$("${mpirun_[@]}" "$1" 2>&1)" || fail "$2: the example failed: $out"
