@@ -38,6 +38,14 @@ std::string single_tensor(const std::vector<at::Tensor>& tensors) {
 // `t` itself if contiguous, else a contiguous copy that the caller copies back.
 at::Tensor contiguous(const at::Tensor& t) { return t.is_contiguous() ? t : t.contiguous(); }
 
+// The type MPI reduces `type` in with `op`: bfloat16 (no MPI type) in float32, and uint8's MIN and MAX in int16, since
+// Debian's MPICH 4.0 compares unsigned types as signed (collectives/mpi_type.hpp). Exact either way.
+at::ScalarType reduced_as(at::ScalarType type, c10d::ReduceOp::RedOpType op) {
+  if (type == at::kBFloat16) return at::kFloat;
+  if (type == at::kByte && (op == c10d::ReduceOp::MIN || op == c10d::ReduceOp::MAX)) return at::kShort;
+  return type;
+}
+
 int count_of(const Comm& comm, std::size_t n, const char* call) { return comm.to_int_count(n, call); }
 
 }  // namespace
@@ -119,7 +127,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupGradsync::allreduce(std::vector<at::T
     } else if (is_float && op >= c10d::ReduceOp::BAND) {
       call.refusal = "ReduceOp." + op_text(op) + " of " + dtype_text(type) + ": bitwise ops take integer tensors";
     } else {
-      mpi_type = type == at::kBFloat16 ? MPI_FLOAT : mpi_datatype(type);
+      mpi_type = mpi_datatype(reduced_as(type, op));
       if (mpi_type == MPI_DATATYPE_NULL || type == at::kBool)
         call.refusal = "ReduceOp." + op_text(op) + " of " + dtype_text(type) + " (MPI has no such type)";
     }
@@ -128,7 +136,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupGradsync::allreduce(std::vector<at::T
                 [t, op, summed, mpi_type, name = method_](Group& g) {
                   if (t.numel() == 0) return;
                   // bfloat16 is summed in float32 and rounded once at the end.
-                  at::Tensor data = t.scalar_type() == at::kBFloat16 ? t.to(at::kFloat) : contiguous(t);
+                  const at::ScalarType as =
+                      summed ? (*summed == Dtype::f32 ? at::kFloat : t.scalar_type()) : reduced_as(t.scalar_type(), op);
+                  at::Tensor data = as != t.scalar_type() ? t.to(as) : contiguous(t);
                   const auto n = static_cast<std::size_t>(data.numel());
                   if (summed) {
                     g.allreduce(name).run(data.data_ptr(), n, *summed);
@@ -150,20 +160,24 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupGradsync::reduce(std::vector<at::Tens
   call.what += shape_text(t);
   MPI_Datatype mpi_type = MPI_DATATYPE_NULL;
   if (call.refusal.empty()) {
-    mpi_type = t.scalar_type() == at::kBFloat16 ? MPI_FLOAT : mpi_datatype(t.scalar_type());
+    mpi_type = mpi_datatype(reduced_as(t.scalar_type(), op));
     if (mpi_op(op) == MPI_OP_NULL || mpi_type == MPI_DATATYPE_NULL || t.scalar_type() == at::kBool)
       call.refusal = "reduce with ReduceOp." + op_text(op) + " of " + dtype_text(t.scalar_type()) + " is not supported";
   }
   return submit(c10d::OpType::REDUCE, "gradsync backend: reduce", tensors, std::move(call),
                 [t, op, root, mpi_type](Group& g) {
                   if (t.numel() == 0) return;
-                  at::Tensor data = t.scalar_type() == at::kBFloat16 ? t.to(at::kFloat) : contiguous(t);
+                  const at::ScalarType as = reduced_as(t.scalar_type(), op);
+                  at::Tensor data = as != t.scalar_type() ? t.to(as) : contiguous(t);
                   const int n = count_of(g.comm(), static_cast<std::size_t>(data.numel()), "MPI_Reduce");
                   const bool at_root = g.comm().rank() == root;
-                  check_mpi(MPI_Reduce(at_root ? MPI_IN_PLACE : data.data_ptr(), at_root ? data.data_ptr() : nullptr, n,
-                                       mpi_type, mpi_op(op), root, g.comm().native()),
+                  // No MPI_IN_PLACE and no null receive buffer: Debian's MPICH 4.0 crashed on either (it copies from
+                  // the in-place marker at the root, and writes into a non-root's buffer). Every rank sends `data`
+                  // and receives into scratch; the root copies the sum back.
+                  const at::Tensor sum = at::empty_like(data);
+                  check_mpi(MPI_Reduce(data.data_ptr(), sum.data_ptr(), n, mpi_type, mpi_op(op), root, g.comm().native()),
                             "MPI_Reduce (gradsync backend)", g.comm().rank());
-                  if (at_root && !data.is_same(t)) t.copy_(data);
+                  if (at_root) t.copy_(sum);
                 });
 }
 
