@@ -56,7 +56,9 @@ if [ "$hosts" -gt 0 ]; then
 else
   mpi_setup
   MPIRUN_FLAGS=()
-  mpirun_flags "$np"
+  # Unbound and yielding: the backend's progress thread shares a core with the rank's compute, and a rank bound to one
+  # core whose progress thread busy-polls in MPI would take that core from backward (gloo has threads of its own too).
+  mpirun_flags "$np" shared
   launcher=("$MPIEXEC" -n "$np" "${MPIRUN_FLAGS[@]}")
   where="one node"
 fi
