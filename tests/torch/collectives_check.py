@@ -1,6 +1,6 @@
 """Every collective of the gradsync backend against torch's own arithmetic on the same random tensors, for every
-method, sizes 0 .. 3 MiB (odd ones among them) and every type the backend takes; and the asynchronous path: several
-collectives in flight at once, waited for out of order. Every rank draws every rank's input from the seed, so each
+method, sizes 0 .. 3 MiB (odd ones among them) and every type the backend takes; subgroups (the even and the odd
+ranks); and the asynchronous path: several collectives in flight at once, waited for out of order. Every rank draws every rank's input from the seed, so each
 computes the expected result itself. Run under the launcher on any number of ranks; exits 1 naming each wrong case.
 Usage: mpirun -n 4 python3 collectives_check.py [--break]   (--break expects a wrong sum: must fail)
 """
@@ -110,6 +110,13 @@ for dtype in (torch.float32, torch.float64, torch.int64, torch.uint8, torch.bflo
             dist.reduce(t, root, op=dist.ReduceOp.SUM)
             if rank == root:
                 expect(f"reduce {dtype} n={n} root={root}", t, torch.stack(xs).sum(0), dtype == torch.int64)
+# Subgroups (MPI_Comm_create_group over the members only): the even and the odd ranks, each summing its own.
+evens = dist.new_group(ranks=list(range(0, size, 2)), backend="gradsync", pg_options="rhd")
+odds = dist.new_group(ranks=list(range(1, size, 2)), backend="gradsync") if size > 1 else None
+xs = inputs(999, 1001, torch.int64)
+t = xs[rank].clone()
+dist.all_reduce(t, group=evens if rank % 2 == 0 else odds)
+expect(f"all_reduce in the subgroup of rank {rank}", t, torch.stack(xs[rank % 2::2]).sum(0), True)
 # Asynchronous: eight allreduces in flight, waited for from the last; their futures carry the results.
 xs = [inputs(1000 + i, 100003, torch.float64) for i in range(8)]
 ts = [x[rank].clone() for x in xs]
