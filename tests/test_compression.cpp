@@ -1,5 +1,5 @@
-// Gradient compression with error feedback (trainers/compression/): lossless settings equal dense SGD, error feedback
-// fixes a biased compressor, the residual's bookkeeping is exact, bad input is refused before any step.
+// Gradient compression with error feedback (compression/, trainers/compression/): lossless settings equal dense SGD,
+// error feedback fixes a biased compressor, the residual's bookkeeping is exact, bad input is refused before any step.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -9,14 +9,14 @@
 
 #include "collectives/comm.hpp"
 #include "collectives/methods.hpp"
+#include "compression/compressors.hpp"
+#include "compression/error_feedback.hpp"
 #include "compression_support.hpp"
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
 #include "model/sgd.hpp"
 #include "test_support.hpp"
 #include "trainers/compression/compression_checks.hpp"
-#include "trainers/compression/compressors.hpp"
-#include "trainers/compression/error_feedback.hpp"
 #include "trainers/config/cli.hpp"
 #include "trainers/config/validate_config.hpp"
 #include "trainers/loop/trainer.hpp"

@@ -13,6 +13,8 @@
 
 #include "collectives/comm.hpp"
 #include "collectives/methods.hpp"
+#include "compression/compressors.hpp"
+#include "compression/error_feedback.hpp"
 #include "compression_support.hpp"
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
@@ -20,8 +22,6 @@
 #include "model/synthetic.hpp"
 #include "test_support.hpp"
 #include "trainers/compression/compressed_jobs.hpp"
-#include "trainers/compression/compressors.hpp"
-#include "trainers/compression/error_feedback.hpp"
 #include "trainers/families/make_synchronizer.hpp"
 #include "trainers/loop/trainer.hpp"
 

@@ -12,13 +12,13 @@
 
 #include "collectives/comm.hpp"
 #include "collectives/wire_meter.hpp"
+#include "compression/compressors.hpp"
 #include "compression_support.hpp"
 #include "model/mlp.hpp"
 #include "model/rng.hpp"
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
 #include "trainers/compression/compressed_push.hpp"
-#include "trainers/compression/compressors.hpp"
 #include "trainers/loop/trainer.hpp"
 #include "trainers/ps/ps_training.hpp"
 

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "compression/compressors.hpp"
+#include "compression/error_feedback.hpp"
 #include "model/checkpoint.hpp"
-#include "trainers/compression/compressors.hpp"
-#include "trainers/compression/error_feedback.hpp"
 
 namespace gradsync {
 namespace {

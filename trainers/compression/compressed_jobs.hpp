@@ -1,7 +1,7 @@
 #pragma once
 // --compress with an allreduce --sync: each range of the gradient (the whole gradient, or a bucket with --buckets)
 // is summed through a compressor planned on that range's tensors alone, with error feedback on that range's slice of
-// the worker's residual (trainers/compression/error_feedback.hpp); every worker applies the same step with the
+// the worker's residual (compression/error_feedback.hpp); every worker applies the same step with the
 // mean. The jobs run blocking, bucketed or pipelined (trainers/overlap/overlapped_sync.hpp).
 //
 // Their state for checkpoints: every range's compressor state (the same on every worker) in range order, then with

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "collectives/allreduce.hpp"
+#include "compression/compressors.hpp"
 #include "model/layer_shape.hpp"
-#include "trainers/compression/compressors.hpp"
 
 namespace gradsync {
 

@@ -9,8 +9,8 @@
 #include <string_view>
 
 #include "collectives/methods.hpp"
+#include "compression/compressors.hpp"
 #include "model/models.hpp"
-#include "trainers/compression/compressors.hpp"
 #include "trainers/config/federated_flags.hpp"
 #include "trainers/config/sync_method.hpp"
 #include "trainers/families/sync_registry.hpp"

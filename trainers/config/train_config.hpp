@@ -9,9 +9,9 @@
 
 #include "collectives/allreduce.hpp"
 #include "collectives/topology.hpp"
+#include "compression/compressors.hpp"
 #include "model/model.hpp"
 #include "model/sgd.hpp"
-#include "trainers/compression/compressors.hpp"
 #include "trainers/config/federated_options.hpp"
 #include "trainers/config/observe_options.hpp"
 #include "trainers/config/progress.hpp"
@@ -54,7 +54,7 @@ struct TrainConfig {
   std::size_t bucket_bytes = kDefaultBucketBytes;
   bool pipeline = false;                // pipelined SGD: step t's gradient is synchronized during step t+1
   Progress progress = Progress::calls;  // who moves nonblocking communication on
-  CompressionChoice compression;        // --compress, --error-feedback (trainers/compression/compressors.hpp)
+  CompressionChoice compression;        // --compress, --error-feedback (compression/compressors.hpp)
   // Parameter server.
   PsMode ps_mode = PsMode::bsp;
   int staleness = 0;      // ssp bound

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "collectives/methods.hpp"
-#include "trainers/compression/compressors.hpp"
+#include "compression/compressors.hpp"
 #include "trainers/config/train_config.hpp"
 #include "trainers/families/sync_registry.hpp"
 #include "trainers/ps/ps_training.hpp"

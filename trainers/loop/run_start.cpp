@@ -30,7 +30,7 @@ void print_resume(const ResumePoint& p, const TrainConfig& c, int ranks, int wor
 // The CRC the resumed optimizer state must have: the checkpoint's. When its size differs (a synchronizer whose state
 // holds one residual per worker, resumed on another number of workers), the checkpoint's state cut to the new size or
 // extended with zeros: the workers that remain keep their residuals, those that left take theirs along, new ones
-// start from zero (trainers/compression/error_feedback.hpp).
+// start from zero (compression/error_feedback.hpp).
 // The state was checked against the manifest's CRC when it was put together (load_newest_checkpoint).
 std::uint32_t expected_optimizer_crc(const ResumePoint& start, std::span<const float> now) {
   std::vector<float> expected(start.optimizer_state);
