@@ -10,8 +10,7 @@
 // (ring-buckets, ring-pipe, mpi-pipe-thread, ...) run as train runs them; "sync us" is then the communication the
 // step waited for and "hidden us" what was in flight while it computed. Each block ends with nothing in flight.
 //   mpirun -n 2 --bind-to core build/bin/bench_sync --methods ring,mpi,serial --batch 32 --steps 6000
-// plus, as scripts/run.sh and bench/scaling.sh give training launches on one node (TRAINING_SHM_FLAGS):
-//   --mca btl_vader_single_copy_mechanism none --mca btl_vader_max_send_size 131072
+// with scripts/run.sh's one-node training flags too (TRAINING_SHM_FLAGS in scripts/mpi.sh).
 #include <fmt/format.h>
 #include <mpi.h>
 
@@ -20,7 +19,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <sstream>
