@@ -77,6 +77,8 @@ for partition in $partitions; do
           --epoch-csv "$work/$tag.epochs.csv" --quiet || rc=$?
         if ! check_run "$tag" "$rc" "$limit" "$logs/$tag.log"; then
           say_failed "$logs/$tag.log"
+          # The rounds it did take are kept beside its log: a run out of time has still measured them.
+          [ ! -s "$work/$tag.epochs.csv" ] || cp "$work/$tag.epochs.csv" "$logs/$tag.epochs.csv"
           continue
         fi
         rounds=$(sed -n "s/^rounds to [0-9.]*: //p" "$logs/$tag.log")
