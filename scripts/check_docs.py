@@ -24,9 +24,10 @@ results folders say.
      a version, a hex number, a size or rate in binary or bit units (4 MiB, 1 Gbit/s), or a target's. The pages
      scripts/check_docs_unchecked.txt lists are skipped, so the gap shows.
 
-Usage: scripts/check_docs.py [--bin DIR] [--no-binaries]
+Usage: scripts/check_docs.py [--bin DIR] [--no-binaries] [--self-test]
   --bin DIR       where the built binaries are (default build/bin); their --help is run with the environment given
   --no-binaries   skip what needs the binaries (2 and 3's flag lists), e.g. while editing docs without a build
+  --self-test     run check 5 on made-up sentences (a right figure, a wrong one, settings) and exit
 Exit status 0 when everything holds, 1 with one line per problem otherwise.
 """
 import argparse
@@ -564,13 +565,36 @@ def check_sentence_figures(doc, text, problems, skip_lines=()):
                 names = ", ".join(rel(f) for f in folders)
                 problems.append(f"{rel(doc)}:{line}: {fig} is in no file of {names} the sentence reads")
 
+
+def self_test():
+    """Check 5 on made-up sentences against plots/results/main: a figure the folder holds passes, one changed by a
+    digit fails, settings and commands are not figures. Exit 0 when it behaves."""
+    doc = os.path.join(ROOT, "docs", "self-test.md")
+    link = "([plots/results/main](../plots/results/main) `sync_ab.txt`)"
+    cases = [(f"The ring gave 1.22x over serial {link}.", 0),
+             (f"The ring gave 1.32x over serial {link}.", 1),
+             (f"At p = 2.5 with `--lr 0.77` and 4 MiB on 1 Gbit/s, Open MPI 4.1 {link}.", 0),
+             (f"| ring | 1.21-1.49x | 1.21-1.59x | {link} |", 1)]
+    bad = 0
+    for text, want in cases:
+        problems = []
+        check_sentence_figures(doc, text + "\n", problems)
+        if len(problems) != want:
+            bad += 1
+            print(f"self-test: {want} problem(s) expected, got {problems} for: {text}")
+    print(f"check_docs self-test: {len(cases) - bad} of {len(cases)} cases behave")
+    return 1 if bad else 0
+
 # --- main ---------------------------------------------------------------------------------------------------------
 
 def main():
     parser = argparse.ArgumentParser(description="Check README.md and docs/*.md against the tree.")
     parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     parser.add_argument("--no-binaries", action="store_true")
+    parser.add_argument("--self-test", action="store_true", help="check 5 on made-up sentences, then exit")
     args = parser.parse_args()
+    if args.self_test:
+        return self_test()
     problems = []
     targets, user_bins = cmake_targets()
     tops = top_entries()
