@@ -18,7 +18,7 @@ results folders say.
      and a figure derived from them is stated, with its derivation, in the folder's README.md.
   5. Figures in README.md and docs/*.md. In each sentence or table row that links a results folder (plots/results/X,
      or a file in it), each figure is a number of that folder's files, to the figure's precision: the files the
-     sentence names in backticks (a CSV too) and the folder's README.md, else every .txt and .md below the folder.
+     sentence names in backticks or links (a CSV too) and the folder's README.md, else every .txt and .md below it.
      A figure is a decimal number or a whole number marked x, % or a unit of time or counted bytes (s, ms, us, MB),
      alone or as a range; not one in a code span or the sentence's commands, after "=" (settings: p = 8), a date,
      a version, a hex number, a size or rate in binary or bit units (4 MiB, 1 Gbit/s), or a target's. The pages
@@ -511,11 +511,11 @@ def sentence_figures(unit):
     return out
 
 
-def folder_files(folder, unit):
+def folder_files(folder, unit, linked=()):
     """The files a sentence's figures may come from, as for the results table (check 4): the folder's files the
-    sentence names in backticks (a CSV too) and its README.md; if it names none, every .txt and .md in the folder and
-    below it, logs/ aside."""
-    named = []
+    sentence names in backticks or links to (a CSV too) and its README.md; if it names none, every .txt and .md in
+    the folder and below it, logs/ aside."""
+    named = [f for f in linked if f.startswith(folder + os.sep) and f.endswith((".csv", ".txt", ".md"))]
     for n in CODE_SPAN.findall(unit):
         for cand in (os.path.join(folder, n), os.path.join(ROOT, n)):
             if os.path.isfile(cand) and cand.endswith((".csv", ".txt", ".md")) and \
@@ -542,7 +542,7 @@ def check_sentence_figures(doc, text, problems, skip_lines=()):
     is a number of that folder's files, to the figure's precision (as the results table's check)."""
     cache = {}
     for first, unit in units(text):
-        folders = []
+        folders, linked = [], []
         for target in LINK.findall(unit):
             path = target.split("#")[0]
             full = os.path.normpath(os.path.join(os.path.dirname(doc), path))
@@ -551,14 +551,16 @@ def check_sentence_figures(doc, text, problems, skip_lines=()):
                 folder = os.path.join(ROOT, m.group(0).lstrip("/"))
                 # A link into a folder's subfolder (sim-train/flat-1g) names that subfolder.
                 deeper = full if os.path.isdir(full) else os.path.dirname(full)
+                if os.path.isfile(full):
+                    linked.append(full)
                 folder = deeper if deeper.startswith(folder) else folder
                 if os.path.isdir(folder) and folder not in folders:
                     folders.append(folder)
         if not folders or first in skip_lines:
             continue
-        key = tuple(folders) + tuple(CODE_SPAN.findall(unit))
+        key = tuple(folders) + tuple(linked) + tuple(CODE_SPAN.findall(unit))
         if key not in cache:
-            cache[key] = file_values([p for f in folders for p in folder_files(f, unit)])
+            cache[key] = file_values([p for f in folders for p in folder_files(f, unit, linked)])
         for offset, fig in sentence_figures(unit):
             if not matches(fig, cache[key]):
                 line = first + unit[:offset].count("\n")
