@@ -17,7 +17,7 @@ results folders say.
      in the folder and below it, logs/ aside. Not the CSVs: they hold every raw run, where almost any value occurs,
      and a figure derived from them is stated, with its derivation, in the folder's README.md.
   5. Figures in README.md and docs/*.md. In each sentence or table row that links a results folder (plots/results/X,
-     or a file in it), each figure is a number of that folder's files, to the figure's precision: the files the
+     or a file in it; a code span naming one counts as a link), each figure is a number of that folder's files, to the figure's precision: the files the
      sentence names in backticks or links (a CSV too) and the folder's README.md, else every .txt and .md below it.
      A figure is a decimal number or a whole number marked x, % or a unit of time or counted bytes (s, ms, us, MB),
      alone or as a range; not one in a code span or the sentence's commands, after "=" (settings: p = 8), a date,
@@ -450,7 +450,7 @@ UNIT = r"(?:x|%|\s?(?:s|ms|us|µs|ns|min|h|MB|KB|GB|GB/s|MB/s|GFLOP/s|B/s))"
 SENT_FIGURE = re.compile(
     rf"(?<![\w.\-/@=])(?<!= )(?<!=)([-+]?)({NUMBER})(?:\s?(?:-|to)\s?({NUMBER}))?({UNIT})?(?![\w.]*\d)(?![\w/])")
 VERSION_BEFORE = re.compile(r"(?:MPI|MPICH|Ubuntu|Debian|version|Python|GCC|gcc|CMake|SimGrid|gnuplot|PyTorch|"
-                            r"torch|BLIS|doctest|numpy|C\+\+|v|LTS|Clang|clang|OpenMPI|ULFM|pmix|Slurm|OSDI'|AVX|[Tt]argets?|within)\s*$")
+                            r"torch|BLIS|doctest|numpy|C\+\+|v|LTS|Clang|clang|OpenMPI|ULFM|pmix|Slurm|OSDI'|AVX|[Tt]argets?|within|lr)\s*$")
 RESULTS_LINK = re.compile(r"(?:^|/)plots/results/[\w.+-]+")
 # Pages whose figures check 5 does not read yet, one a line, so that the gap shows.
 UNCHECKED_FILE = os.path.join(ROOT, "scripts", "check_docs_unchecked.txt")
@@ -543,9 +543,14 @@ def check_sentence_figures(doc, text, problems, skip_lines=()):
     cache = {}
     for first, unit in units(text):
         folders, linked = [], []
-        for target in LINK.findall(unit):
+        # A results path in a code span (`plots/results/main/straggler.txt`) refers to its folder as a link does.
+        spans = [os.path.relpath(os.path.join(ROOT, p), os.path.dirname(doc))
+                 for p in re.findall(r"`(plots/results/[\w./+-]+)`", unit)]
+        for target in LINK.findall(unit) + spans:
             path = target.split("#")[0]
             full = os.path.normpath(os.path.join(os.path.dirname(doc), path))
+            if not os.path.exists(full):
+                continue
             m = RESULTS_LINK.search(rel(full).replace(os.sep, "/"))
             if m and rel(full).startswith("plots"):
                 folder = os.path.join(ROOT, m.group(0).lstrip("/"))
