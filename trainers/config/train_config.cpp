@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <string_view>
+#include <vector>
+
 #include "collectives/methods.hpp"
 #include "model/models.hpp"
 #include "trainers/families/sync_registry.hpp"
@@ -46,6 +49,21 @@ std::string TrainConfig::sync_name() const {
   if (pipeline) name += "-pipe";
   if ((buckets || pipeline) && progress == Progress::thread) name += "-thread";
   return name;
+}
+
+SyncDimensions TrainConfig::sync_dimensions() const {
+  SyncDimensions d{.family = std::string(sync_family_id(sync.family)),
+                   .allreduce = sync.allreduce ? std::string(sync.allreduce->name) : std::string(),
+                   .compressor = compression.name(),
+                   .mode = {}};
+  if (const SyncFamilyInfo& family = sync_family(sync.family); family.dimensions) family.dimensions(*this, d);
+  std::vector<std::string_view> modes;
+  if (!d.mode.empty()) modes.push_back(d.mode);
+  if (buckets) modes.push_back("buckets");
+  if (pipeline) modes.push_back("pipe");
+  if ((buckets || pipeline) && progress == Progress::thread) modes.push_back("thread");
+  d.mode = modes.empty() ? "blocking" : fmt::format("{}", fmt::join(modes, "+"));
+  return d;
 }
 
 AllreduceOptions allreduce_options(const TrainConfig& config) {

@@ -90,6 +90,9 @@ struct TrainConfig {
   std::size_t per_worker_batch(int ranks) const;
   std::string model_name() const;  // "softmax", "mlp-128", "cnn"
   std::string sync_name() const;   // "ring", "ps-ssp2", "ps-bsp-k2", "ring-avg4", ...
+  // What sync_name() spells, one dimension a field, for the CSVs' columns: {allreduce, ring, "", blocking},
+  // {ps, "", "", ssp}, {allreduce, ring, powersgd4, pipe+thread}, ...
+  SyncDimensions sync_dimensions() const;
   // Whether the gradients travel in gradsync's own messages, which collectives/wire_meter.hpp counts; false when
   // they go through the MPI library's collective (--sync mpi, dense or through a compressor that allreduces).
   bool wire_bytes_counted() const;
