@@ -64,7 +64,7 @@ echo "rep,method,timed,compute_us,sync_us,step_us,xcore_before_us,xcore_after_us
 echo "source,rank,error_us" >"$out/clock.csv"
 for rep in $(seq 1 "$reps"); do
   before="$(probe "before_$rep")"
-  run "cost_$rep" 1200 2 "$BIN/bench_sync" --methods ring,ring-traced --batch 32 --hidden 128 --steps "$steps" \
+  run "cost_$rep" 1200 2 "$BIN/bench_sync" --methods ring,ring+traced --batch 32 --hidden 128 --steps "$steps" \
     --block "$block" --trace "$work/cost_$rep.json" || continue
   after="$(probe "after_$rep")"
   awk -v r="$rep" -v b="$before" -v a="$after" '(NF == 7 || NF == 8) && $2 ~ /^[0-9]+$/ {
