@@ -110,7 +110,7 @@ using Flags = bench::SyncFlags;
 std::string check_flags(const Flags& f, const TrainConfig& config, const Comm& world) {
   // Ranks launched with different flags would pair different collectives and hang: refuse that first.
   const auto [lo, hi] = world.min_max(std::hash<std::string>{}(
-      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", fmt::join(f.method_entries, ","), f.batch, f.model,
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", fmt::join(f.method_entries, ","), f.batch, f.model->name,
                   fmt::join(f.hidden, ","), f.steps, f.block, f.settle, f.data_dir, f.bucket_kib)));
   if (lo != hi) return "the ranks were given different flags (every rank needs the same command line)";
   bool traced = false;
@@ -298,7 +298,7 @@ void print_table(const Flags& f, const Comm& world, const Model& model, const st
   fmt::print(
       "bench_sync: {} ranks, {} {} ({} parameters), batch {} per worker, {} steps in blocks of {} (first {} "
       "untimed), methods alternated\n",
-      world.size(), f.model, model.describe(), model.parameter_count(), f.batch, f.steps, f.block, f.settle);
+      world.size(), f.model->name, model.describe(), model.parameter_count(), f.batch, f.steps, f.block, f.settle);
   fmt::print("{:>16} {:>7} {:>12} {:>12} {:>12} {:>12} {:>14} {:>13}{}\n", "method", "timed", "compute us", "sync us",
              "hidden us", "step us", "step / first", "wire KB/step", serial ? "  speedup vs serial" : "");
   for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -11,6 +11,7 @@
 #include "collectives/comm.hpp"
 #include "compression/compressors.hpp"
 #include "test_support.hpp"
+#include "trainers/checkpoint/checkpointing.hpp"
 #include "trainers/config/sync_spec.hpp"
 #include "trainers/config/train_config.hpp"
 #include "trainers/families/sync_registry.hpp"
@@ -129,7 +130,11 @@ TEST_CASE("the CSVs hold one column per dimension of the run's synchronization b
       {{"--sync", "gossip", "--topology", "exp", "--async"}, "gossip-exp-async", "gossip", "", "", "async"},
       {{"--sync", "fedavg"}, "", "fedavg", "ring", "", "rounds"},
       {{"--sync", "ring", "--compress", "powersgd:4"}, "ring-powersgd4", "allreduce", "ring", "powersgd4", "blocking"},
-      {{"--sync", "mpi", "--buckets", "--progress", "thread"}, "mpi-buckets-thread", "allreduce", "mpi", "",
+      {{"--sync", "mpi", "--buckets", "--progress", "thread"},
+       "mpi-buckets-thread",
+       "allreduce",
+       "mpi",
+       "",
        "buckets+thread"},
       {{"--sync", "ps", "--pipeline", "1"}, "ps-bsp-pipe", "ps", "", "", "bsp+pipe"},
       {{"--sync", "ring", "--average-every", "4"}, "ring-avg4", "allreduce", "ring", "", "local-sgd"},
@@ -161,4 +166,27 @@ TEST_CASE("the CSVs hold one column per dimension of the run's synchronization b
     CHECK(row["compressor"] == run.compressor);
     CHECK(row["mode"] == run.mode);
   }
+}
+
+TEST_CASE("--model and --dataset become registry entries, and their names come back unchanged") {
+  for (const ModelInfo& m : model_table()) {
+    const TrainConfig c = train_flags({"--model", std::string(m.name)});
+    CHECK(c.model == &m);
+    CHECK(c.model_name().starts_with(m.name));
+    TrainResult r;
+    r.model_name = c.model_name();
+    CHECK(by_column(kTrainCsvHeader, csv_row(c, r))["model"] == c.model_name());
+  }
+  for (std::string_view name : kDatasetNames) {
+    const TrainConfig c = train_flags({"--dataset", std::string(name)});
+    CHECK(dataset_name(c.dataset) == name);
+    CHECK(find_dataset(name) == c.dataset);
+    CHECK(by_column(kTrainCsvHeader, csv_row(c, TrainResult{}))["dataset"] == name);
+  }
+  // The checkpoint's identity is the text it always was, so that checkpoints written before resume.
+  TrainConfig c = train_flags({"--model", "mlp", "--dataset", "fashion", "--seed", "7"});
+  CHECK(run_fingerprint(c, "784-128-10") == "model=784-128-10 sync=serial dataset=fashion seed=7 momentum=0 chunk=0");
+  CHECK_FALSE(find_dataset("cifar"));
+  CHECK(find_model("resnet") == nullptr);
+  CHECK_THROWS_AS(model_info("resnet"), std::invalid_argument);
 }

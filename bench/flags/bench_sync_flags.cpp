@@ -40,7 +40,8 @@ std::optional<int> parse_sync_flags(int argc, char** argv, bool lead, SyncFlags&
   app.add_option("--batch", f.batch, "batch per worker")->capture_default_str()->check(CLI::Range(1, 60000));
   std::vector<std::string> models;
   for (const ModelInfo& m : model_table()) models.emplace_back(m.name);
-  app.add_option("--model", f.model, fmt::format("the model trained: {} (as train's --model)", model_names(", ")))
+  std::string model(f.model->name);
+  app.add_option("--model", model, fmt::format("the model trained: {} (as train's --model)", model_names(", ")))
       ->capture_default_str()
       ->check(CLI::IsMember(models));
   app.add_option("--hidden", f.hidden, "the mlp's hidden widths, comma-separated")
@@ -67,6 +68,7 @@ std::optional<int> parse_sync_flags(int argc, char** argv, bool lead, SyncFlags&
                  "append a row per method to this CSV file: the table's columns and one per dimension (family, "
                  "allreduce, compressor, mode)");
   if (const std::optional<int> done = parse_command_line(app, "bench_sync", argc, argv, lead)) return done;
+  f.model = find_model(model);                         // checked by the option
   for (const std::string& entry : f.method_entries) {  // each passed --methods' check
     std::string problem;
     f.methods.push_back(*parse_sync_spec(entry, problem, kSyncBounds));

@@ -12,12 +12,10 @@
 namespace gradsync {
 
 std::unique_ptr<Model> make_model(const TrainConfig& config, std::size_t features, std::size_t classes) {
-  const ModelInfo* info = find_model(config.model);
-  if (!info)
-    throw std::invalid_argument(fmt::format("--model: unknown model '{}' (choose {})", config.model, model_names(", ")));
-  if (const std::string problem = info->check ? info->check(features) : std::string(); !problem.empty())
-    throw std::invalid_argument(fmt::format("--model {}: {}", config.model, problem));
-  return info->make(config.hidden, features, classes);
+  const ModelInfo& info = *config.model;
+  if (const std::string problem = info.check ? info.check(features) : std::string(); !problem.empty())
+    throw std::invalid_argument(fmt::format("--model {}: {}", info.name, problem));
+  return info.make(config.hidden, features, classes);
 }
 
 std::size_t TrainConfig::per_worker_batch(int ranks) const {
@@ -33,8 +31,7 @@ bool TrainConfig::wire_bytes_counted() const {
 }
 
 std::string TrainConfig::model_name() const {
-  const ModelInfo* info = find_model(model);
-  return info && info->hidden ? fmt::format("{}-{}", model, fmt::join(hidden, "-")) : model;
+  return model->hidden ? fmt::format("{}-{}", model->name, fmt::join(hidden, "-")) : std::string(model->name);
 }
 
 std::string TrainConfig::sync_name() const {

@@ -90,8 +90,8 @@ std::string sync_dimension_fields(const TrainConfig& c) {
 std::string csv_row(const TrainConfig& c, const TrainResult& r) {
   const double worker_steps = static_cast<double>(r.steps) * r.workers;
   return fmt::format("{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f},{},{}", r.sync_name,
-                     r.model_name, c.dataset, r.ranks, r.workers, c.epochs, c.batch, c.sgd.lr, c.seed, r.wall_s,
-                     r.compute_s, r.sync_s, r.train_loss, r.test_accuracy, r.images_per_s, r.hidden_s,
+                     r.model_name, dataset_name(c.dataset), r.ranks, r.workers, c.epochs, c.batch, c.sgd.lr, c.seed,
+                     r.wall_s, r.compute_s, r.sync_s, r.train_loss, r.test_accuracy, r.images_per_s, r.hidden_s,
                      bytes_field(r.wire_bytes < 0 ? -1 : r.wire_bytes / std::max(worker_steps, 1.0)),
                      sync_dimension_fields(c));
 }
