@@ -212,7 +212,7 @@ void timed_step(const Flags& f, long s, const TrainTest& data, const Model& mode
 
 // Every rank: --steps steps, the methods taking turns every --block. The trainer's split with --iterations-per-epoch
 // auto: every rank draws the same permutation and takes its own slice of each global batch.
-// With a -traced method among them, `recorder` records only during the -traced methods' steps.
+// With a +traced method among them, `recorder` records only during the +traced methods' steps.
 void train_alternating(const Flags& f, const TrainTest& data, const Model& model, const Comm& world, std::uint64_t seed,
                        Replicas& r, std::vector<MethodTimes>& timed, TraceRecorder* recorder) {
   const bool switched = std::any_of(timed.begin(), timed.end(), [](const MethodTimes& m) { return m.traced; });
@@ -314,7 +314,8 @@ void append_rows(const Flags& f, const TrainConfig& config, int ranks, const std
                  const std::vector<Row>& rows) {
   static constexpr const char* kHeader =
       "method,np,model,batch,timed,compute_us,sync_us,hidden_us,step_us,step_over_first,wire_kb_per_step,speedup,"
-      "traced," GRADSYNC_SYNC_DIMENSION_COLUMNS;
+      "traced,family,allreduce,compressor,mode";
+  static_assert(std::string_view(kHeader).ends_with(kSyncDimensionColumns));
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     const SyncSpec& spec = timed[i].spec;

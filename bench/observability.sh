@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What looking inside a run costs and whether it names the right rank, on one node:
 #   1. tracing's cost: bench_sync on 2 ranks alternates the blocking ring with and without the trace recorder
-#      (ring,ring-traced) inside one run, --reps runs; the host's cross-core state (bench_allreduce's xcore at 1 MiB)
-#      is probed before and after each, so a run that saw the slow state is marked, not mixed in silently;
+#      (--methods ring,ring+traced, rows ring and ring-traced) inside one run, --reps runs; the host's cross-core
+#      state (bench_allreduce's xcore at 1 MiB) is probed before and after each, so a run that saw the slow state is
+#      marked, not mixed in silently;
 #   2. the slow-rank report: --runs runs of train on --np ranks with --straggler RANK:MS, and --runs without, each
 #      with --slow-ranks: how often the injected rank was named, and how often a rank was named without one;
 #   3. clock alignment: the offset error bounds every traced run printed (ping-pongs with rank 0, before and after).
