@@ -13,6 +13,21 @@
 
 namespace gradsync::bench {
 
+namespace {
+
+// Empty, or why a --methods entry is not one bench_sync runs.
+std::string method_problem(const std::string& entry) {
+  std::string problem;
+  const std::optional<SyncSpec> spec = parse_sync_spec(entry, problem, kSyncBounds);
+  if (spec && spec->bound.empty() && spec->sync.family != SyncFamily::allreduce &&
+      spec->sync.family != SyncFamily::serial)
+    problem = fmt::format("'{}': bench_sync runs serial, xcore and the allreduce methods, not --sync {}", entry,
+                          spec->sync.name());
+  return problem;
+}
+
+}  // namespace
+
 std::optional<int> parse_sync_flags(int argc, char** argv, bool lead, SyncFlags& f) {
   CLI::App app{"bench_sync: synchronizers alternated within one training run, whole steps timed per method"};
   app.add_option("--methods", f.method_entries,
@@ -26,17 +41,7 @@ std::optional<int> parse_sync_flags(int argc, char** argv, bool lead, SyncFlags&
                              sync_spec_grammar(), allreduce_method_names(trains)))
       ->delimiter(',')
       ->capture_default_str()
-      ->check(CLI::Validator(
-          [](std::string& entry) {
-            std::string problem;
-            const std::optional<SyncSpec> spec = parse_sync_spec(entry, problem, kSyncBounds);
-            if (spec && spec->bound.empty() && spec->sync.family != SyncFamily::allreduce &&
-                spec->sync.family != SyncFamily::serial)
-              problem = fmt::format("'{}': bench_sync runs serial, xcore and the allreduce methods, not --sync {}", entry,
-                                    spec->sync.name());
-            return problem;
-          },
-          "SPEC"));
+      ->check(CLI::Validator(method_problem, "SPEC"));
   app.add_option("--batch", f.batch, "batch per worker")->capture_default_str()->check(CLI::Range(1, 60000));
   std::vector<std::string> models;
   for (const ModelInfo& m : model_table()) models.emplace_back(m.name);
