@@ -30,7 +30,7 @@ inline std::string_view sync_family_id(SyncFamily family) { return kSyncFamilyId
 // (TrainConfig::sync_dimensions). Empty where the dimension does not apply.
 struct SyncDimensions {
   std::string family;      // sync_family_id
-  std::string allreduce;   // the allreduce method the gradients (or a round's updates) are summed with
+  std::string allreduce;   // --sync's allreduce method (fedavg: the one summing a round's updates), else empty
   std::string compressor;  // CompressionChoice::name(): "powersgd4", "topk0.01-noef"
   std::string mode;        // the family's mode ("ssp", "async") and the overlap ("buckets", "pipe+thread"), or blocking
 };
