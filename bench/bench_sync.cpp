@@ -23,7 +23,6 @@
 #include <cstring>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -99,7 +98,6 @@ struct MethodTimes {
   bool wire_counted = true;  // false: the gradients travel in the MPI library's collective
   long steps = 0;
   std::span<float> spare;  // the second gradient buffer of a pipelined method, else empty
-  bool traced = false;     // a +traced method: the trace recorder is on during its blocks only
   long wire_steps = 0;     // the steps wire_bytes covers
 };
 
@@ -153,24 +151,13 @@ std::vector<MethodTimes> make_methods(const Flags& f, const TrainConfig& config,
       auto shared = std::make_unique<SharedWindowSgd>(world, model.parameter_count(), r.sgd);
       const std::span<float> window = shared->gradient_buffer().first(model.parameter_count());
       // No messages: a shared window.
-      timed.push_back({name, spec, std::move(shared), window, false, 0, 0, 0, 0, false, 0, {}, spec.traced});
+      timed.push_back({name, spec, std::move(shared), window, false, 0, 0, 0, 0, false, 0, {}});
       continue;
     }
     const TrainConfig c = spec.applied_to(config);
     if (c.sync.family == SyncFamily::serial) {
-      timed.push_back({name,
-                       spec,
-                       make_synchronizer(c, {world, world, r.serial_sgd}),
-                       r.grads,
-                       true,
-                       0,
-                       0,
-                       0,
-                       0,
-                       true,
-                       0,
-                       {},
-                       spec.traced});
+      timed.push_back(
+          {name, spec, make_synchronizer(c, {world, world, r.serial_sgd}), r.grads, true, 0, 0, 0, 0, true, 0, {}});
       continue;
     }
     // The same refusal as train's, the same on every rank: a compressor the model cannot carry.
@@ -179,7 +166,7 @@ std::vector<MethodTimes> make_methods(const Flags& f, const TrainConfig& config,
     auto sync = make_synchronizer(c, {world, world, r.sgd, model.layers(), model.parameter_count()});
     const bool pipelined = sync->gradient_buffers() > 1;
     timed.push_back({name, spec, std::move(sync), r.grads, false, 0, 0, 0, 0, c.wire_bytes_counted(), 0,
-                     pipelined ? std::span<float>(r.spare) : std::span<float>(), spec.traced});
+                     pipelined ? std::span<float>(r.spare) : std::span<float>()});
   }
   return timed;
 }
@@ -215,7 +202,7 @@ void timed_step(const Flags& f, long s, const TrainTest& data, const Model& mode
 // With a +traced method among them, `recorder` records only during the +traced methods' steps.
 void train_alternating(const Flags& f, const TrainTest& data, const Model& model, const Comm& world, std::uint64_t seed,
                        Replicas& r, std::vector<MethodTimes>& timed, TraceRecorder* recorder) {
-  const bool switched = std::any_of(timed.begin(), timed.end(), [](const MethodTimes& m) { return m.traced; });
+  const bool switched = std::any_of(timed.begin(), timed.end(), [](const MethodTimes& m) { return m.spec.traced; });
   const std::size_t n = data.train.rows, w = static_cast<std::size_t>(world.size()),
                     me = static_cast<std::size_t>(world.rank());
   std::vector<std::uint32_t> perm(n), slice(f.batch);
@@ -228,7 +215,7 @@ void train_alternating(const Flags& f, const TrainTest& data, const Model& model
     const std::size_t first = (static_cast<std::size_t>(s % per_epoch) * w + me) * f.batch;
     for (std::size_t j = 0; j < f.batch; ++j) slice[j] = perm[first + j];
     MethodTimes& m = timed[static_cast<std::size_t>(s / f.block) % timed.size()];
-    if (switched) g_trace_recorder = m.traced ? recorder : nullptr;  // between steps: nothing in flight records
+    if (switched) g_trace_recorder = m.spec.traced ? recorder : nullptr;  // between steps: nothing in flight records
     if (TraceRecorder* t = trace_recorder()) t->set_step(s);
     const TraceScope traced(SpanKind::step, "step");
     // In a serial block rank 0 steps alone; the other ranks sleep in a barrier it joins after the block's last step.
