@@ -66,7 +66,8 @@ cluster_up "$hosts" --rate "$rate"
 methods=ring,ring+buckets,ring+buckets+thread,ring+pipe,ring+pipe+thread,mpi,mpi+pipe,mpi+pipe+thread
 n_methods="$(tr ',' '\n' <<<"$methods" | wc -l)"
 steps=$((blocks * block * n_methods))
-echo "setting,hosts,method,timed,compute_us,sync_us,hidden_us,step_us,step_ratio,allreduce,mode" >"$out/overlap_steps.csv"
+echo "setting,hosts,method,timed,compute_us,sync_us,hidden_us,step_us,step_ratio,allreduce,mode" \
+  >"$out/overlap_steps.csv"
 for s in "${setting_list[@]}"; do
   setting_args "$s"
   rm -f "$out/logs/steps_$s.csv"  # --csv appends

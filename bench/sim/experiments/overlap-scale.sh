@@ -25,8 +25,8 @@ steps=$((blocks * block * $(tr ',' '\n' <<<"$methods" | wc -l)))
 for np in $nps; do
   rm -f "$out/np$np.csv"  # --csv appends
   SELECTOR=ompi smpi_run "$platform" "$np" "$out/np$np.log" bench_sync --methods "$methods" --hidden 1024,1024 \
-    --batch 1024 --steps "$steps" --block "$block" --settle 1 --bucket-kib "$bucket_kib" --data "$GRADSYNC_ROOT/data/mnist" \
-    --csv "$out/np$np.csv"
+    --batch 1024 --steps "$steps" --block "$block" --settle 1 --bucket-kib "$bucket_kib" \
+    --data "$GRADSYNC_ROOT/data/mnist" --csv "$out/np$np.csv"
   # bench_sync's rows, by column name: each method against the blocking row of the same allreduce method.
   awk -F, -v np="$np" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
     { n++; name[n] = $col["method"]; ar[n] = $col["allreduce"]; c[n] = $col["compute_us"]; s[n] = $col["sync_us"]
