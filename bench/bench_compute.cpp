@@ -283,7 +283,7 @@ void add_lines(const Context& ctx, const TrainConfig& c, const Model& model, con
 // One model at one batch size: its plan printed, its runs, its lines.
 void measure(const Context& ctx, const TrainConfig& base, const std::string& name, std::size_t batch, Tables& t) {
   TrainConfig c = base;
-  c.model = name;
+  c.model = &model_info(name);  // one of the list: --models checked it
   c.batch = batch;
   c.sgd.lr = 0.1f;
   const std::unique_ptr<Model> model = make_model(c, ctx.data.train.features, 10);

@@ -6,9 +6,11 @@
 // while the other ranks sleep (waking every 100 us to poll), as in a one-process run; speedup = ranks x serial step /
 // parallel step (constant total work). A serial step's "sync" is its optimizer step alone. The first --settle steps of
 // every block run untimed: right after a switch, and on a core just woken from a serial block, steps are not yet steady.
-// "step / first" is each method's step time over the first listed method's. Methods with overlap suffixes
-// (ring-buckets, ring-pipe, mpi-pipe-thread, ...) run as train runs them; "sync us" is then the communication the
-// step waited for and "hidden us" what was in flight while it computed. Each block ends with nothing in flight.
+// "step / first" is each method's step time over the first listed method's. Each --methods entry is a typed spec
+// (trainers/config/sync_spec.hpp): methods with overlap modifiers (ring+buckets, ring+pipe, mpi+pipe+thread, ...) run
+// as train runs them; "sync us" is then the communication the step waited for and "hidden us" what was in flight
+// while it computed. Each block ends with nothing in flight. Rows are named by TrainConfig::sync_name() (ring-buckets,
+// mpi-pipe-thread); --csv adds a column per dimension (family, allreduce, compressor, mode).
 //   mpirun -n 2 --bind-to core build/bin/bench_sync --methods ring,mpi,serial --batch 32 --steps 6000
 // with scripts/run.sh's one-node training flags too (TRAINING_SHM_FLAGS in scripts/mpi.sh).
 #include <fmt/format.h>
@@ -21,8 +23,8 @@
 #include <cstring>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -39,11 +41,13 @@
 #include "trace/scope.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
 #include "trainers/compression/compression_checks.hpp"
+#include "trainers/config/sync_spec.hpp"
 #include "trainers/config/validate_config.hpp"
 #include "trainers/families/make_synchronizer.hpp"
 #include "trainers/loop/agreed_kernel_plan.hpp"
 #include "trainers/loop/clock.hpp"
 #include "trainers/loop/data_source.hpp"
+#include "trainers/report/report.hpp"
 #include "trainers/report/run_trace.hpp"
 
 namespace {
@@ -82,7 +86,8 @@ void idle_barrier(const Comm& comm) {
 }
 
 struct MethodTimes {
-  std::string name;
+  std::string name;  // SyncSpec::name: the table's row, the CSV's method column
+  SyncSpec spec;
   std::unique_ptr<Synchronizer> sync;
   std::span<float> grads;  // where this method's steps write their gradient
   bool serial = false;     // rank 0 steps alone, on `serial_params`
@@ -93,87 +98,34 @@ struct MethodTimes {
   bool wire_counted = true;  // false: the gradients travel in the MPI library's collective
   long steps = 0;
   std::span<float> spare;  // the second gradient buffer of a pipelined method, else empty
-  bool traced = false;     // a -traced method: the trace recorder is on during its blocks only
   long wire_steps = 0;     // the steps wire_bytes covers
 };
 
-// "-traced", the last suffix of a method name: tracing on for that method's blocks. Strips it from `name`.
-bool take_traced(std::string& name) {
-  constexpr std::string_view kSuffix = "-traced";
-  const bool has = name.size() > kSuffix.size() && name.ends_with(kSuffix);
-  if (has) name.resize(name.size() - kSuffix.size());
-  return has;
-}
-
-// A compressor as TrainConfig::sync_name() spells it at the end of `rest` ("-powersgd4", "-topk0.01-noef", "-sign"):
-// sets c.compression and strips it. Leaves `rest` alone (and returns true) when it names none.
-bool take_compression(std::string& rest, TrainConfig& c) {
-  const bool noef = rest.ends_with("-noef");
-  const std::string body = noef ? rest.substr(0, rest.size() - 5) : rest;
-  const std::size_t dash = body.rfind('-');
-  if (dash == std::string::npos) return !noef;
-  const std::string word = body.substr(dash + 1);
-  const std::size_t digits = word.find_first_of("0123456789.");
-  const std::string compressor = word.substr(0, digits);
-  if (!find_compressor(compressor)) return !noef;  // "ring-bf16": no compressor in it
-  std::string problem;
-  const std::optional<CompressionChoice> choice =
-      parse_compression(digits == std::string::npos ? compressor : compressor + ":" + word.substr(digits), problem);
-  if (!choice) return false;
-  c.compression = *choice;
-  c.compression.error_feedback = !noef;
-  rest.resize(dash);
-  return true;
-}
-
-// "ring", "ring-buckets", "mpi-pipe-thread", "ring-powersgd4-pipe", ...: an allreduce method, the compressor and the
-// overlap options its suffixes name, as TrainConfig::sync_name() spells them. Returns false for anything else.
-bool parse_method(const std::string& name, TrainConfig& c) {
-  std::string rest = name;
-  const auto take = [&](const std::string& suffix) {
-    const bool has = rest.size() > suffix.size() && rest.ends_with(suffix);
-    if (has) rest.resize(rest.size() - suffix.size());
-    return has;
-  };
-  if (take("-thread")) c.progress = Progress::thread;
-  c.pipeline = take("-pipe");
-  c.buckets = take("-buckets");
-  if (!take_compression(rest, c)) return false;
-  const std::optional<SyncMethod> sync = find_sync_method(rest);
-  if (!sync || sync->family != SyncFamily::allreduce) return false;
-  c.sync = *sync;
-  return c.sync_name() == name;
-}
-
 using Flags = bench::SyncFlags;
 
-// Every rank: the methods --methods names into `names`. Returns an empty string, or why the flags cannot run (the
-// same on every rank).
-std::string check_flags(const Flags& f, const Comm& world, std::vector<std::string>& names) {
+// Every rank: empty, or why the flags cannot run `config` (the same on every rank). Each method is checked as train
+// checks its run (validate()) with the spec's choices.
+std::string check_flags(const Flags& f, const TrainConfig& config, const Comm& world) {
   // Ranks launched with different flags would pair different collectives and hang: refuse that first.
   const auto [lo, hi] = world.min_max(std::hash<std::string>{}(
-      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", f.methods, f.batch, f.model, fmt::join(f.hidden, ","), f.steps, f.block,
-                  f.settle, f.data_dir, f.bucket_kib)));
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", fmt::join(f.method_entries, ","), f.batch, f.model->name,
+                  fmt::join(f.hidden, ","), f.steps, f.block, f.settle, f.data_dir, f.bucket_kib)));
   if (lo != hi) return "the ranks were given different flags (every rank needs the same command line)";
-  std::stringstream list(f.methods);
   bool traced = false;
-  for (std::string m; std::getline(list, m, ',');) {
-    TrainConfig c;
-    std::string base = m;
-    traced |= take_traced(base);
-    const bool known = base == "xcore" || base == "serial" || parse_method(base, c);
-    if (!known)
-      return fmt::format(
-          "--methods: '{}' is not one of {} (with -buckets, -pipe, -thread, -traced suffixes), xcore or serial", m,
-          allreduce_method_names(trains));
-    names.push_back(m);
+  for (std::size_t i = 0; i < f.methods.size(); ++i) {
+    traced |= f.methods[i].traced;
+    if (!f.methods[i].bound.empty()) continue;
+    const TrainConfig c = f.methods[i].applied_to(config);
+    const int ranks = c.sync.family == SyncFamily::serial ? 1 : world.size();  // rank 0 alone trains serial's steps
+    if (const std::string problem = validate(c, ranks); !problem.empty())
+      return fmt::format("--methods {}: {}", f.method_entries[i], problem);
   }
-  if (traced && f.trace.empty()) return "--methods: a -traced method records into --trace FILE's trace: give --trace";
-  if (names.empty()) return "--methods: name at least one method";
+  if (traced && f.trace.empty()) return "--methods: a +traced method records into --trace FILE's trace: give --trace";
+  if (f.methods.empty()) return "--methods: name at least one method";
   if (f.settle >= f.block) return fmt::format("--settle {} leaves no timed step in a --block of {}", f.settle, f.block);
-  if (f.steps < f.block * static_cast<long>(names.size()))
-    return fmt::format("--steps {} gives some method no --block of {} steps: use at least {}", f.steps, f.block,
-                       f.block * static_cast<long>(names.size()));
+  const long blocks = f.block * static_cast<long>(f.methods.size());
+  if (f.steps < blocks)
+    return fmt::format("--steps {} gives some method no --block of {} steps: use at least {}", f.steps, f.block, blocks);
   return {};
 }
 
@@ -190,35 +142,31 @@ struct Replicas {
   Sgd sgd, serial_sgd;
 };
 
-std::vector<MethodTimes> make_methods(const std::vector<std::string>& names, const TrainConfig& config, const Comm& world,
-                                      const Model& model, Replicas& r) {
+std::vector<MethodTimes> make_methods(const Flags& f, const TrainConfig& config, const Comm& world, const Model& model,
+                                      Replicas& r) {
   std::vector<MethodTimes> timed;
-  for (const std::string& name : names) {
-    std::string m = name;
-    const bool traced = take_traced(m);
-    if (m == "serial") {
-      TrainConfig c = config;
-      c.sync = sync_method("serial");
-      timed.push_back(
-          {name, make_synchronizer(c, {world, world, r.serial_sgd}), r.grads, true, 0, 0, 0, 0, true, 0, {}, traced});
-      continue;
-    }
-    if (m == "xcore") {
+  for (const SyncSpec& spec : f.methods) {
+    const std::string name = spec.name(config);
+    if (spec.bound == "xcore") {
       auto shared = std::make_unique<SharedWindowSgd>(world, model.parameter_count(), r.sgd);
       const std::span<float> window = shared->gradient_buffer().first(model.parameter_count());
       // No messages: a shared window.
-      timed.push_back({name, std::move(shared), window, false, 0, 0, 0, 0, false, 0, {}, traced});
+      timed.push_back({name, spec, std::move(shared), window, false, 0, 0, 0, 0, false, 0, {}});
       continue;
     }
-    TrainConfig c = config;
-    parse_method(m, c);
-    // The same refusals as train's, the same on every rank: a compressor the method or the model cannot carry.
-    for (const std::string& problem : {validate_compression(c), validate_against_model(c, model.layers())})
-      if (!problem.empty()) throw std::invalid_argument(fmt::format("--methods {}: {}", name, problem));
+    const TrainConfig c = spec.applied_to(config);
+    if (c.sync.family == SyncFamily::serial) {
+      timed.push_back(
+          {name, spec, make_synchronizer(c, {world, world, r.serial_sgd}), r.grads, true, 0, 0, 0, 0, true, 0, {}});
+      continue;
+    }
+    // The same refusal as train's, the same on every rank: a compressor the model cannot carry.
+    if (const std::string problem = validate_against_model(c, model.layers()); !problem.empty())
+      throw std::invalid_argument(fmt::format("--methods {}: {}", name, problem));
     auto sync = make_synchronizer(c, {world, world, r.sgd, model.layers(), model.parameter_count()});
     const bool pipelined = sync->gradient_buffers() > 1;
-    timed.push_back({name, std::move(sync), r.grads, false, 0, 0, 0, 0, c.wire_bytes_counted(), 0,
-                     pipelined ? std::span<float>(r.spare) : std::span<float>(), traced});
+    timed.push_back({name, spec, std::move(sync), r.grads, false, 0, 0, 0, 0, c.wire_bytes_counted(), 0,
+                     pipelined ? std::span<float>(r.spare) : std::span<float>()});
   }
   return timed;
 }
@@ -251,10 +199,10 @@ void timed_step(const Flags& f, long s, const TrainTest& data, const Model& mode
 
 // Every rank: --steps steps, the methods taking turns every --block. The trainer's split with --iterations-per-epoch
 // auto: every rank draws the same permutation and takes its own slice of each global batch.
-// With a -traced method among them, `recorder` records only during the -traced methods' steps.
+// With a +traced method among them, `recorder` records only during the +traced methods' steps.
 void train_alternating(const Flags& f, const TrainTest& data, const Model& model, const Comm& world, std::uint64_t seed,
                        Replicas& r, std::vector<MethodTimes>& timed, TraceRecorder* recorder) {
-  const bool switched = std::any_of(timed.begin(), timed.end(), [](const MethodTimes& m) { return m.traced; });
+  const bool switched = std::any_of(timed.begin(), timed.end(), [](const MethodTimes& m) { return m.spec.traced; });
   const std::size_t n = data.train.rows, w = static_cast<std::size_t>(world.size()),
                     me = static_cast<std::size_t>(world.rank());
   std::vector<std::uint32_t> perm(n), slice(f.batch);
@@ -267,7 +215,7 @@ void train_alternating(const Flags& f, const TrainTest& data, const Model& model
     const std::size_t first = (static_cast<std::size_t>(s % per_epoch) * w + me) * f.batch;
     for (std::size_t j = 0; j < f.batch; ++j) slice[j] = perm[first + j];
     MethodTimes& m = timed[static_cast<std::size_t>(s / f.block) % timed.size()];
-    if (switched) g_trace_recorder = m.traced ? recorder : nullptr;  // between steps: nothing in flight records
+    if (switched) g_trace_recorder = m.spec.traced ? recorder : nullptr;  // between steps: nothing in flight records
     if (TraceRecorder* t = trace_recorder()) t->set_step(s);
     const TraceScope traced(SpanKind::step, "step");
     // In a serial block rank 0 steps alone; the other ranks sleep in a barrier it joins after the block's last step.
@@ -298,9 +246,15 @@ void check_replicas(const Comm& world, std::span<const float> params) {
   if (hash_lo != hash_hi) throw std::runtime_error("the ranks' parameters differ after training");
 }
 
-// Every rank: the mean over ranks of each method's per-step compute, sync and hidden times and wire bytes (the
-// serial baseline's are rank 0's alone), four per method; rank 0 prints them.
-void print_results(const Flags& f, const Comm& world, const Model& model, const std::vector<MethodTimes>& timed) {
+// A method's line of the results: per-step means over the ranks (the serial baseline's are rank 0's alone).
+struct Row {
+  double compute_us, sync_us, hidden_us, step_us, over_first;
+  std::string wire_kb;  // "-": the MPI library's collective carried the gradients, and its messages are not counted
+  double speedup;       // np x serial step / step; 0 without a serial method
+};
+
+// Every rank: the mean over ranks of each method's per-step compute, sync and hidden times and wire bytes.
+std::vector<Row> results(const Comm& world, const std::vector<MethodTimes>& timed) {
   std::vector<double> sums;
   for (const MethodTimes& m : timed) {
     const double k = static_cast<double>(std::max(m.steps, 1L));
@@ -309,29 +263,57 @@ void print_results(const Flags& f, const Comm& world, const Model& model, const 
   }
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM, world.native()),
             "MPI_Allreduce (bench_sync results)", world.rank());
-  if (world.rank() != 0) return;
-  std::vector<double> step_s;
-  double serial_s = 0;
+  std::vector<Row> rows;
+  double serial_us = 0;
   for (std::size_t i = 0; i < timed.size(); ++i) {
     const double ranks = timed[i].serial ? 1.0 : static_cast<double>(world.size());
-    step_s.push_back((sums[4 * i] + sums[4 * i + 1]) / ranks);
-    if (timed[i].serial) serial_s = step_s.back();
+    const double* v = &sums[4 * i];
+    rows.push_back({v[0] / ranks * 1e6, v[1] / ranks * 1e6, v[2] / ranks * 1e6, (v[0] + v[1]) / ranks * 1e6, 0,
+                    timed[i].wire_counted ? fmt::format("{:.1f}", v[3] / ranks / 1024) : "-", 0});
+    if (timed[i].serial) serial_us = rows.back().step_us;
   }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    rows[i].over_first = rows[i].step_us / rows[0].step_us;
+    if (serial_us > 0) rows[i].speedup = timed[i].serial ? 1.0 : world.size() * serial_us / rows[i].step_us;
+  }
+  return rows;
+}
+
+void print_table(const Flags& f, const Comm& world, const Model& model, const std::vector<MethodTimes>& timed,
+                 const std::vector<Row>& rows) {
+  const bool serial = rows.front().speedup > 0;
   fmt::print(
       "bench_sync: {} ranks, {} {} ({} parameters), batch {} per worker, {} steps in blocks of {} (first {} "
       "untimed), methods alternated\n",
-      world.size(), f.model, model.describe(), model.parameter_count(), f.batch, f.steps, f.block, f.settle);
+      world.size(), f.model->name, model.describe(), model.parameter_count(), f.batch, f.steps, f.block, f.settle);
   fmt::print("{:>16} {:>7} {:>12} {:>12} {:>12} {:>12} {:>14} {:>13}{}\n", "method", "timed", "compute us", "sync us",
-             "hidden us", "step us", "step / first", "wire KB/step", serial_s > 0 ? "  speedup vs serial" : "");
-  for (std::size_t i = 0; i < timed.size(); ++i) {
-    const double ranks = timed[i].serial ? 1.0 : static_cast<double>(world.size());
-    const std::string speedup =
-        serial_s > 0 ? fmt::format("{:>20.3f}", timed[i].serial ? 1.0 : world.size() * serial_s / step_s[i]) : "";
-    // "-": the MPI library's collective carried the gradients, and its messages are not counted.
-    const std::string wire = timed[i].wire_counted ? fmt::format("{:.1f}", sums[4 * i + 3] / ranks / 1024) : "-";
+             "hidden us", "step us", "step / first", "wire KB/step", serial ? "  speedup vs serial" : "");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
     fmt::print("{:>16} {:>7} {:>12.1f} {:>12.1f} {:>12.1f} {:>12.1f} {:>14.3f} {:>13}{}\n", timed[i].name, timed[i].steps,
-               sums[4 * i] / ranks * 1e6, sums[4 * i + 1] / ranks * 1e6, sums[4 * i + 2] / ranks * 1e6, step_s[i] * 1e6,
-               step_s[i] / step_s[0], wire, speedup);
+               r.compute_us, r.sync_us, r.hidden_us, r.step_us, r.over_first, r.wire_kb,
+               serial ? fmt::format("{:>20.3f}", r.speedup) : "");
+  }
+}
+
+// --csv: a row per method, the table's columns and one per dimension of the method's configuration.
+void append_rows(const Flags& f, const TrainConfig& config, int ranks, const std::vector<MethodTimes>& timed,
+                 const std::vector<Row>& rows) {
+  static constexpr const char* kHeader =
+      "method,np,model,batch,timed,compute_us,sync_us,hidden_us,step_us,step_over_first,wire_kb_per_step,speedup,"
+      "traced,family,allreduce,compressor,mode";
+  static_assert(std::string_view(kHeader).ends_with(kSyncDimensionColumns));
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    const SyncSpec& spec = timed[i].spec;
+    // xcore is no family's: a bound on what a ring could do through shared memory.
+    const std::string dimensions = spec.bound.empty() ? sync_dimension_fields(spec.applied_to(config))
+                                                      : fmt::format("bound,{},,blocking", spec.bound);
+    append_csv_line("--csv", f.csv, kHeader,
+                    fmt::format("{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{},{},{},{}", timed[i].name, ranks,
+                                config.model_name(), f.batch, timed[i].steps, r.compute_us, r.sync_us, r.hidden_us,
+                                r.step_us, r.over_first, r.wire_kb == "-" ? "" : r.wire_kb,
+                                r.speedup > 0 ? fmt::format("{:.4f}", r.speedup) : "", spec.traced ? 1 : 0, dimensions));
   }
 }
 
@@ -344,14 +326,13 @@ int run(int argc, char** argv, const Comm& world) {
     if (world.rank() == 0) fmt::print(stderr, "bench_sync: error: {}\n", why);
     return 2;
   };
-  std::vector<std::string> names;
-  if (const std::string problem = check_flags(f, world, names); !problem.empty()) return usage_error(problem);
   TrainConfig config;
   config.model = f.model;
   config.hidden = f.hidden;
   config.bucket_bytes = f.bucket_kib << 10;
   config.batch = f.batch;
   config.data_dir = f.data_dir;
+  if (const std::string problem = check_flags(f, config, world); !problem.empty()) return usage_error(problem);
   const std::optional<TrainTest> loaded = load_training_data_on_every_rank(config, world, "bench_sync");
   if (!loaded) return 2;
   const TrainTest& data = *loaded;
@@ -368,12 +349,16 @@ int run(int argc, char** argv, const Comm& world) {
   ObserveOptions observe;
   observe.trace_file = f.trace;
   RunTrace trace(observe, world, false);  // before the synchronizers: it must outlive their threads
-  std::vector<MethodTimes> timed = make_methods(names, config, world, model, replicas);
+  std::vector<MethodTimes> timed = make_methods(f, config, world, model, replicas);
   train_alternating(f, data, model, world, config.seed, replicas, timed, trace.recorder());
   g_trace_recorder = trace.recorder();
   trace.finish();
   check_replicas(world, replicas.params);
-  print_results(f, world, model, timed);
+  const std::vector<Row> rows = results(world, timed);
+  if (world.rank() == 0) {
+    print_table(f, world, model, timed, rows);
+    if (!f.csv.empty()) append_rows(f, config, world.size(), timed, rows);
+  }
   return 0;
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What looking inside a run costs and whether it names the right rank, on one node:
 #   1. tracing's cost: bench_sync on 2 ranks alternates the blocking ring with and without the trace recorder
-#      (ring,ring-traced) inside one run, --reps runs; the host's cross-core state (bench_allreduce's xcore at 1 MiB)
-#      is probed before and after each, so a run that saw the slow state is marked, not mixed in silently;
+#      (--methods ring,ring+traced, rows ring and ring-traced) inside one run, --reps runs; the host's cross-core
+#      state (bench_allreduce's xcore at 1 MiB) is probed before and after each, so a run that saw the slow state is
+#      marked, not mixed in silently;
 #   2. the slow-rank report: --runs runs of train on --np ranks with --straggler RANK:MS, and --runs without, each
 #      with --slow-ranks: how often the injected rank was named, and how often a rank was named without one;
 #   3. clock alignment: the offset error bounds every traced run printed (ping-pongs with rank 0, before and after).
@@ -64,7 +65,7 @@ echo "rep,method,timed,compute_us,sync_us,step_us,xcore_before_us,xcore_after_us
 echo "source,rank,error_us" >"$out/clock.csv"
 for rep in $(seq 1 "$reps"); do
   before="$(probe "before_$rep")"
-  run "cost_$rep" 1200 2 "$BIN/bench_sync" --methods ring,ring-traced --batch 32 --hidden 128 --steps "$steps" \
+  run "cost_$rep" 1200 2 "$BIN/bench_sync" --methods ring,ring+traced --batch 32 --hidden 128 --steps "$steps" \
     --block "$block" --trace "$work/cost_$rep.json" || continue
   after="$(probe "after_$rep")"
   awk -v r="$rep" -v b="$before" -v a="$after" '(NF == 7 || NF == 8) && $2 ~ /^[0-9]+$/ {

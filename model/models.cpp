@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 
 #include "model/cnn.hpp"
@@ -61,6 +62,11 @@ const ModelInfo* find_model(std::string_view name) {
   for (const ModelInfo& m : kModels)
     if (m.name == name) return &m;
   return nullptr;
+}
+
+const ModelInfo& model_info(std::string_view name) {
+  if (const ModelInfo* m = find_model(name)) return *m;
+  throw std::invalid_argument(fmt::format("unknown model '{}' (choose {})", name, model_names(", ")));
 }
 
 std::string model_names(std::string_view separator) {

@@ -28,6 +28,8 @@ struct ModelInfo {
 std::span<const ModelInfo> model_table();
 // The model called `name`, or null.
 const ModelInfo* find_model(std::string_view name);
+// find_model for names a program spells itself (tests, defaults): throws std::invalid_argument naming the models.
+const ModelInfo& model_info(std::string_view name);
 // The models' names joined by `separator`.
 std::string model_names(std::string_view separator = ", ");
 

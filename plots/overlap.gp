@@ -2,7 +2,7 @@
 # then the communication the step waited for) and beside it a thin bar of all the communication (waited for, then
 # hidden behind compute). Grouped by setting.
 # Input: overlap_steps.csv from bench/cluster/bench_overlap.sh
-#   setting,hosts,method,timed,compute_us,sync_us,hidden_us,step_us,step_ratio
+#   setting,hosts,method,timed,compute_us,sync_us,hidden_us,step_us,step_ratio,allreduce,mode
 # Usage: gnuplot -e "data='overlap_steps.csv'; outdir='out'; subtitle='...'" plots/overlap.gp
 load system(sprintf("dirname '%s'", ARG0)) . '/common.gp'
 

@@ -71,11 +71,11 @@ void check_cnn_against_reference(const Cnn& model, std::span<const float> params
 
 TEST_CASE("cnn: the 2NN has 199,210 parameters and the CNN 1,663,370, laid out a layer after another") {
   TrainConfig c;
-  c.model = "2nn";
+  c.model = &model_info("2nn");
   const std::unique_ptr<Model> two_nn = make_model(c, 784, 10);
   CHECK(two_nn->parameter_count() == 199210);
   CHECK(two_nn->describe() == "784-200-200-10");
-  c.model = "cnn";
+  c.model = &model_info("cnn");
   const std::unique_ptr<Model> cnn = make_model(c, 784, 10);
   CHECK(cnn->parameter_count() == 1663370);
   CHECK(cnn->describe() == "28x28-conv5x5x32-pool2-conv5x5x64-pool2-512-10");

@@ -33,7 +33,7 @@ TrainTest cnn_images() { return {make_blobs(512, 64, 4, 0.3f, 31, 0), make_blobs
 TrainConfig cnn_config(const std::string& sync, std::size_t batch) {
   TrainConfig c;
   c.sync = sync_method(sync);
-  c.model = "cnn";
+  c.model = &model_info("cnn");
   c.epochs = 1;
   c.batch = batch;
   c.sgd.lr = 0.05f;

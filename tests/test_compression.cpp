@@ -214,7 +214,7 @@ TEST_CASE("--compress is refused before any step when the name, its parameter or
   CHECK(validate(pipeline, 4).empty());
 
   TrainConfig wide = ring;
-  wide.model = "mlp";
+  wide.model = &model_info("mlp");
   wide.hidden = {16};
   wide.compression = test::parsed_compression("powersgd:11");
   const Mlp model({784, 16, 10});

@@ -306,7 +306,7 @@ TEST_CASE(
   const TrainTest data = test::blobs();
   TrainConfig c;
   c.sync = sync_method("ring");
-  c.model = "mlp";
+  c.model = &model_info("mlp");
   c.hidden = {8};  // few enough outputs for the byte kernels
   c.epochs = 1;
   c.batch = 4;

@@ -49,10 +49,10 @@ TEST_CASE("resume refuses a checkpoint differing in any one fingerprint field, n
   const TrainConfig written = test::checkpointed_mlp("serial", 8, dir.string());
   train(written, data, self);
   const std::vector<Change> changes = {
-      {"model", [](TrainConfig& c) { c.model = "softmax"; }, "model=20-16-4", "model=20-4"},
+      {"model", [](TrainConfig& c) { c.model = &model_info("softmax"); }, "model=20-16-4", "model=20-4"},
       {"hidden", [](TrainConfig& c) { c.hidden = {8}; }, "model=20-16-4", "model=20-8-4"},
       {"sync", [](TrainConfig& c) { c.sync = sync_method("ring"); }, "sync=serial", "sync=ring"},
-      {"dataset", [](TrainConfig& c) { c.dataset = "fashion"; }, "dataset=mnist", "dataset=fashion"},
+      {"dataset", [](TrainConfig& c) { c.dataset = DatasetId::fashion; }, "dataset=mnist", "dataset=fashion"},
       {"seed", [](TrainConfig& c) { c.seed = 4; }, "seed=3", "seed=4"},
       {"momentum", [](TrainConfig& c) { c.sgd.momentum = 0.5f; }, "momentum=0 ", "momentum=0.5 "},
       {"chunk", [](TrainConfig& c) { c.chunk_bytes = 4096; }, "chunk=0", "chunk=4096"},

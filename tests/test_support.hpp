@@ -65,7 +65,7 @@ inline TrainTest blobs(std::size_t train_rows = 1024) {
 inline TrainConfig small_mlp(const std::string& sync, std::size_t batch, long steps) {
   TrainConfig c;
   c.sync = sync_method(sync);
-  c.model = "mlp";
+  c.model = &model_info("mlp");
   c.hidden = {16};
   c.epochs = 1;
   c.batch = batch;

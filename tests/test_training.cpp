@@ -145,9 +145,10 @@ TEST_CASE("bad training configurations are rejected with a message naming the fl
   CHECK(validate(c, 1).find("--sync ps needs at least 2 ranks") != std::string::npos);
   c.servers = 4;
   CHECK(validate(c, 4).find("--servers 4") != std::string::npos);
-  c = TrainConfig{};
-  c.model = "resnet";
-  CHECK(validate(c, 1).find("--model: unknown model 'resnet' (choose softmax, mlp, 2nn, cnn)") != std::string::npos);
+  CHECK(test::parse_train_args({"--model", "resnet"})
+            .message.find("--model: unknown model 'resnet' (choose softmax, mlp, 2nn, cnn)") != std::string::npos);
+  CHECK(test::parse_train_args({"--dataset", "cifar"})
+            .message.find("--dataset: unknown dataset 'cifar' (choose mnist, fashion)") != std::string::npos);
   c = TrainConfig{};
   CHECK(validate(c, 2).find("--sync serial runs on one rank") != std::string::npos);
   CHECK(validate(TrainConfig{}, 1).empty());
@@ -238,7 +239,7 @@ TEST_CASE("a flag that would be ignored, or left to a default it has none of, is
   CHECK(test::parse_train_args({"--sync", "ps", "--ps-mode", "ssp", "--staleness", "0"}).config);
   CHECK(test::parse_train_args({"--sync", "ring", "--average-every", "4"}).config);
   const CliOutcome help = test::parse_train_args({"--help"});
-  CHECK(help.message.find("default " + default_data_dir("mnist")) != std::string::npos);
+  CHECK(help.message.find("default " + default_data_dir(DatasetId::mnist)) != std::string::npos);
 }
 
 TEST_CASE("a per-worker batch larger than a worker's share of the training set is refused, naming value and limit") {
@@ -271,7 +272,7 @@ TEST_CASE("end to end: data-parallel softmax, one epoch of real MNIST, reaches 9
   const Comm world = Comm::world();
   TrainConfig c;
   c.sync = sync_method(world.size() > 1 ? "ring" : "serial");
-  c.model = "softmax";
+  c.model = &model_info("softmax");
   c.epochs = 1;
   c.batch = 32 / static_cast<std::size_t>(world.size());
   c.sgd.lr = 0.1f;

@@ -71,7 +71,7 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
     fmt::print(
         "gradsync train: {} {} ({} parameters) on {} ({} train / {} test images), {} rank(s), batch {} per "
         "worker, lr {}, seed {}\n{}\n",
-        config.sync_name(), config.model_name(), model->parameter_count(), config.dataset, data.train.rows,
+        config.sync_name(), config.model_name(), model->parameter_count(), dataset_name(config.dataset), data.train.rows,
         data.test.rows, world.size(), config.batch, config.sgd.lr, config.seed, kernels_summary(blis));
     if (const std::string graph = describe_graph(config, world.size()); !graph.empty()) fmt::print("{}\n", graph);
     if (const std::string clients = describe_clients(config); !clients.empty()) fmt::print("{}\n", clients);

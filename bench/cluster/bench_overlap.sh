@@ -16,8 +16,9 @@
 # momentum off: a one-step-late gradient under momentum 0.9 trains markedly slower in the first epochs
 # (docs/overlap.md), which is a property of pipelined SGD, not of the transport measured here.
 # Writes to DIR (default results/overlap-DATE): overlap_steps.csv
-#   setting,hosts,method,timed,compute_us,sync_us,hidden_us,step_us,step_ratio
-# (step_ratio: the step over the blocking step of the same allreduce in the same run), overlap_train.csv (train
+#   setting,hosts,method,timed,compute_us,sync_us,hidden_us,step_us,step_ratio,allreduce,mode
+# (step_ratio: the step over the blocking step of the same allreduce in the same run; allreduce and mode: bench_sync
+# --csv's dimension columns), overlap_train.csv (train
 # --csv rows), overlap.txt (the targets as ratios), the chart overlap.png/svg, logs/ with each run.
 # Exit status 1 if a run failed. GRADSYNC_TIMEOUT (seconds) replaces the per-run time limit.
 set -euo pipefail
@@ -62,22 +63,24 @@ cluster_up "$hosts" --rate "$rate"
 
 
 # 1. Steps, alternated inside one run per setting.
-methods=ring,ring-buckets,ring-buckets-thread,ring-pipe,ring-pipe-thread,mpi,mpi-pipe,mpi-pipe-thread
+methods=ring,ring+buckets,ring+buckets+thread,ring+pipe,ring+pipe+thread,mpi,mpi+pipe,mpi+pipe+thread
 n_methods="$(tr ',' '\n' <<<"$methods" | wc -l)"
 steps=$((blocks * block * n_methods))
-echo "setting,hosts,method,timed,compute_us,sync_us,hidden_us,step_us,step_ratio" >"$out/overlap_steps.csv"
+echo "setting,hosts,method,timed,compute_us,sync_us,hidden_us,step_us,step_ratio,allreduce,mode" \
+  >"$out/overlap_steps.csv"
 for s in "${setting_list[@]}"; do
   setting_args "$s"
+  rm -f "$out/logs/steps_$s.csv"  # --csv appends
   cluster_run "steps_$s" 1800 ${extra[@]+"${extra[@]}"} -- "$BIN/bench_sync" --methods "$methods" --hidden "$hidden" \
-    --batch "$batch" --steps "$steps" --block "$block" --settle 1 --data "$data_dir"
-  # bench_sync's table: method timed compute sync hidden step step/first. step_ratio is over the blocking row of
-  # the same allreduce (ring-* over ring, mpi-* over mpi).
-  awk -v s="$s" -v h="$hosts" '
-    (NF == 7 || NF == 8) && $2 ~ /^[0-9]+$/ { base = $1; sub(/-.*/, "", base); if ($1 == base) blocking[base] = $6
-      line[++n] = $0; b[n] = base }
-    END { for (i = 1; i <= n; i++) { split(line[i], f, " "); r = blocking[b[i]] > 0 ? f[6] / blocking[b[i]] : 0
-      printf "%s,%s,%s,%s,%s,%s,%s,%s,%.3f\n", s, h, f[1], f[2], f[3], f[4], f[5], f[6], r } }' \
-    "$out/logs/steps_$s.log" >>"$out/overlap_steps.csv"
+    --batch "$batch" --steps "$steps" --block "$block" --settle 1 --data "$data_dir" --csv "$out/logs/steps_$s.csv"
+  # bench_sync's rows by column name. step_ratio is over the blocking row of the same allreduce method.
+  awk -F, -v s="$s" -v h="$hosts" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    { line[++n] = $(c["method"]) "," $(c["timed"]) "," $(c["compute_us"]) "," $(c["sync_us"]) "," $(c["hidden_us"])
+      ar[n] = $(c["allreduce"]); mode[n] = $(c["mode"]); step[n] = $(c["step_us"])
+      if (mode[n] == "blocking" && $(c["compressor"]) == "") blocking[ar[n]] = step[n] }
+    END { for (i = 1; i <= n; i++) printf "%s,%s,%s,%s,%.3f,%s,%s\n", s, h, line[i], step[i],
+      (blocking[ar[i]] > 0 ? step[i] / blocking[ar[i]] : 0), ar[i], mode[i] }' \
+    "$out/logs/steps_$s.csv" >>"$out/overlap_steps.csv"
   grep -A20 '^bench_sync:' "$out/logs/steps_$s.log" >&2 || true
 done
 
@@ -98,13 +101,14 @@ cluster_down
 # The targets, as ratios within this run.
 {
   results_header "bench_overlap: $hosts emulated hosts at $rate, MLP $hidden, batch $batch per worker"
-  awk -F, 'NR > 1 { key = $1 "," $3; step[key] = $8; comp[key] = $5; sync[key] = $6; set[$1] = 1 }
-    END { for (s in set) {
-      for (m in step) { split(m, k, ","); if (k[1] != s) continue; base = k[2]; sub(/-.*/, "", base)
-        if (k[2] == base) continue
-        bk = s "," base; mx = comp[bk] > sync[bk] ? comp[bk] : sync[bk]
-        printf "%s %-22s step %8.1f ms  / blocking %.3f  / max(compute, comm) of blocking %.3f\n", s, k[2],
-          step[m] / 1e3, step[m] / step[bk], step[m] / mx } } }' "$out/overlap_steps.csv" | sort
+  awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    { key = $(c["setting"]) "," $(c["method"]); step[key] = $(c["step_us"]); comp[key] = $(c["compute_us"])
+      sync[key] = $(c["sync_us"]); ar[key] = $(c["allreduce"])
+      if ($(c["mode"]) == "blocking") blocking[$(c["setting"]) "," ar[key]] = key; else overlapped[key] = 1 }
+    END { for (m in overlapped) { split(m, k, ","); bk = blocking[k[1] "," ar[m]]
+        mx = comp[bk] > sync[bk] ? comp[bk] : sync[bk]
+        printf "%s %-22s step %8.1f ms  / blocking %.3f  / max(compute, comm) of blocking %.3f\n", k[1], k[2],
+          step[m] / 1e3, step[m] / step[bk], step[m] / mx } }' "$out/overlap_steps.csv" | sort
   if [ -s "$out/overlap_train.csv" ]; then
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
       { printf "train %-14s accuracy %.4f  wall %.1f s  comm %.1f s  hidden %.1f s\n", $h["sync"],

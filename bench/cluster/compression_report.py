@@ -4,8 +4,9 @@
 Reads train --csv rows (one per run) and train --epoch-csv rows (one per epoch and run); prints per run the wire
 bytes per step and their share of the dense run's, the time to the target accuracy (the elapsed time of the first
 epoch that reached it) and its ratio to the dense run's, and the final accuracy and its distance to the dense
-run's in points. The dense run of an allreduce run is the ring ("ring"); of a parameter-server run ("ps-...") the
-dense bsp parameter server ("ps-bsp").
+run's in points. The dense run of an allreduce run is the ring ("ring"); of a parameter-server run the dense bsp
+parameter server ("ps-bsp"). A run's family is the CSV's family column (CSVs written before it had one: "ps" for
+a run name starting "ps", else the allreduce family).
 """
 import argparse
 import csv
@@ -28,17 +29,18 @@ def main():
         m = e["method"]
         if m not in reached and float(e["test_accuracy"]) >= a.target:
             reached[m] = float(e["elapsed_s"])
+
+    def family(r):
+        return r.get("family") or ("ps" if r["sync"].startswith("ps") else "allreduce")
+
     dense_of = {}
-    for family, name in (("ring", "ring"), ("ps", "ps-bsp")):
+    for fam, name in (("allreduce", "ring"), ("ps", "ps-bsp")):
         dense = next((r for r in runs if r["sync"] == name), None)
         if dense is not None:
-            dense_of[family] = (float(dense["wire_bytes_per_step"]), float(dense["test_accuracy"]), reached.get(name))
-
-    def family(sync):
-        return "ps" if sync.startswith("ps") else "ring"
+            dense_of[fam] = (float(dense["wire_bytes_per_step"]), float(dense["test_accuracy"]), reached.get(name))
 
     for r in runs:
-        if family(r["sync"]) not in dense_of:
+        if family(r) not in dense_of:
             raise SystemExit(f"{a.runs}: {r['sync']} has no dense run of its family to compare with")
 
     def ratio(x, y):
@@ -47,7 +49,7 @@ def main():
     print(f"{'run':<22} {'wire KB/step':>13} {'/ dense':>8} {'to ' + format(a.target, 'g') + ' s':>9} "
           f"{'/ dense':>8} {'accuracy':>9} {'- dense':>8} {'wall s':>8}")
     for r in runs:
-        dense_bytes, dense_acc, dense_time = dense_of[family(r["sync"])]
+        dense_bytes, dense_acc, dense_time = dense_of[family(r)]
         wire = float(r["wire_bytes_per_step"]) if r["wire_bytes_per_step"] else None
         t = reached.get(r["sync"])
         acc = float(r["test_accuracy"])

@@ -330,7 +330,9 @@ def train_section(path, rows_per_epoch, out, a, b, g):
     n = MLP128_FLOATS * FLOAT_BYTES
     rows_out = []
     for r in runs:
-        sync = r["sync"].split("-")[0]
+        # The model's key: the allreduce method, or the family without one (ps); CSVs written before the dimension
+        # columns: the run name's first word.
+        sync = (r.get("allreduce") or r.get("family")) or r["sync"].split("-")[0]
         workers, p = int(r["workers"]), int(r["np"])
         # The trainer's steps_per_epoch for --iterations-per-epoch auto: at least one.
         steps = int(r["epochs"]) * max(1, rows_per_epoch // (int(r["batch"]) * workers))

@@ -9,25 +9,44 @@
 #include "model/models.hpp"
 #include "trace/recorder.hpp"
 #include "trainers/config/sync_method.hpp"
+#include "trainers/config/sync_spec.hpp"
 
 namespace gradsync::bench {
 
+namespace {
+
+// Empty, or why a --methods entry is not one bench_sync runs.
+std::string method_problem(const std::string& entry) {
+  std::string problem;
+  const std::optional<SyncSpec> spec = parse_sync_spec(entry, problem, kSyncBounds);
+  if (spec && spec->bound.empty() && spec->sync.family != SyncFamily::allreduce &&
+      spec->sync.family != SyncFamily::serial)
+    problem = fmt::format("'{}': bench_sync runs serial, xcore and the allreduce methods, not --sync {}", entry,
+                          spec->sync.name());
+  return problem;
+}
+
+}  // namespace
+
 std::optional<int> parse_sync_flags(int argc, char** argv, bool lead, SyncFlags& f) {
   CLI::App app{"bench_sync: synchronizers alternated within one training run, whole steps timed per method"};
-  app.add_option(
-         "--methods", f.methods,
-         "comma-separated: the allreduce methods that leave the sum on every rank (" + allreduce_method_names(trains) +
-             "), xcore (the ring's schedule through a shared window, one node only), serial (rank 0 alone: "
-             "the baseline for the speedup column); an allreduce method may carry train's overlap suffixes: "
-             "a compressor as train names it (-powersgd4, -topk0.01, -sign, with -noef: --compress, --error-feedback 0), "
-             "then -buckets (--buckets), -pipe (--pipeline 1), then -thread (--progress thread), e.g. "
-             "ring-topk0.01-pipe-thread; any method may end in -traced: with --trace, only the -traced methods' steps "
-             "are recorded (ring,ring-traced measures what tracing costs)")
-      ->capture_default_str();
+  app.add_option("--methods", f.method_entries,
+                 fmt::format("comma-separated: {}. METHOD is serial (rank 0 alone: the baseline for the speedup "
+                             "column), an allreduce method that leaves the sum on every rank ({}) or xcore (the "
+                             "ring's schedule through a shared window, one node only); the modifiers are train's "
+                             "flags: +buckets (--buckets), +pipe (--pipeline 1), +thread (--progress thread), "
+                             "+compress=NAME[:PARAM] (--compress), +noef (--error-feedback 0); +traced: with --trace, "
+                             "only the +traced methods' steps are recorded (ring,ring+traced measures what tracing "
+                             "costs). E.g. ring+compress=topk:0.01+pipe+thread",
+                             sync_spec_grammar(), allreduce_method_names(trains)))
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::Validator(method_problem, "SPEC"));
   app.add_option("--batch", f.batch, "batch per worker")->capture_default_str()->check(CLI::Range(1, 60000));
   std::vector<std::string> models;
   for (const ModelInfo& m : model_table()) models.emplace_back(m.name);
-  app.add_option("--model", f.model, fmt::format("the model trained: {} (as train's --model)", model_names(", ")))
+  std::string model(f.model->name);
+  app.add_option("--model", model, fmt::format("the model trained: {} (as train's --model)", model_names(", ")))
       ->capture_default_str()
       ->check(CLI::IsMember(models));
   app.add_option("--hidden", f.hidden, "the mlp's hidden widths, comma-separated")
@@ -50,7 +69,16 @@ std::optional<int> parse_sync_flags(int argc, char** argv, bool lead, SyncFlags&
   app.add_option("--trace", f.trace,
                  fmt::format("write a Chrome trace of the last {} steps to this file (docs/observability.md)",
                              TraceWindow::kDefaultLastSteps));
-  return parse_command_line(app, "bench_sync", argc, argv, lead);
+  app.add_option("--csv", f.csv,
+                 "append a row per method to this CSV file: the table's columns and one per dimension (family, "
+                 "allreduce, compressor, mode)");
+  if (const std::optional<int> done = parse_command_line(app, "bench_sync", argc, argv, lead)) return done;
+  f.model = find_model(model);                         // checked by the option
+  for (const std::string& entry : f.method_entries) {  // each passed --methods' check
+    std::string problem;
+    f.methods.push_back(*parse_sync_spec(entry, problem, kSyncBounds));
+  }
+  return std::nullopt;
 }
 
 }  // namespace gradsync::bench

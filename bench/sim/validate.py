@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """validate.py: simulated against emulated allreduce times, beside the cost model's error on the same runs.
 
-  bench/sim/validate.py --out DIR [--steps NAME:EMULATED_STEPS.csv:SIMULATED_BENCH_SYNC.log] CASE...
+  bench/sim/validate.py --out DIR [--steps NAME:EMULATED_STEPS.csv:SIMULATED_BENCH_SYNC.csv] CASE...
       CASE = NAME[ [METHOD,...]]:EMULATED.csv:SIMULATED.csv[:MODEL.csv]
 
 EMULATED.csv and SIMULATED.csv are bench_allreduce --csv files (method, np, bytes, ..., time_us, ...); MODEL.csv is
 fit_cost_model.py's model_vs_measured.csv for the emulated run (the model's prediction of each measured row). Rows
 are joined on (method, np, bytes), only of the METHODs in brackets when a case names some; a size or method that
-only one side has is left out and counted. --steps compares bench_sync's whole steps (its table in the simulated
-log) with bench/cluster/bench_overlap.sh's overlap_steps.csv (setting "default"), and gives the overlap ratios of
+only one side has is left out and counted. --steps compares bench_sync's whole steps (its --csv rows from the
+simulation) with bench/cluster/bench_overlap.sh's overlap_steps.csv (setting "default"), and gives the overlap ratios of
 the simulated steps: bucketed over blocking, pipelined over max(compute, communication) of blocking. Writes
 DIR/validation.csv (one row per joined point) and DIR/validation.md (median absolute errors per method and size
 band, against the targets: 15% from 1 MiB to 64 MiB, 30% from 8 B to 256 KiB). Standard library only.
@@ -32,14 +32,13 @@ def read_times(path, methods=None):
 
 
 def read_bench_sync(path):
-    """bench_sync's table rows: method timed compute_us sync_us hidden_us step_us step/first [wire_kb]."""
-    rows = {}
-    with open(path) as f:
-        for line in f:
-            v = line.split()
-            if len(v) in (7, 8) and v[1].isdigit():  # 8: with the wire column
-                rows[v[0]] = {"compute_us": float(v[2]), "sync_us": float(v[3]), "step_us": float(v[5])}
-    return rows
+    """bench_sync --csv rows by method: its times, and the name of the blocking, uncompressed row of the same
+    allreduce method (None if the run had none)."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    blocking = {r["allreduce"]: r["method"] for r in rows if r["mode"] == "blocking" and not r["compressor"]}
+    return {r["method"]: {"compute_us": float(r["compute_us"]), "sync_us": float(r["sync_us"]),
+                          "step_us": float(r["step_us"]), "blocking": blocking.get(r["allreduce"])} for r in rows}
 
 
 def steps_section(spec):
@@ -48,14 +47,14 @@ def steps_section(spec):
         emulated = {r["method"]: float(r["step_us"]) for r in csv.DictReader(f) if r["setting"] == "default"}
     simulated = read_bench_sync(simulated_path)
     if not simulated:
-        sys.exit(f"--steps {name}: no bench_sync table in {simulated_path}")
+        sys.exit(f"--steps {name}: no bench_sync rows in {simulated_path}")
     lines = [f"## Whole training steps, {name} (MLP 784-1024-1024-10, batch 1024 per worker)", "",
              "| method | emulated step ms | simulated step ms | error % | simulated compute ms | simulated sync ms "
              "| simulated step / blocking | simulated step / max(compute, comm) of blocking |",
              "|---|---|---|---|---|---|---|---|"]
     errors = []
     for method, sim in simulated.items():
-        blocking = simulated.get(method.split("-")[0])
+        blocking = simulated.get(sim["blocking"])
         e = emulated.get(method)
         err = None if e is None else error_pct(sim["step_us"], e)
         if err is not None:

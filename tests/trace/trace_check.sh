@@ -10,7 +10,7 @@
 #   straggler --straggler 1:5 names rank 1; the same run without it names nobody. On 2 ranks: 4 ranks on this
 #             machine's 2 cores are time-sliced, and a rank the scheduler keeps waiting is late by a slice for real
 #             (it was named, correctly, in a run beside a simulation taking a core)
-#   alternate bench_sync --methods ring,ring-traced: the trace holds exactly the -traced method's steps, and they
+#   alternate bench_sync --methods ring,ring+traced: the trace holds exactly the +traced method's steps, and they
 #             check as a blocking ring's
 #   badpath   --trace into a missing directory: one error, before any step, exit 2
 #   hang      rank 3 never reaches the first allreduce: the watchdog's report names the collective, its call number
@@ -56,7 +56,7 @@ case "$case_name" in
     ranks=2 train --sync ring --slow-ranks | tee "$out/none.txt"
     grep -q '^no rank was consistently late' "$out/none.txt" || { echo "a run without a straggler named a rank" >&2; exit 1; } ;;
   alternate)
-    env "${MPI_ENV[@]}" "$MPIEXEC" -n 2 "${MPIRUN_FLAGS[@]}" "$bin/bench_sync" --methods ring,ring-traced --steps 64 \
+    env "${MPI_ENV[@]}" "$MPIEXEC" -n 2 "${MPIRUN_FLAGS[@]}" "$bin/bench_sync" --methods ring,ring+traced --steps 64 \
       --block 8 --settle 1 --trace "$out/t.json"
     check "$out/t.json" "$param_bytes" --overlap no
     python3 - "$out/t.json" <<'PY'

@@ -16,8 +16,8 @@ namespace gradsync {
 std::string run_fingerprint(const TrainConfig& c, const std::string& model) {
   TrainConfig method = c;
   method.servers = 1;  // the shard count may change on resume: sync_name() without its -kK
-  return fmt::format("model={} sync={} dataset={} seed={} momentum={} chunk={}", model, method.sync_name(), c.dataset,
-                     c.seed, c.sgd.momentum, c.chunk_bytes);
+  return fmt::format("model={} sync={} dataset={} seed={} momentum={} chunk={}", model, method.sync_name(),
+                     dataset_name(c.dataset), c.seed, c.sgd.momentum, c.chunk_bytes);
 }
 
 std::string local_checkpoint_dir(const TrainConfig& config) {

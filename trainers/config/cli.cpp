@@ -12,6 +12,7 @@
 #include "compression/compressors.hpp"
 #include "model/models.hpp"
 #include "trainers/config/federated_flags.hpp"
+#include "trainers/config/observe_flags.hpp"
 #include "trainers/config/sync_method.hpp"
 #include "trainers/families/sync_registry.hpp"
 #include "trainers/loop/data_source.hpp"
@@ -49,6 +50,7 @@ struct RawFlags {
   std::string sync = "serial", hidden = "128", iterations = "full", ps_mode = "bsp", progress = "calls";
   std::string straggler, pause, trace_steps, topology = "ring";
   std::string batch;  // a count, or "all" (fedavg)
+  std::string model, dataset;
   long chunk = 0, bucket_kib = 0, global_batch = 0;
   int pipeline = 0;
   std::uint64_t seed = 0;
@@ -67,6 +69,17 @@ Enum named(std::span<const std::string_view> names, const std::string& text, con
   throw CLI::ValidationError(flag, why);
 }
 
+// A check of --model and --dataset at parse time: the name is one of `find`'s registry, or the message says which
+// names are.
+template <class Find>
+CLI::Validator one_of(Find find, std::string what, std::string names) {
+  return CLI::Validator(
+      [=](const std::string& text) {
+        return find(text) ? std::string() : fmt::format("unknown {} '{}' (choose {})", what, text, names);
+      },
+      std::string());  // no type name in --help: the option's own text lists the names
+}
+
 // "softmax | mlp | ...: softmax: softmax regression; mlp: ...", from the one list of models.
 std::string model_help() {
   std::string summaries;
@@ -81,7 +94,9 @@ void add_model_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
                              "--list-methods says what each allreduce is)",
                              sync_family_names(" | "), allreduce_method_names(trains, " | ")))
       ->capture_default_str();
-  app.add_option("--model", c.model, model_help())->capture_default_str();
+  app.add_option("--model", raw.model, model_help())
+      ->capture_default_str()
+      ->check(one_of(find_model, "model", model_names(", ")));
   app.add_option("--hidden", raw.hidden, "mlp hidden widths, comma-separated (e.g. 256,128)")->capture_default_str();
   app.add_option("--epochs", c.epochs, "passes over the training set")->capture_default_str();
   app.add_option("--batch", raw.batch, "batch size per worker (--sync fedavg: per client, or all)")
@@ -90,10 +105,12 @@ void add_model_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
   app.add_option("--momentum", c.sgd.momentum, "SGD momentum")->capture_default_str();
   app.add_option("--weight-decay", c.sgd.weight_decay, "L2 weight decay")->capture_default_str();
   app.add_option("--seed", raw.seed, "seed for initialization and shuffling")->capture_default_str();
-  app.add_option("--dataset", c.dataset, "mnist | fashion")->capture_default_str();
+  app.add_option("--dataset", raw.dataset, fmt::format("{}", fmt::join(kDatasetNames, " | ")))
+      ->capture_default_str()
+      ->check(one_of(find_dataset, "dataset", fmt::format("{}", fmt::join(kDatasetNames, ", "))));
   app.add_option("--data", c.data_dir,
                  fmt::format("directory with the four IDX files (raw or .gz); default {} ({} with --dataset fashion)",
-                             default_data_dir("mnist"), default_data_dir("fashion")));
+                             default_data_dir(DatasetId::mnist), default_data_dir(DatasetId::fashion)));
   app.add_option("--iterations-per-epoch", raw.iterations,
                  "steps per epoch: full = rows/batch for every worker; auto = rows/(batch*workers), the lab's "
                  "constant total work, so runs on any np do equal work; or a count")
@@ -205,39 +222,6 @@ void add_fault_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
       ->group("");
 }
 
-void add_observe_options(CLI::App& app, ObserveOptions& o, RawFlags& raw) {
-  app.add_option("--trace", o.trace_file,
-                 "write a Chrome trace (Perfetto, chrome://tracing) of the run's last steps to this file, and print the "
-                 "clock alignment and the slow-rank report");
-  app.add_option("--trace-steps", raw.trace_steps,
-                 fmt::format("which steps the trace keeps: N = the last N (default {}), A:B = global steps A to B; at "
-                             "most {} steps",
-                             TraceWindow::kDefaultLastSteps, TraceWindow::kMaxSteps));
-  app.add_flag("--slow-ranks", o.slow_ranks,
-               "record when each rank enters each collective and print which rank was last, how often and by how much");
-  app.add_flag("--explain", o.explain,
-               "print auto's choices: every candidate's prediction, the choice, its measured time");
-}
-
-// --trace-steps: "N" (the last N steps) or "A:B".
-TraceWindow parse_trace_window(const std::string& text) {
-  TraceWindow w;
-  if (text.empty()) return w;
-  long a = -1, b = -1;
-  char tail = 0;
-  const int got = std::sscanf(text.c_str(), "%ld:%ld%c", &a, &b, &tail);
-  if (got == 1 && text.find(':') == std::string::npos && a > 0)
-    w.last_steps = a;
-  else if (got == 2 && a >= 0 && b >= a)
-    w.first = a, w.last = b;
-  else
-    throw CLI::ValidationError("--trace-steps", fmt::format("'{}' is not N or A:B with 0 <= A <= B", text));
-  if (w.steps() > TraceWindow::kMaxSteps)
-    throw CLI::ValidationError("--trace-steps", fmt::format("'{}' covers {} steps, at most {} are kept", text, w.steps(),
-                                                            TraceWindow::kMaxSteps));
-  return w;
-}
-
 // --sync, --ps-mode and --progress: text to typed values.
 void take_choices(const RawFlags& raw, TrainConfig& c) {
   const std::optional<SyncMethod> sync = find_sync_method(raw.sync);
@@ -245,8 +229,8 @@ void take_choices(const RawFlags& raw, TrainConfig& c) {
     throw CLI::ValidationError("--sync", fmt::format("unknown method '{}' (choose {} or an allreduce: {})", raw.sync,
                                                      sync_family_names(), allreduce_method_names(trains)));
   c.sync = *sync;
-  if (!find_model(c.model))
-    throw CLI::ValidationError("--model", fmt::format("unknown model '{}' (choose {})", c.model, model_names(", ")));
+  c.model = find_model(raw.model);  // checked by the option (one_of)
+  c.dataset = *find_dataset(raw.dataset);
   c.ps_mode = named<PsMode>(kPsModeNames, raw.ps_mode, "--ps-mode",
                             fmt::format("unknown mode '{}' (choose bsp, asp or ssp)", raw.ps_mode));
   const TopologyInfo* topology = find_topology(raw.topology);
@@ -302,10 +286,10 @@ void take_numbers(const CLI::App& app, const RawFlags& raw, TrainConfig& c) {
 // Flags that mean something only beside others, checked by whether they were given (validate() sees values only, and
 // cannot tell a default from a choice): a flag that would be ignored, or a choice left to a default it has none of.
 void check_given_flags(const CLI::App& app, const TrainConfig& c) {
-  if (app.count("--hidden") > 0 && !find_model(c.model)->hidden)
+  if (app.count("--hidden") > 0 && !c.model->hidden)
     throw CLI::ValidationError("--hidden", fmt::format("not with --model {}, whose layers are fixed (--model mlp takes "
                                                        "them)",
-                                                       c.model));
+                                                       c.model->name));
   // Each family checks the flags it owns, on every run: one given to another family is refused there.
   const FlagGiven given = [&app](std::string_view flag) { return app.count(std::string(flag)) > 0; };
   for (const SyncFamilyInfo* family : sync_family_table())
@@ -360,6 +344,8 @@ CliOutcome parse_train_cli(int argc, char** argv) {
   raw.chunk = static_cast<long>(c.chunk_bytes);
   raw.bucket_kib = static_cast<long>(c.bucket_bytes >> 10);
   raw.seed = c.seed;
+  raw.model = c.model->name;
+  raw.dataset = dataset_name(c.dataset);
   add_model_options(app, c, raw);
   add_overlap_and_ps_options(app, c, raw);
   add_run_options(app, c);
@@ -368,7 +354,7 @@ CliOutcome parse_train_cli(int argc, char** argv) {
   add_fault_options(app, c, raw);
   FederatedFlags fed;
   add_federated_options(app, c, fed);
-  add_observe_options(app, c.observe, raw);
+  add_observe_options(app, c.observe, raw.trace_steps);
   try {
     app.parse(argc, argv);
     if (raw.list_compressors) return {std::nullopt, 0, compressor_listing()};

@@ -17,6 +17,24 @@ enum class SyncFamily : std::uint8_t {
 #undef GRADSYNC_SYNC_FAMILY
 };
 
+// Each family's identifier as sync_families.def spells it ("allreduce", "ps"), indexed by SyncFamily: the CSVs'
+// family column (the allreduce family has no --sync name of its own).
+inline constexpr std::string_view kSyncFamilyIds[] = {
+#define GRADSYNC_SYNC_FAMILY(id) #id,
+#include "trainers/families/sync_families.def"
+#undef GRADSYNC_SYNC_FAMILY
+};
+inline std::string_view sync_family_id(SyncFamily family) { return kSyncFamilyIds[static_cast<int>(family)]; }
+
+// A run's synchronization, one field per dimension: the CSVs' family, allreduce, compressor and mode columns
+// (TrainConfig::sync_dimensions). Empty where the dimension does not apply.
+struct SyncDimensions {
+  std::string family;      // sync_family_id
+  std::string allreduce;   // --sync's allreduce method (fedavg: the one summing a round's updates), else empty
+  std::string compressor;  // CompressionChoice::name(): "powersgd4", "topk0.01-noef"
+  std::string mode;        // the family's mode ("ssp", "async") and the overlap ("buckets", "pipe+thread"), or blocking
+};
+
 // What --sync names. `allreduce` is set exactly for SyncFamily::allreduce: an entry of allreduce_method_table() that
 // leaves the whole sum on every rank (AllreduceMethod::every_rank_gets_sum), so it outlives every config.
 struct SyncMethod {

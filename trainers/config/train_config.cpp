@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <string_view>
+#include <vector>
+
 #include "collectives/methods.hpp"
 #include "model/models.hpp"
 #include "trainers/families/sync_registry.hpp"
@@ -9,12 +12,10 @@
 namespace gradsync {
 
 std::unique_ptr<Model> make_model(const TrainConfig& config, std::size_t features, std::size_t classes) {
-  const ModelInfo* info = find_model(config.model);
-  if (!info)
-    throw std::invalid_argument(fmt::format("--model: unknown model '{}' (choose {})", config.model, model_names(", ")));
-  if (const std::string problem = info->check ? info->check(features) : std::string(); !problem.empty())
-    throw std::invalid_argument(fmt::format("--model {}: {}", config.model, problem));
-  return info->make(config.hidden, features, classes);
+  const ModelInfo& info = *config.model;
+  if (const std::string problem = info.check ? info.check(features) : std::string(); !problem.empty())
+    throw std::invalid_argument(fmt::format("--model {}: {}", info.name, problem));
+  return info.make(config.hidden, features, classes);
 }
 
 std::size_t TrainConfig::per_worker_batch(int ranks) const {
@@ -30,8 +31,7 @@ bool TrainConfig::wire_bytes_counted() const {
 }
 
 std::string TrainConfig::model_name() const {
-  const ModelInfo* info = find_model(model);
-  return info && info->hidden ? fmt::format("{}-{}", model, fmt::join(hidden, "-")) : model;
+  return model->hidden ? fmt::format("{}-{}", model->name, fmt::join(hidden, "-")) : std::string(model->name);
 }
 
 std::string TrainConfig::sync_name() const {
@@ -46,6 +46,21 @@ std::string TrainConfig::sync_name() const {
   if (pipeline) name += "-pipe";
   if ((buckets || pipeline) && progress == Progress::thread) name += "-thread";
   return name;
+}
+
+SyncDimensions TrainConfig::sync_dimensions() const {
+  SyncDimensions d{.family = std::string(sync_family_id(sync.family)),
+                   .allreduce = sync.allreduce ? std::string(sync.allreduce->name) : std::string(),
+                   .compressor = compression.name(),
+                   .mode = {}};
+  if (const SyncFamilyInfo& family = sync_family(sync.family); family.dimensions) family.dimensions(*this, d);
+  std::vector<std::string_view> modes;
+  if (!d.mode.empty()) modes.push_back(d.mode);
+  if (buckets) modes.push_back("buckets");
+  if (pipeline) modes.push_back("pipe");
+  if ((buckets || pipeline) && progress == Progress::thread) modes.push_back("thread");
+  d.mode = modes.empty() ? "blocking" : fmt::format("{}", fmt::join(modes, "+"));
+  return d;
 }
 
 AllreduceOptions allreduce_options(const TrainConfig& config) {

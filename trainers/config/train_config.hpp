@@ -11,7 +11,9 @@
 #include "collectives/topology.hpp"
 #include "compression/compressors.hpp"
 #include "model/model.hpp"
+#include "model/models.hpp"
 #include "model/sgd.hpp"
+#include "trainers/config/dataset_id.hpp"
 #include "trainers/config/federated_options.hpp"
 #include "trainers/config/observe_options.hpp"
 #include "trainers/config/progress.hpp"
@@ -21,16 +23,16 @@
 namespace gradsync {
 
 struct TrainConfig {
-  SyncMethod sync;                          // the family and, for allreduce, the method (sync_family_names())
-  std::string model = "softmax";            // a name of model/models.hpp's list (model_names())
+  SyncMethod sync;                                  // the family and, for allreduce, the method (sync_family_names())
+  const ModelInfo* model = &model_info("softmax");  // an entry of model/models.hpp's list, never null
   std::vector<std::size_t> hidden = {128};  // mlp hidden layer widths (the models that take them: ModelInfo::hidden)
   int epochs = 5;
   std::size_t batch = 32;        // per worker (with global_batch > 0: ignored, see per_worker_batch)
   std::size_t global_batch = 0;  // > 0: the batch summed over all workers, kept when the world size changes
   SgdOptions sgd;
   std::uint64_t seed = 1;
-  std::string dataset = "mnist";  // mnist | fashion
-  std::string data_dir;           // empty: the dataset's default location
+  DatasetId dataset = DatasetId::mnist;
+  std::string data_dir;  // empty: the dataset's default location
   // Steps per epoch: kFullPass (default): rows / batch for every worker, so each worker sees an epoch's worth
   // of examples; kAuto: the lab's constant total work, rows / (batch * workers); > 0: that many.
   static constexpr long kAuto = 0;
@@ -90,14 +92,17 @@ struct TrainConfig {
   std::size_t per_worker_batch(int ranks) const;
   std::string model_name() const;  // "softmax", "mlp-128", "cnn"
   std::string sync_name() const;   // "ring", "ps-ssp2", "ps-bsp-k2", "ring-avg4", ...
+  // What sync_name() spells, one dimension a field, for the CSVs' columns: {allreduce, ring, "", blocking},
+  // {ps, "", "", ssp}, {allreduce, ring, powersgd4, pipe+thread}, ...
+  SyncDimensions sync_dimensions() const;
   // Whether the gradients travel in gradsync's own messages, which collectives/wire_meter.hpp counts; false when
   // they go through the MPI library's collective (--sync mpi, dense or through a compressor that allreduces).
   bool wire_bytes_counted() const;
 };
 
-// The model config.model names (model/models.hpp), for data of `features` features per example and `classes` classes:
-// the one place a configuration becomes a model. Throws std::invalid_argument naming --model if the name is unknown
-// or the data cannot feed the model (validate() and validate_model_against_data() refuse both first).
+// The model config.model is (model/models.hpp), for data of `features` features per example and `classes` classes:
+// the one place a configuration becomes a model. Throws std::invalid_argument naming --model if the data cannot feed
+// the model (validate_model_against_data() refuses that first).
 std::unique_ptr<Model> make_model(const TrainConfig& config, std::size_t features, std::size_t classes);
 
 // The options config.sync's allreduce is planned with (collectives/allreduce.hpp).

@@ -23,9 +23,8 @@ std::string methods_with(bool SyncFamilyInfo::*flag) {
 }
 
 std::string validate_model(const TrainConfig& c) {
-  const ModelInfo* model = find_model(c.model);
-  if (!model) return fmt::format("--model: unknown model '{}' (choose {})", c.model, model_names(", "));
-  if (model->hidden && c.hidden.empty()) return fmt::format("--hidden: an {} needs at least one hidden layer", c.model);
+  if (c.model->hidden && c.hidden.empty())
+    return fmt::format("--hidden: an {} needs at least one hidden layer", c.model->name);
   for (std::size_t h : c.hidden)
     if (h == 0) return "--hidden: layer widths must be positive";
   if (c.epochs <= 0) return fmt::format("--epochs: must be positive, got {}", c.epochs);
@@ -33,8 +32,6 @@ std::string validate_model(const TrainConfig& c) {
   if (!(c.sgd.lr > 0)) return fmt::format("--lr: must be positive, got {}", c.sgd.lr);
   if (c.sgd.momentum < 0 || c.sgd.momentum >= 1) return "--momentum: must be in [0, 1)";
   if (c.sgd.weight_decay < 0) return "--weight-decay: must be >= 0";
-  if (c.dataset != "mnist" && c.dataset != "fashion")
-    return fmt::format("--dataset: unknown dataset '{}' (choose mnist or fashion)", c.dataset);
   if (c.iterations_per_epoch < TrainConfig::kFullPass)
     return "--iterations-per-epoch: must be 'full', 'auto' or positive";
   if (c.threads < 1) return "--threads: must be >= 1";
@@ -97,9 +94,8 @@ std::string validate(const TrainConfig& c, int ranks) {
 }
 
 std::string validate_model_against_data(const TrainConfig& c, std::size_t features) {
-  const ModelInfo* model = find_model(c.model);
-  const std::string problem = model && model->check ? model->check(features) : std::string();
-  return problem.empty() ? problem : fmt::format("--model {}: {}", c.model, problem);
+  const std::string problem = c.model->check ? c.model->check(features) : std::string();
+  return problem.empty() ? problem : fmt::format("--model {}: {}", c.model->name, problem);
 }
 
 std::string validate_against_data(const TrainConfig& c, int ranks, std::size_t train_rows) {

@@ -1,6 +1,8 @@
 // --sync with an allreduce method: the gradient is summed by that method, or through a compressor
 // (config.compression), blocking, in buckets during the backward pass (config.buckets) or one step late
 // (config.pipeline); or, with config.average_every, the models are averaged.
+#include <fmt/format.h>
+
 #include <stdexcept>
 #include <vector>
 
@@ -149,6 +151,10 @@ extern const SyncFamilyInfo allreduce_sync_family = {
                            c.compression.name());
       return {};
     },
+    .dimensions =
+        [](const TrainConfig& c, SyncDimensions& d) {
+          if (c.average_every > 0) d.mode = "local-sgd";
+        },
     // Not when the wire bytes are a library collective's, which gradsync's meter cannot see.
     .wire_bytes_counted =
         [](const TrainConfig& c) {

@@ -118,6 +118,7 @@ extern const SyncFamilyInfo gossip_sync_family = {
         [](const TrainConfig& c) {
           return fmt::format("-{}{}", topology_info(c.topology).name, c.gossip_async ? "-async" : "");
         },
+    .dimensions = [](const TrainConfig& c, SyncDimensions& d) { d.mode = c.gossip_async ? "async" : "sync"; },
     .spectral_gap = [](const TrainConfig& c, int workers) { return spectral_gap(c.topology, workers); },
     .state_size =
         [](const TrainConfig& c, std::size_t parameter_count, int workers) {

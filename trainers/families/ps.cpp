@@ -64,6 +64,7 @@ extern const SyncFamilyInfo ps_sync_family = {
     .check_given_flags = check_ps_flags,
     .check_compression = check_ps_compression,
     .describe = describe_ps,
+    .dimensions = [](const TrainConfig& c, SyncDimensions& d) { d.mode = ps_mode_name(c.ps_mode); },
     .staleness_bound = [](const TrainConfig& c) -> int {
       return c.ps_mode == PsMode::asp ? -1 : c.ps_mode == PsMode::ssp ? c.staleness : 0;
     },

@@ -72,6 +72,9 @@ struct SyncFamilyInfo {
   std::string (*check_compression)(const TrainConfig& config) = nullptr;
   // What its run name (TrainConfig::sync_name) adds to the --sync text: its settings, e.g. "-bsp-k2"; nullptr: none.
   std::string (*describe)(const TrainConfig& config) = nullptr;
+  // Its part of the CSVs' dimensions (TrainConfig::sync_dimensions): the mode word of its own ("ssp", "async") and,
+  // where the gradients are not summed by config.sync's allreduce, the method that sums them. nullptr: none.
+  void (*dimensions)(const TrainConfig& config, SyncDimensions& d) = nullptr;
   // A line describing the run's setup, printed before training (the clients of a federated run); nullptr: none.
   std::string (*describe_setup)(const TrainConfig& config) = nullptr;
   // How many steps a worker may run ahead of the slowest (the epoch CSV's staleness_bound): -1 unbounded; nullptr:

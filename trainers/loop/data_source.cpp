@@ -9,8 +9,8 @@
 
 namespace gradsync {
 
-std::string default_data_dir(const std::string& dataset) {
-  if (dataset == "fashion") return "/usr/share/datasets/fashion-mnist";
+std::string default_data_dir(DatasetId dataset) {
+  if (dataset == DatasetId::fashion) return "/usr/share/datasets/fashion-mnist";
   return std::string(GRADSYNC_SOURCE_DIR) + "/data/mnist";
 }
 
@@ -20,7 +20,7 @@ TrainTest load_training_data(const TrainConfig& config) {
   if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
     throw DataError(fmt::format("{}: not a directory; --data names the directory that holds the four IDX files", dir));
   if (!std::filesystem::is_directory(dir, ec)) {
-    const std::string fix = config.dataset == "fashion"
+    const std::string fix = config.dataset == DatasetId::fashion
                                 ? "install Debian's dataset-fashion-mnist (scripts/setup.sh --fashion) or pass --data DIR"
                                 : "run scripts/fetch_mnist.sh, or pass --data DIR with the four MNIST IDX files";
     throw DataError(fmt::format("{}: no such directory; {}", dir, fix));

@@ -12,7 +12,7 @@ namespace gradsync {
 
 // Where a dataset lives when --data is not given: data/mnist in the source tree (scripts/fetch_mnist.sh puts it
 // there), or Debian's dataset-fashion-mnist package.
-std::string default_data_dir(const std::string& dataset);
+std::string default_data_dir(DatasetId dataset);
 
 // Loads the configured dataset on this rank alone (no communication); throws DataError naming the file and the
 // fix.

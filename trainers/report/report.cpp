@@ -82,17 +82,21 @@ std::string format_target(const TrainResult& r) {
                      r.target_elapsed_s, r.target_steps);
 }
 
-std::string csv_row(const TrainConfig& c, const TrainResult& r) {
-  const double worker_steps = static_cast<double>(r.steps) * r.workers;
-  return fmt::format("{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f},{}", r.sync_name,
-                     r.model_name, c.dataset, r.ranks, r.workers, c.epochs, c.batch, c.sgd.lr, c.seed, r.wall_s,
-                     r.compute_s, r.sync_s, r.train_loss, r.test_accuracy, r.images_per_s, r.hidden_s,
-                     bytes_field(r.wire_bytes < 0 ? -1 : r.wire_bytes / std::max(worker_steps, 1.0)));
+std::string sync_dimension_fields(const TrainConfig& c) {
+  const SyncDimensions d = c.sync_dimensions();
+  return fmt::format("{},{},{},{}", d.family, d.allreduce, d.compressor, d.mode);
 }
 
-namespace {
+std::string csv_row(const TrainConfig& c, const TrainResult& r) {
+  const double worker_steps = static_cast<double>(r.steps) * r.workers;
+  return fmt::format("{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f},{},{}", r.sync_name,
+                     r.model_name, dataset_name(c.dataset), r.ranks, r.workers, c.epochs, c.batch, c.sgd.lr, c.seed,
+                     r.wall_s, r.compute_s, r.sync_s, r.train_loss, r.test_accuracy, r.images_per_s, r.hidden_s,
+                     bytes_field(r.wire_bytes < 0 ? -1 : r.wire_bytes / std::max(worker_steps, 1.0)),
+                     sync_dimension_fields(c));
+}
 
-void append_line(const std::string& flag, const std::string& path, const char* header, const std::string& line) {
+void append_csv_line(const std::string& flag, const std::string& path, const char* header, const std::string& line) {
   std::error_code ec;
   const bool fresh = !std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0;
   std::FILE* f = std::fopen(path.c_str(), "a");
@@ -103,25 +107,24 @@ void append_line(const std::string& flag, const std::string& path, const char* h
     throw std::runtime_error(fmt::format("{} {}: write failed: {}", flag, path, std::strerror(errno)));
 }
 
-}  // namespace
-
 void append_csv(const std::string& path, const TrainConfig& config, const TrainResult& r) {
-  append_line("--csv", path, kTrainCsvHeader, csv_row(config, r));
+  append_csv_line("--csv", path, kTrainCsvHeader, csv_row(config, r));
 }
 
 void append_epoch_csv(const std::string& path, const TrainConfig& c, int ranks, const EpochReport& r) {
   // staleness_bound: -2 none (no parameter server), -1 unbounded (asp), else the bound (bsp: 0).
   const SyncFamilyInfo& family = sync_family(c.sync.family);
   const int bound = family.staleness_bound ? family.staleness_bound(c) : -2;
-  append_line(
+  append_csv_line(
       "--epoch-csv", path, kEpochCsvHeader,
-      fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f},{:.6f},{},{:.4f},{:.0f},{:.0f},{},{},{},{},{},{},{:.6f}",
-                  c.sync_name(), ranks, r.epoch, r.elapsed_s, r.test_accuracy, r.train_loss, r.images_per_s, r.compute_s,
-                  r.sync_s, bound, std::max(r.staleness_mean, 0.0), std::max(r.staleness_max, 0.0),
-                  std::max(r.clock_gap_max, 0.0), bytes_field(r.wire_bytes_per_step), r.global_steps,
-                  r.consensus_distance < 0 ? std::string{} : fmt::format("{:.6g}", r.consensus_distance),
-                  optional_field(r.replica_accuracy_min), optional_field(r.replica_accuracy_max),
-                  optional_field(r.spectral_gap), r.best_accuracy));
+      fmt::format(
+          "{},{},{},{:.6f},{:.6f},{:.6f},{:.1f},{:.6f},{:.6f},{},{:.4f},{:.0f},{:.0f},{},{},{},{},{},{},{:.6f},{}",
+          c.sync_name(), ranks, r.epoch, r.elapsed_s, r.test_accuracy, r.train_loss, r.images_per_s, r.compute_s,
+          r.sync_s, bound, std::max(r.staleness_mean, 0.0), std::max(r.staleness_max, 0.0),
+          std::max(r.clock_gap_max, 0.0), bytes_field(r.wire_bytes_per_step), r.global_steps,
+          r.consensus_distance < 0 ? std::string{} : fmt::format("{:.6g}", r.consensus_distance),
+          optional_field(r.replica_accuracy_min), optional_field(r.replica_accuracy_max), optional_field(r.spectral_gap),
+          r.best_accuracy, sync_dimension_fields(c)));
 }
 
 }  // namespace gradsync

@@ -1,19 +1,29 @@
 #pragma once
 // What `train` prints and writes. The CSV columns are read by scripts and plots: keep them stable.
 #include <string>
+#include <string_view>
 
 #include "trainers/loop/trainer.hpp"
 
 namespace gradsync {
 
+// The run's synchronization one dimension a column (TrainConfig::sync_dimensions), the last columns of every CSV
+// that names a run (after the display name's `sync` or `method`, so that readers by position keep theirs).
+inline constexpr std::string_view kSyncDimensionColumns = ",family,allreduce,compressor,mode";
+// The four fields for `config`, comma-separated, in kSyncDimensionColumns' order.
+std::string sync_dimension_fields(const TrainConfig& config);
+
+// The headers are spelled out whole, as the documents quote them (scripts/check_docs.py finds them in the code).
 inline constexpr const char* kTrainCsvHeader =
     "sync,model,dataset,np,workers,epochs,batch,lr,seed,wall_s,compute_s,comm_s,train_loss,test_accuracy,images_per_s,"
-    "hidden_s,wire_bytes_per_step";
+    "hidden_s,wire_bytes_per_step,family,allreduce,compressor,mode";
+static_assert(std::string_view(kTrainCsvHeader).ends_with(kSyncDimensionColumns));
 
 inline constexpr const char* kEpochCsvHeader =
     "method,np,epoch,elapsed_s,test_accuracy,train_loss,images_per_s,compute_s,sync_s,staleness_bound,staleness_mean,"
     "staleness_max,clock_gap_max,wire_bytes_per_step,global_steps,consensus_distance,replica_acc_min,replica_acc_max,"
-    "spectral_gap,best_test_accuracy";
+    "spectral_gap,best_test_accuracy,family,allreduce,compressor,mode";
+static_assert(std::string_view(kEpochCsvHeader).ends_with(kSyncDimensionColumns));
 
 // "epoch 2/5  loss 0.3012  test acc 0.9164  183042 img/s  compute 0.41s  sync 0.10s  elapsed 0.95s" (+ PS fields,
 // + "hidden 0.20s" when communication overlapped compute). comm_s / sync: communication the workers waited for;
@@ -34,6 +44,10 @@ std::string csv_row(const TrainConfig& config, const TrainResult& r);
 
 // Appends one kEpochCsvHeader row for `r` to `path` (header first if the file is new or empty).
 void append_epoch_csv(const std::string& path, const TrainConfig& config, int ranks, const EpochReport& r);
+
+// Appends `line` to the CSV file `path` (given by `flag`), writing `header` first if the file is new or empty. Throws
+// std::runtime_error naming the flag and the path if it cannot be written.
+void append_csv_line(const std::string& flag, const std::string& path, const char* header, const std::string& line);
 
 // Appends csv_row to `path`, writing the header first if the file is new or empty. Throws std::runtime_error
 // naming the path if it cannot be written.

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# overlap-scale [--nps "2 32"] [--platform flat-1g] [--methods ring,ring-buckets,ring-pipe] [--blocks 2]
+# overlap-scale [--nps "2 32"] [--platform flat-1g] [--methods ring,ring+buckets,ring+pipe] [--blocks 2]
 #               [--bucket-kib 1024]
 #                  bench_overlap.sh's steps (MLP 784-1024-1024-10, batch 1024 per worker, methods alternated in one
 #                  run) at each p on a simulated platform, where packets cost no CPU; overlap.md: each method's step
@@ -8,7 +8,7 @@
 
 nps="2 32"
 platform=flat-1g
-methods=ring,ring-buckets,ring-pipe
+methods=ring,ring+buckets,ring+pipe
 blocks=2
 bucket_kib=1024
 parse_flags overlap-scale "--nps nps" "--platform platform" "--methods methods" "--blocks blocks uint 1" \
@@ -23,12 +23,16 @@ steps=$((blocks * block * $(tr ',' '\n' <<<"$methods" | wc -l)))
   echo "|---|---|---|---|---|---|---|"
 } >"$out/overlap.md"
 for np in $nps; do
+  rm -f "$out/np$np.csv"  # --csv appends
   SELECTOR=ompi smpi_run "$platform" "$np" "$out/np$np.log" bench_sync --methods "$methods" --hidden 1024,1024 \
-    --batch 1024 --steps "$steps" --block "$block" --settle 1 --bucket-kib "$bucket_kib" --data "$GRADSYNC_ROOT/data/mnist"
-  # bench_sync's table: method timed compute_us sync_us hidden_us step_us step/first.
-  awk -v np="$np" '(NF == 7 || NF == 8) && $2 ~ /^[0-9]+$/ {
-      base = $1; sub(/-.*/, "", base); if ($1 == base) { c = $3; s = $4; b = $6 }
-      printf "| %d | %s | %.1f | %.1f | %.1f | %.3f | %.3f |\n", np, $1, $3 / 1e3, $4 / 1e3, $6 / 1e3, $6 / b,
-             $6 / (c > s ? c : s) }' "$out/np$np.log" >>"$out/overlap.md"
+    --batch 1024 --steps "$steps" --block "$block" --settle 1 --bucket-kib "$bucket_kib" \
+    --data "$GRADSYNC_ROOT/data/mnist" --csv "$out/np$np.csv"
+  # bench_sync's rows, by column name: each method against the blocking row of the same allreduce method.
+  awk -F, -v np="$np" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    { n++; name[n] = $col["method"]; ar[n] = $col["allreduce"]; c[n] = $col["compute_us"]; s[n] = $col["sync_us"]
+      step[n] = $col["step_us"]; if ($col["mode"] == "blocking" && $col["compressor"] == "") blocking[ar[n]] = n }
+    END { for (i = 1; i <= n; i++) { k = blocking[ar[i]]
+      printf "| %d | %s | %.1f | %.1f | %.1f | %.3f | %.3f |\n", np, name[i], c[i] / 1e3, s[i] / 1e3, step[i] / 1e3,
+             step[i] / step[k], step[i] / (c[k] > s[k] ? c[k] : s[k]) } }' "$out/np$np.csv" >>"$out/overlap.md"
 done
 cat "$out/overlap.md"

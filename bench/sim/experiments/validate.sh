@@ -29,12 +29,13 @@ GRADSYNC_TUNING="$results/algorithms/tuning.txt" smpi_run flat-1g-2pn 4 "$out/ho
   --methods ring,hier,rhd,auto,mpi --min-bytes 1M --max-bytes 64M --step-factor 4 "${sweep[@]}" \
   --csv "$out/hosts2x2.csv"
 # bench_overlap.sh's steps without the communication thread (SMPI has none): 3 blocks of 4 steps per method.
-overlap_methods=ring,ring-buckets,ring-pipe,mpi,mpi-pipe
+overlap_methods=ring,ring+buckets,ring+pipe,mpi,mpi+pipe
+rm -f "$out/overlap.csv"  # --csv appends
 smpi_run flat-1g 2 "$out/overlap.log" bench_sync --methods "$overlap_methods" --hidden 1024,1024 --batch 1024 \
-  --steps 60 --block 4 --settle 1 --data "$GRADSYNC_ROOT/data/mnist"
+  --steps 60 --block 4 --settle 1 --data "$GRADSYNC_ROOT/data/mnist" --csv "$out/overlap.csv"
 python3 "$SIM_DIR/validate.py" --out "$out" \
   "2 hosts:$results/algorithms-2hosts/fit.csv:$out/hosts2.csv:$results/algorithms-2hosts/model_fit/model_vs_measured.csv" \
   "4 hosts [ring,rd,rhd,mpi]:$results/algorithms/fit.csv:$out/hosts4.csv:$results/algorithms/model_fit/model_vs_measured.csv" \
   "4 hosts [ps,ps-sharded2]:$results/cluster/allreduce_default.csv:$out/hosts4.csv:$results/cluster/model_vs_measured.csv" \
   "2 x 2:$results/algorithms/hosts.csv:$out/hosts2x2.csv:$results/algorithms/model_hosts/model_vs_measured.csv" \
-  --steps "2 hosts:$overlap/overlap_steps.csv:$out/overlap.log"
+  --steps "2 hosts:$overlap/overlap_steps.csv:$out/overlap.csv"

@@ -207,6 +207,11 @@ extern const SyncFamilyInfo fedavg_sync_family = {
     .validate_against_data = validate_fedavg_data,
     .check_given_flags = check_fedavg_flags,
     .describe = describe_fedavg,
+    .dimensions =
+        [](const TrainConfig& c, SyncDimensions& d) {
+          d.allreduce = c.fed.aggregate ? c.fed.aggregate->name : "ring";
+          d.mode = "rounds";
+        },
     .describe_setup = describe_clients,
     // Not when --aggregate is a library collective, whose bytes gradsync's meter cannot see.
     .wire_bytes_counted = [](const TrainConfig& c) { return !(c.fed.aggregate && c.fed.aggregate->library); },
