@@ -16,6 +16,9 @@ results folders say.
      signs aside). The files: those the row names in backticks, plus the folder's README.md; else every .txt and .md
      in the folder and below it, logs/ aside. Not the CSVs: they hold every raw run, where almost any value occurs,
      and a figure derived from them is stated, with its derivation, in the folder's README.md.
+  5. Results folders. Every folder of plots/results/ has a README.md whose head block (scripts/results_readme.py)
+     names the command, the code's commit, the CPU (or says "CPU not recorded") and the date, and lists only files
+     the folder holds.
 
 Usage: scripts/check_docs.py [--bin DIR] [--no-binaries]
   --bin DIR       where the built binaries are (default build/bin); their --help is run with the environment given
@@ -419,6 +422,17 @@ def check_results_table(problems):
         problems.append("README.md: no figures found in the results table's measured column")
 
 
+# --- 5. results folders ------------------------------------------------------------------------------------------
+
+def check_results_folders(problems):
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import results_readme  # noqa: E402 (scripts/ is not a package)
+    base = os.path.join(ROOT, "plots", "results")
+    for name in sorted(os.listdir(base)):
+        if os.path.isdir(os.path.join(base, name)):
+            problems += [p.replace(ROOT + os.sep, "") for p in results_readme.problems_of(os.path.join(base, name))]
+
+
 # --- main ---------------------------------------------------------------------------------------------------------
 
 def main():
@@ -444,6 +458,7 @@ def main():
                 check_path(word, doc, tops, targets, problems)
             check_command(doc, command, targets, helps, problems)
     check_results_table(problems)
+    check_results_folders(problems)
     for p in problems:
         print(p)
     print(f"check_docs: {len(docs)} documents, {len(problems)} problem(s)")

@@ -120,14 +120,17 @@ esac
 [ -f "$SIM_DIR/experiments/$experiment.sh" ] ||
   die "unknown experiment '$experiment' (build, calibrate, $(experiments))"
 [ -f "$SIM_DIR/host-speed.txt" ] || die "no bench/sim/host-speed.txt: run scripts/simulate.sh calibrate first"
-out="$SMPI_BUILD/sim/$experiment"
+out="$SMPI_BUILD/sim/$experiment" named_out=""
 if [ "${1:-}" = "--out" ]; then
   need_value "$1" $#
-  out="$2"
+  out="$2" named_out=1
   shift 2
 fi
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
+# A results folder named with --out gets host.txt and, when the experiment ends, its README's head (host_txt); the
+# default scratch folder under build-smpi/ does not.
+[ -z "$named_out" ] || host_txt "$out" "scripts/simulate.sh $experiment (simulated; computation timed on this CPU)"
 # The experiment sees smpi_run, $out, $SIM_DIR, $SMPI_BUILD and its own arguments.
 # shellcheck source=/dev/null
 source "$SIM_DIR/experiments/$experiment.sh"
