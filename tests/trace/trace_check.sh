@@ -7,9 +7,9 @@
 #   thread    --buckets --progress thread: the communication thread's track nests and carries the bytes
 #   window    --trace-steps 5:9 keeps exactly those steps
 #   explain   --sync auto --buckets --explain: the table lists exactly the sizes rank 0 reduced
-#   straggler with no flag (the report is on by default) --straggler 1:5 names rank 1 in one line, without the table;
-#             --slow-ranks without a straggler prints every rank's row and names nobody; --no-slow-ranks with the
-#             straggler prints no report. On 2 ranks: 4 ranks on this machine's 2 cores are time-sliced, and a rank
+#   straggler with no flag (the report is on by default) --straggler 1:5 names rank 1 in one line, without the table,
+#             and the same run without the straggler prints no report line; --slow-ranks without a straggler prints
+#             every rank's row and names nobody; --no-slow-ranks with the straggler prints no report. On 2 ranks: 4 ranks on this machine's 2 cores are time-sliced, and a rank
 #             the scheduler keeps waiting is late by a slice for real (it was named, correctly, in a run beside a
 #             simulation taking a core)
 #   alternate bench_sync --methods ring,ring-traced: the trace holds exactly the -traced method's steps, and they
@@ -56,6 +56,9 @@ case "$case_name" in
     ranks=2 train --sync ring --straggler 1:5 | tee "$out/late.txt"
     grep -q '^rank 1 was last into' "$out/late.txt" || { echo "a default run did not name the straggler, rank 1" >&2; exit 1; }
     ! grep -q '^  rank 0: last into' "$out/late.txt" || { echo "a default run printed the whole table" >&2; exit 1; }
+    ranks=2 train --sync ring | tee "$out/quiet.txt"
+    ! grep -q 'was last into\|consistently late\|^slow ranks' "$out/quiet.txt" ||
+      { echo "a default run without a straggler printed a report line" >&2; exit 1; }
     ranks=2 train --sync ring --slow-ranks | tee "$out/none.txt"
     grep -q '^  rank 0: last into' "$out/none.txt" && grep -q '^  rank 1: last into' "$out/none.txt" ||
       { echo "--slow-ranks did not print every rank's row" >&2; exit 1; }

@@ -216,7 +216,7 @@ void add_observe_options(CLI::App& app, ObserveOptions& o, RawFlags& raw) {
   CLI::Option* table = app.add_flag_callback(
       "--slow-ranks", [&o] { o.slow_ranks = SlowRanks::table; },
       "print the whole slow-rank report at the end: every rank's share of last entries into collectives and its median "
-      "lateness, and the clock alignment (without it, one line names a consistently late rank)");
+      "lateness, and the clock alignment (without it, one line names a consistently late rank, if there is one)");
   app.add_flag_callback(
          "--no-slow-ranks", [&o] { o.slow_ranks = SlowRanks::off; },
          "record no collective entry times: no slow-rank line at the end, and a hang report without lateness")

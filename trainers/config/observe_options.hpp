@@ -11,7 +11,7 @@ namespace gradsync {
 // 24-byte copy per collective entry, so it is on unless turned off.
 enum class SlowRanks {
   off,      // --no-slow-ranks: no entry times recorded, no report (a hang report then cannot say who was late)
-  verdict,  // the default: one line, the consistently late rank or that there was none
+  verdict,  // the default: one line naming the consistently late rank, nothing when there is none
   table,    // --slow-ranks (or --trace): every rank's share and lateness, the clock alignment, then the verdict
 };
 

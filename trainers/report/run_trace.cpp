@@ -67,8 +67,8 @@ void RunTrace::finish() {
   if (options_.table()) {
     fmt::print("{}", clock_lines(gathered_));
     fmt::print("{}", format_slow_rank_report(report));
-  } else if (options_.slow_ranks == SlowRanks::verdict && report.ranks.size() > 1) {
-    fmt::print("{}", format_slow_rank_verdict(report));  // one line; a run of one worker has nobody to compare
+  } else if (options_.slow_ranks == SlowRanks::verdict && report.named >= 0) {
+    fmt::print("{}", format_slow_rank_verdict(report));  // one line, and only when a rank was consistently late
   }
   if (!options_.trace_file.empty()) {
     write_chrome_trace(options_.trace_file, gathered_);
