@@ -7,7 +7,7 @@
 #   shared      bench_allreduce --shared-buffers (every rank's buffer and scratch one shared block) times rd, rhd
 #               and the ring exactly as private buffers do, computation off, and says it checked nothing
 #   defaults    64 simulated ranks of rd and the ring at 8 B and 16 MiB with the default options finish within two
-#               minutes (whole messages: a simulation build does not cut them by default)
+#               minutes (whole messages, one warm-up and one timed call per row: a simulation build's defaults)
 #   user-files  run --platform FILE --hostfile FILE: a platform and host file of the user's own, outside bench/sim
 #               (a copy of flat-1g with another name, two ranks a host by HOST:N), runs and writes its rows
 #   bad-input   an unknown platform, a platform with fewer hosts than ranks, a bad rank count, an unknown
@@ -39,8 +39,11 @@ case "${1:-}" in
   build) GRADSYNC_JOBS="${GRADSYNC_JOBS:-$(nproc)}" bash "$SIM" build || { command -v smpirun >/dev/null || exit 77; exit 1; } ;;
   exact) bash "$SIM" allreduce-check --out "$out" 6 8 ;;
   defaults)
-    timeout 120 bash "$SIM" run --out "$out" flat-1g 64 bench_allreduce --methods ring,rd --min-bytes 8 --max-bytes 16M --step-factor 2097152 \
-      --iters 2 --reps 1 --warmup 0 --csv "$out/defaults.csv" || { echo "FAIL: exit $? (124: out of time)"; exit 1; }
+    # No --iters, --reps, --warmup or --segment-bytes: what a new user types.
+    timeout 120 bash "$SIM" run --out "$out" flat-1g 64 bench_allreduce --methods ring,rd --min-bytes 8 --max-bytes 16M \
+      --step-factor 2097152 --csv "$out/defaults.csv" || { echo "FAIL: exit $? (124: out of time)"; exit 1; }
+    grep -q '^# bench_allreduce: 64 ranks, .*median of 1 interleaved blocks' "$out/bench_allreduce-flat-1g-np64.log" ||
+      { echo "FAIL: a simulation build's default is not one timed block per row"; exit 1; }
     echo "ok: $(($(wc -l <"$out/defaults.csv") - 1)) rows at 64 simulated ranks" ;;
   alpha-beta) bash "$SIM" alpha-beta --out "$out" 8 ;;
   shared)
