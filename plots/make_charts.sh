@@ -2,7 +2,7 @@
 # Render every chart whose input CSV is present in a results directory, as PNG and SVG.
 # Usage: plots/make_charts.sh RESULTS_DIR [OUT_DIR]        (OUT_DIR defaults to RESULTS_DIR/charts)
 # Inputs looked for in RESULTS_DIR: the CSVs listed in `specs` below (and trace.json, a `train --trace` file, which
-# becomes timeline.csv). Where
+# becomes timeline.csv; and headline.csv, plots/headline_data.py's, for the headline chart). Where
 # bench/scaling.sh left the median run of each point (train_median.csv, epochs_median.csv), those are drawn
 # instead: a bar or a line per repetition is unreadable, and scaling.csv already summarises every repetition.
 # Charts without their CSV are skipped; a malformed CSV or a missing tool stops the script.
@@ -57,7 +57,7 @@ check_csv() {
 }
 
 written=$(mktemp)
-trap 'rm -f "$written"' EXIT
+trap 'rm -f "$written" "$written.headline"' EXIT
 plotted=0
 
 # chart CSV | scripts | text columns | numeric columns  (only the columns the scripts read)
@@ -92,6 +92,16 @@ for spec in "${specs[@]}"; do
         plotted=$((plotted + 1))
     done
 done
+
+# The headline chart (plots/headline_data.py writes its CSV, '#' lines first naming the sources).
+if [[ -f $results/headline.csv ]]; then
+    grep -v '^#' "$results/headline.csv" >"$written.headline"
+    check_csv "$written.headline" "series kind platform method" "processes speedup low high"
+    rm -f "$written.headline"
+    gnuplot -e "data='$results/headline.csv'; outdir='$out'; subtitle='$subtitle'; cores=$cores" "$here/headline.gp" \
+        >>"$written" || die "gnuplot failed on plots/headline.gp with $results/headline.csv (messages above)"
+    plotted=$((plotted + 1))
+fi
 
 ((plotted > 0)) || die "none of $(for spec in "${specs[@]}"; do printf '%s ' "${spec%%|*}"; done)in $results"
 echo "make_charts: wrote $(grep -c '^wrote ' "$written") files:"

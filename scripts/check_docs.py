@@ -16,13 +16,21 @@ results folders say.
      signs aside). The files: those the row names in backticks, plus the folder's README.md; else every .txt and .md
      in the folder and below it, logs/ aside. Not the CSVs: they hold every raw run, where almost any value occurs,
      and a figure derived from them is stated, with its derivation, in the folder's README.md.
-  5. Results folders. Every folder of plots/results/ has a README.md whose head block (scripts/results_readme.py)
+  5. Figures in README.md and docs/*.md. In each sentence or table row that links a results folder (plots/results/X,
+     or a file in it; a code span naming one counts as a link), each figure is a number of that folder's files, to the figure's precision: the files the
+     sentence names in backticks or links (a CSV too) and the folder's README.md, else every .txt and .md below it.
+     A figure is a decimal number or a whole number marked x, % or a unit of time or counted bytes (s, ms, us, MB),
+     alone or as a range; not one in a code span or the sentence's commands, after "=" (settings: p = 8), a date,
+     a version, a hex number, a size or rate in binary or bit units (4 MiB, 1 Gbit/s), or a target's. The pages
+     scripts/check_docs_unchecked.txt lists are skipped, so the gap shows.
+  6. Results folders. Every folder of plots/results/ has a README.md whose head block (scripts/results_readme.py)
      names the command, the code's commit, the CPU (or says "CPU not recorded") and the date, and lists only files
      the folder holds.
 
-Usage: scripts/check_docs.py [--bin DIR] [--no-binaries]
+Usage: scripts/check_docs.py [--bin DIR] [--no-binaries] [--self-test]
   --bin DIR       where the built binaries are (default build/bin); their --help is run with the environment given
   --no-binaries   skip what needs the binaries (2 and 3's flag lists), e.g. while editing docs without a build
+  --self-test     run check 5 on made-up sentences (a right figure, a wrong one, settings) and exit
 Exit status 0 when everything holds, 1 with one line per problem otherwise.
 """
 import argparse
@@ -391,6 +399,17 @@ def results_files(cell, problems):
     return paths
 
 
+def results_table_lines():
+    """The line numbers of README.md's results table (check 4 reads their figures)."""
+    lines, inside = set(), False
+    for n, line in enumerate(read(os.path.join(ROOT, "README.md")).split("\n"), 1):
+        if line.startswith("## "):
+            inside = line.strip() == "## Results"
+        elif inside and line.startswith("|"):
+            lines.add(n)
+    return lines
+
+
 def check_results_table(problems):
     text = read(os.path.join(ROOT, "README.md"))
     section = text.split("\n## Results", 1)[1].split("\n## ", 1)[0]
@@ -422,7 +441,162 @@ def check_results_table(problems):
         problems.append("README.md: no figures found in the results table's measured column")
 
 
-# --- 5. results folders ------------------------------------------------------------------------------------------
+
+# --- 5: figures in sentences that link a results folder ---------------------------------------------------------
+
+# A figure: a decimal number (0.9688, 1.22), or a whole number marked x or % (12x, 93%) or followed by a unit of
+# time or of bytes counted (299 s, 4.3 us, 51.4 MB), alone or as a range (1.21-1.49x). Not figures: numbers in code
+# spans (commands, flags), after "=" (p = 8, C = 0.1: settings), dates and years, versions (Open MPI 4.1, Ubuntu
+# 22.04, 1.2.6), hex (0x19), sizes and rates given in binary or bit units (4 MiB, 1 Gbit/s: settings), and numbers the
+# sentence's own commands hold.
+UNIT = r"(?:x|%|\s?(?:s|ms|us|µs|ns|min|h|MB|KB|GB|GB/s|MB/s|GFLOP/s|B/s))"
+SENT_FIGURE = re.compile(
+    rf"(?<![\w.\-/@=])(?<!= )(?<!=)([-+]?)({NUMBER})(?:\s?(?:-|to)\s?({NUMBER}))?({UNIT})?(?![\w.]*\d)(?![\w/])")
+VERSION_BEFORE = re.compile(r"(?:MPI|MPICH|Ubuntu|Debian|version|Python|GCC|gcc|CMake|SimGrid|gnuplot|PyTorch|"
+                            r"torch|BLIS|doctest|numpy|C\+\+|v|LTS|Clang|clang|OpenMPI|ULFM|pmix|Slurm|OSDI'|AVX|[Tt]argets?|within|lr)\s*$")
+RESULTS_LINK = re.compile(r"(?:^|/)plots/results/[\w.+-]+")
+# Pages whose figures check 5 does not read yet, one a line, so that the gap shows.
+UNCHECKED_FILE = os.path.join(ROOT, "scripts", "check_docs_unchecked.txt")
+
+
+def units(text):
+    """The text's sentences and table rows, each as (first line number, text): fenced blocks aside, a paragraph or
+    list item is split into sentences at '. ' followed by a capital, a table row is one unit."""
+    prose, _ = strip_fences(text)
+    out, para = [], []
+
+    def flush():
+        if not para:
+            return
+        joined = "\n".join(t for _, t in para)
+        start, first = 0, para[0][0]
+        for m in re.finditer(r"(?<=[.!?:])\s+(?=[A-Z*\[(`])|$", joined):
+            piece = joined[start:m.start()]
+            if piece.strip():
+                out.append((first + joined[:start].count("\n"), piece))
+            start = m.end()
+        para.clear()
+
+    for n, line in enumerate(prose.split("\n"), 1):
+        if line.startswith("|"):
+            flush()
+            out.append((n, line))
+        elif not line.strip() or line.startswith("#") or re.match(r"^\s*([-*]|\d+\.)\s", line):
+            flush()
+            if line.strip() and not line.startswith("#"):
+                para.append((n, line))
+        else:
+            para.append((n, line))
+    flush()
+    return out
+
+
+def sentence_figures(unit):
+    """(offset, figure) of each figure of a sentence or row (see SENT_FIGURE), link targets and code spans aside."""
+    masked = re.sub(r"\]\([^)]*\)", lambda m: " " * len(m.group(0)), unit)
+    masked = CODE_SPAN.sub(lambda m: " " * len(m.group(0)), masked)
+    masked = re.sub(r"\d{4}-\d{2}-\d{2}|0x[0-9a-fA-F]+|\d+(?:\.\d+){2,}", lambda m: " " * len(m.group(0)), masked)
+    masked = re.sub(r"\b\d+(?:\.\d+)?\s?(?:[KMGT]i?B(?!/s)|[KMGT]?bit/s|Gbit|Mbit|[KMG]iB/s|GHz|MHz|vCPUs?|cores?)\b",
+                    lambda m: " " * len(m.group(0)), masked)
+    commands = " ".join(CODE_SPAN.findall(unit))
+    out = []
+    for m in SENT_FIGURE.finditer(masked):
+        sign, a, b, unit_ = m.groups()
+        ends = [a] + ([b] if b else [])
+        if not (unit_ or any("." in e for e in ends)):
+            continue
+        if VERSION_BEFORE.search(masked[:m.start()]):
+            continue
+        for e in ends:
+            if re.search(rf"(?<![\d.]){re.escape(e)}(?![\d.]*\d)", commands):
+                continue
+            out.append((m.start(), e))
+    return out
+
+
+def folder_files(folder, unit, linked=()):
+    """The files a sentence's figures may come from, as for the results table (check 4): the folder's files the
+    sentence names in backticks or links to (a CSV too) and its README.md; if it names none, every .txt and .md in
+    the folder and below it, logs/ aside."""
+    named = [f for f in linked if f.startswith(folder + os.sep) and f.endswith((".csv", ".txt", ".md"))]
+    for n in CODE_SPAN.findall(unit):
+        for cand in (os.path.join(folder, n), os.path.join(ROOT, n)):
+            if os.path.isfile(cand) and cand.endswith((".csv", ".txt", ".md")) and \
+                    os.path.abspath(cand).startswith(folder + os.sep) and cand not in named:
+                named.append(cand)
+    if named:
+        readme = os.path.join(folder, "README.md")
+        return named + ([readme] if os.path.isfile(readme) and readme not in named else [])
+    paths = []
+    for sub, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != "logs"]
+        paths += [os.path.join(sub, f) for f in sorted(files) if f.endswith((".txt", ".md"))]
+    return paths
+
+
+def unchecked_pages():
+    if not os.path.exists(UNCHECKED_FILE):
+        return set()
+    return {l.split("#")[0].strip() for l in read(UNCHECKED_FILE).split("\n") if l.split("#")[0].strip()}
+
+
+def check_sentence_figures(doc, text, problems, skip_lines=()):
+    """In each sentence or table row that links a results folder (plots/results/X, or a file in it), each figure
+    is a number of that folder's files, to the figure's precision (as the results table's check)."""
+    cache = {}
+    for first, unit in units(text):
+        folders, linked = [], []
+        # A results path in a code span (`plots/results/main/straggler.txt`) refers to its folder as a link does.
+        spans = [os.path.relpath(os.path.join(ROOT, p), os.path.dirname(doc))
+                 for p in re.findall(r"`(plots/results/[\w./+-]+)`", unit)]
+        for target in LINK.findall(unit) + spans:
+            path = target.split("#")[0]
+            full = os.path.normpath(os.path.join(os.path.dirname(doc), path))
+            if not os.path.exists(full):
+                continue
+            m = RESULTS_LINK.search(rel(full).replace(os.sep, "/"))
+            if m and rel(full).startswith("plots"):
+                folder = os.path.join(ROOT, m.group(0).lstrip("/"))
+                # A link into a folder's subfolder (sim-train/flat-1g) names that subfolder.
+                deeper = full if os.path.isdir(full) else os.path.dirname(full)
+                if os.path.isfile(full):
+                    linked.append(full)
+                folder = deeper if deeper.startswith(folder) else folder
+                if os.path.isdir(folder) and folder not in folders:
+                    folders.append(folder)
+        if not folders or first in skip_lines:
+            continue
+        key = tuple(folders) + tuple(linked) + tuple(CODE_SPAN.findall(unit))
+        if key not in cache:
+            cache[key] = file_values([p for f in folders for p in folder_files(f, unit, linked)])
+        for offset, fig in sentence_figures(unit):
+            if not matches(fig, cache[key]):
+                line = first + unit[:offset].count("\n")
+                names = ", ".join(rel(f) for f in folders)
+                problems.append(f"{rel(doc)}:{line}: {fig} is in no file of {names} the sentence reads")
+
+
+def self_test():
+    """Check 5 on made-up sentences against plots/results/main: a figure the folder holds passes, one changed by a
+    digit fails, settings and commands are not figures. Exit 0 when it behaves."""
+    doc = os.path.join(ROOT, "docs", "self-test.md")
+    link = "([plots/results/main](../plots/results/main) `sync_ab.txt`)"
+    cases = [(f"The ring gave 1.22x over serial {link}.", 0),
+             (f"The ring gave 1.32x over serial {link}.", 1),
+             (f"At p = 2.5 with `--lr 0.77` and 4 MiB on 1 Gbit/s, Open MPI 4.1 {link}.", 0),
+             (f"| ring | 1.21-1.49x | 1.21-1.59x | {link} |", 1)]
+    bad = 0
+    for text, want in cases:
+        problems = []
+        check_sentence_figures(doc, text + "\n", problems)
+        if len(problems) != want:
+            bad += 1
+            print(f"self-test: {want} problem(s) expected, got {problems} for: {text}")
+    print(f"check_docs self-test: {len(cases) - bad} of {len(cases)} cases behave")
+    return 1 if bad else 0
+
+
+# --- 6: results folders ------------------------------------------------------------------------------------------
 
 def check_results_folders(problems):
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
@@ -432,14 +606,16 @@ def check_results_folders(problems):
         if os.path.isdir(os.path.join(base, name)):
             problems += [p.replace(ROOT + os.sep, "") for p in results_readme.problems_of(os.path.join(base, name))]
 
-
 # --- main ---------------------------------------------------------------------------------------------------------
 
 def main():
     parser = argparse.ArgumentParser(description="Check README.md and docs/*.md against the tree.")
     parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     parser.add_argument("--no-binaries", action="store_true")
+    parser.add_argument("--self-test", action="store_true", help="check 5 on made-up sentences, then exit")
     args = parser.parse_args()
+    if args.self_test:
+        return self_test()
     problems = []
     targets, user_bins = cmake_targets()
     tops = top_entries()
@@ -458,6 +634,13 @@ def main():
                 check_path(word, doc, tops, targets, problems)
             check_command(doc, command, targets, helps, problems)
     check_results_table(problems)
+    unchecked = unchecked_pages()
+    for page in sorted(unchecked):
+        if not os.path.exists(os.path.join(ROOT, page)):
+            problems.append(f"{rel(UNCHECKED_FILE)}: {page} does not exist")
+    for doc in docs:
+        if rel(doc) not in unchecked:
+            check_sentence_figures(doc, read(doc), problems, results_table_lines() if rel(doc) == "README.md" else ())
     check_results_folders(problems)
     for p in problems:
         print(p)

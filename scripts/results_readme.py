@@ -230,8 +230,8 @@ def fields_for(folder, given, title, prose, kept):
     for field in FIELDS:
         values[field] = next((layer[field] for layer in found if recorded(layer.get(field))), None)
         if values[field] is None:  # "not recorded; ..." with what is known beats a bare "not recorded"
-            values[field] = next((layer[field] for layer in (given, kept, found[-1]) if layer.get(field)),
-                                 NOT_RECORDED[field])
+            values[field] = next((layer[field] for layer in (given, kept, found[-1])
+                                  if layer.get(field) and layer[field] != NOT_RECORDED[field]), NOT_RECORDED[field])
     if not recorded(values["CPU"]) and not values["CPU"].startswith(NOT_RECORDED["CPU"]):
         values["CPU"] = NOT_RECORDED["CPU"]
     return values, host

@@ -8,7 +8,9 @@
 # every method in runs of its own (bench/scaling.sh): median and range of R runs at np = N, the same methods at
 # every np from 1 to N for the charts (speedup, step split, time to accuracy), then a small allreduce sweep at
 # np = N and a short straggler run (parameter-server staleness). A few minutes on 2 cores once built.
-# Usage: scripts/run.sh [--np N] [--epochs E] [--batch B] [--reps R] [--out DIR]
+# Usage: scripts/run.sh [--np N] [--epochs E] [--batch B] [--reps R] [--out DIR] [--verbose]
+# The screen gets a short summary (the comparison, the headline with its range, where the files are); --verbose adds
+# the host's state at the start and each run left out of a median, which the results folder always has.
 # Results go to results/run-DATE/ (or DIR): host.txt (CPU, host state at the start), the CSVs, each driver's table
 # (*.txt), sync_ab.csv (each paired run's steps and its probes), summary.txt (what it prints at the end), logs/ and
 # charts/.
@@ -24,6 +26,7 @@ epochs=5
 batch=32
 reps=3
 out=""
+verbose=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --np) need_value "$1" $#; need_uint "$1" "$2" 2; np="$2"; shift 2 ;;
@@ -31,8 +34,9 @@ while [ $# -gt 0 ]; do
     --batch) need_value "$1" $#; need_uint "$1" "$2" 1; batch="$2"; shift 2 ;;
     --reps) need_value "$1" $#; need_uint "$1" "$2" 1; reps="$2"; shift 2 ;;
     --out) need_value "$1" $#; out="$2"; shift 2 ;;
+    --verbose) verbose=1; shift ;;
     -h|--help) show_help "${BASH_SOURCE[0]}"; exit 0 ;;
-    *) die "run.sh: unknown option '$1' (use --np N, --epochs E, --batch B, --reps R, --out DIR)" ;;
+    *) die "run.sh: unknown option '$1' (use --np N, --epochs E, --batch B, --reps R, --out DIR, --verbose)" ;;
   esac
 done
 
@@ -47,7 +51,7 @@ mpi_setup
 host_txt "$out" scripts/run.sh
 echo "# host at the start: load average $(cut -d' ' -f1-3 /proc/loadavg) on $ncores cores, cross-core probe" \
   "(xcore, 1 MiB ring through a shared window, 2 ranks) $(xcore_probe "$out/logs/probe_start.log") us" >>"$out/host.txt"
-sed 's/^# /==> /' "$out/host.txt" >&2
+if [ "$verbose" -eq 1 ]; then sed 's/^# /==> /' "$out/host.txt" >&2; else sed -n '1s/^# /==> /p' "$out/host.txt" >&2; fi
 # Staleness needs a server and at least two workers; on fewer cores than that the straggler run is oversubscribed.
 straggler_np=$(( np < 3 ? 4 : np ))
 
@@ -101,7 +105,8 @@ say "5/5 charts"
 # apart, runs left out) are findings of the run, not only of the session that watched it.
 summary() {
   echo
-  sed 's/^# //' "$out/host.txt"
+  sed -n '1s/^# //p' "$out/host.txt"
+  [ "$verbose" -eq 0 ] || sed -n '2,$s/^# //p' "$out/host.txt"
   echo "MNIST, MLP 784-128-10, batch $batch per worker, np=$np on $ncores cores, against the serial run."
   if [ "$(lines "$out/sync_ab.csv")" -gt 1 ]; then
     echo "Headline: ring, mpi, ring-bf16 and serial (rank 0 alone) steps alternated every 32 steps inside one run"
@@ -112,17 +117,20 @@ summary() {
   echo "Secondary: each method in runs of its own (train, $epochs epochs, constant total work), median of the runs in"
   echo "the host state most of them saw, range of all $reps:"
   "$GRADSYNC_ROOT/bench/compare_table.sh" "$out/scaling.csv" "$np"
-  sed -n '/^runs that saw another host state/,/^results: /{/^results: /!p}' "$out/scaling.txt"
+  local left
+  left="$(sed -n '/^runs that saw another host state/,/^results: /{/^  /p}' "$out/scaling.txt")"
+  if [ -n "$left" ] && [ "$verbose" -eq 1 ]; then
+    echo "runs in another host state, left out of their median:"
+    echo "$left"
+  elif [ -n "$left" ]; then
+    echo "$(wc -l <<<"$left") run(s) saw another host state and are left out of their medians (scaling.txt names them)"
+  fi
   echo
   [ "$straggler_np" -le "$ncores" ] || \
     echo "note: the straggler run uses $straggler_np ranks on $ncores cores (oversubscribed): its staleness is real, its timings are not"
-  echo "results: $out"
-  echo "  machine: host.txt (CPU, host state at the start); this summary: summary.txt"
-  echo "  tables:  sync_ab.txt (paired runs), scaling.txt (np 1..$np), collectives.txt (allreduce sweep), straggler.txt"
-  echo "  data:    sync_ab.csv scaling.csv train.csv epochs.csv host_state.csv allreduce.csv straggler.csv staleness.csv;"
-  echo "           per-run logs in logs/"
+  echo "results: $out (summary.txt, host.txt, *.txt tables, *.csv data, logs/)"
   if [ -s "$out/charts.txt" ] && grep -q '\.png$' "$out/charts.txt"; then
-    echo "  charts:  $out/charts/ ($(sed -n 's|.*/\([^/]*\)\.png$|\1|p' "$out/charts.txt" | tr '\n' ' ' | sed 's/ $//'); PNG and SVG)"
+    echo "charts:  $out/charts/ ($(sed -n 's|.*/\([^/]*\)\.png$|\1|p' "$out/charts.txt" | tr '\n' ' ' | sed 's/ $//'))"
   fi
   echo "done in $((SECONDS - start)) s"
 }

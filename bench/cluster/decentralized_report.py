@@ -62,10 +62,12 @@ def summarize(row, logs, target):
         m = WORKERS.match(line)
         if m:
             s["workers"] = int(m.group(2))
+        # train's own line only for this target; another target's comes from the epoch rows (a run to 0.97 also
+        # gives its time to 0.95).
         m = TARGET_LINE.match(line)
-        if m:
+        if m and float(m.group(1)) == target:
             s["time"], s["steps"], s["source"] = float(m.group(2)), float(m.group(3)), "log"
-        elif NOT_REACHED.match(line):
+        elif (m2 := NOT_REACHED.match(line)) and float(m2.group(1)) == target:
             s["source"] = "log"
     wire = None
     if runs:

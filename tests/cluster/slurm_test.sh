@@ -9,10 +9,16 @@
 #                 `sbatch --wait scripts/slurm/ddp.sbatch`: one process per node, every replica's final parameters
 #                 hash to the same digest as a run of 4 processes outside Slurm, the CSV rows equal that run's
 #                 but for the time, and every host sent bytes over its link.
+#   srun-ddp-gradsync  the same DDP script with `--backend gradsync` (gradsync's allreduce from each rank's MPI):
+#                 `srun --mpi=pmix` (Open MPI) or `--mpi=pmi2` (MPICH) through torch_env.sh, then ddp.sbatch;
+#                 every replica hashes to the digest of the same script under the tree's own mpirun outside Slurm
+#                 (the ring is deterministic), the CSV rows equal that run's but for the time, and with Open MPI
+#                 every host sent its share of the ring's bytes over its link.
 # Then the daemons are stopped and the cluster removed, with nothing left behind (no namespace, no daemon, no file).
 # Exit 0 passed, 1 failed, 77 skipped: not root, no network namespaces, no Slurm or munge (scripts/setup.sh
-# installs them), or, for srun-ddp, no PyTorch with gloo in /usr/bin/python3 (apt-get install python3-torch).
-# Usage: tests/cluster/slurm_test.sh sbatch-train|srun-ddp [BIN_DIR]   (default build/bin)
+# installs them), or, for the DDP cases, no PyTorch with gloo in /usr/bin/python3 (apt-get install python3-torch),
+# or for srun-ddp-gradsync no gradsync Python package in the build (BIN_DIR/../python).
+# Usage: tests/cluster/slurm_test.sh sbatch-train|srun-ddp|srun-ddp-gradsync [BIN_DIR]   (default build/bin)
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -30,17 +36,23 @@ DATA="${GRADSYNC_MNIST_DIR:-$ROOT/data/mnist}"
 
 fail() { printf 'slurm_test (%s): FAIL: %s\n' "$CASE" "$*" >&2; exit 1; }
 skip() { printf 'slurm_test (%s): SKIP: %s\n' "$CASE" "$*"; exit 77; }
-[[ $CASE == sbatch-train || $CASE == srun-ddp ]] || { echo "usage: slurm_test.sh sbatch-train|srun-ddp [BIN_DIR]" >&2; exit 2; }
+[[ $CASE == sbatch-train || $CASE == srun-ddp || $CASE == srun-ddp-gradsync ]] \
+  || { echo "usage: slurm_test.sh sbatch-train|srun-ddp|srun-ddp-gradsync [BIN_DIR]" >&2; exit 2; }
 why="$("$CLUSTER" check 2>&1)" || skip "$why"
 why="$("$SLURM" check 2>&1)" || skip "$why"
 [ -e "$DATA/train-images-idx3-ubyte" ] || [ -e "$DATA/train-images-idx3-ubyte.gz" ] \
   || fail "no MNIST in $DATA (scripts/fetch_mnist.sh)"
-if [ "$CASE" = srun-ddp ]; then
+if [ "$CASE" != sbatch-train ]; then
   "$PYTHON" -c 'import torch.distributed as d, sys; sys.exit(not d.is_gloo_available())' 2>/dev/null \
     || skip "$PYTHON has no PyTorch with gloo (apt-get install python3-torch)"
-else
+fi
+if [ "$CASE" != srun-ddp ]; then
   [ -x "$BIN/train" ] || fail "$BIN/train is missing (build first)"
   BIN="$(cd "$BIN" && pwd)"
+fi
+if [ "$CASE" = srun-ddp-gradsync ]; then
+  PYPKG="$(cd "$BIN/.." && pwd)/python"
+  [ -d "$PYPKG/gradsync" ] || skip "no gradsync Python package in $PYPKG (the build makes it where pybind11 and torch are found)"
 fi
 
 test_namespaces() { ip netns list | awk '{print $1}' | grep -E "^$GS_CLUSTER_PREFIX-(switch|h[0-9]+)\$" || true; }
@@ -48,7 +60,8 @@ test_namespaces() { ip netns list | awk '{print $1}' | grep -E "^$GS_CLUSTER_PRE
 # its slurm.conf in their environment), one "pid command" line each.
 our_daemons() {
   local pid
-  for pid in $(pgrep -x 'slurmctld|slurmd|slurmstepd|munged' || true); do
+  # One name a pgrep: procps refuses a pattern over 15 characters (a process name's length) and matches nothing.
+  for pid in $(for name in slurmctld slurmd slurmstepd munged; do pgrep -x "$name" || true; done); do
     if tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$GS_CLUSTER_STATE/" \
       || tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$GS_CLUSTER_STATE/slurm/slurm.conf"; then
       echo "$pid $(tr '\0' ' ' <"/proc/$pid/cmdline")"
@@ -222,5 +235,62 @@ srun-ddp)
   same_row "$work/sbatch.csv" "$work/ref.csv" "1 2 3 4 5 6 7 8 9"
   check_links "$before" $((31400 * STEPS))
   echo "slurm_test: PASS: srun and sbatch ran DDP (gloo) on $HOSTS Slurm nodes, every replica the reference's"
+  ;;
+srun-ddp-gradsync)
+  source "$ROOT/scripts/mpi.sh"
+  test_launcher "$BIN" "$HOSTS" || fail "cannot tell which MPI the build uses"
+  ddp=("$ROOT/scripts/slurm/ddp_mnist.py" --backend gradsync --steps "$STEPS" --data "$DATA")
+  # The reference: the same script under the tree's own launcher, 4 ranks on this machine. The backend takes its
+  # ranks from MPI; torch.distributed's env:// rendezvous still wants RANK and WORLD_SIZE, from the launcher's.
+  rank_env='export RANK=${OMPI_COMM_WORLD_RANK:-$PMI_RANK} WORLD_SIZE=${OMPI_COMM_WORLD_SIZE:-$PMI_SIZE}; exec "$@"'
+  rc=0
+  timeout -k 10 "$REF_LIMIT_S" env PYTHONPATH="$PYPKG" MASTER_ADDR=127.0.0.1 MASTER_PORT=29501 \
+    "${mpirun_[@]}" -n "$HOSTS" sh -c "$rank_env" sh "$PYTHON" "${ddp[@]}" --csv "$work/ref.csv" \
+    >"$work/ref.out" 2>&1 || rc=$?
+  [ "$rc" -eq 0 ] || { cat "$work/ref.out" >&2; fail "the reference DDP run under $MPIEXEC exited $rc"; }
+  ref_digest="$(sed -n 's/^ddp rank 0\/.*sha256 //p' "$work/ref.out")"
+  [ -n "$ref_digest" ] || fail "the reference DDP run printed no digest"
+  "$SLURM" up || fail "slurm.sh up failed"
+  pmi=pmix
+  [ "$MPI_FLAVOUR" = openmpi ] || pmi=pmi2
+  # shellcheck disable=SC2054  # tcp,self is one value
+  job_env=(PYTHONPATH="$PYPKG" OMPI_MCA_pml=ob1 OMPI_MCA_btl=tcp,self
+           OMPI_MCA_btl_tcp_if_include="$GS_CLUSTER_SUBNET.0/24" OMPI_MCA_mpi_yield_when_idle=1)
+  [ -z "$MPI_YIELD_SHIM" ] || job_env+=(LD_PRELOAD="$MPI_YIELD_SHIM")
+  # check_gradsync_links BEFORE: with Open MPI, every host sent its share of the ring's bytes (31 KB of gradient a
+  # step, 2 (p-1)/p of it per rank); MPICH's UCX moves them through shared memory (sbatch-train says why).
+  check_gradsync_links() {
+    if [ "$MPI_FLAVOUR" = openmpi ]; then check_links "$1" $((31400 * 3 / 2 * STEPS)); fi
+  }
+  before="$(sent_bytes)"
+  rc=0
+  (cd "$ROOT" && timeout -k 10 "$JOB_LIMIT_S" "$SLURM" run env "${job_env[@]}" srun --mpi="$pmi" -N "$HOSTS" \
+    --ntasks-per-node=1 --input=none scripts/slurm/torch_env.sh "$PYTHON" "${ddp[@]}" --csv "$work/srun.csv") \
+    >"$work/srun.out" 2>&1 || rc=$?
+  sed 's/^/[srun] /' "$work/srun.out"
+  [ "$rc" -ne 124 ] || fail "srun --mpi=$pmi did not end within ${JOB_LIMIT_S}s"
+  [ "$rc" -eq 0 ] || fail "srun --mpi=$pmi exited $rc"
+  check_ddp_replicas() {
+    local ns r line
+    for ((r = 0; r < HOSTS; r++)); do
+      line="$(grep "^ddp rank $r/$HOSTS on " "$1" || true)"
+      [ -n "$line" ] || fail "no line from DDP rank $r of $HOSTS in $1"
+      [[ $line == *" sha256 $ref_digest" ]] || fail "rank $r's parameters differ from the reference's ($ref_digest): $line"
+    done
+    for ns in "${NODES[@]}"; do
+      grep -q "^ddp rank [0-9]*/$HOSTS on $ns:" "$1" || fail "no DDP process ran on node $ns"
+    done
+  }
+  check_ddp_replicas "$work/srun.out"
+  same_row "$work/srun.csv" "$work/ref.csv" "1 2 3 4 5 6 7 8 9"
+  check_gradsync_links "$before"
+  before="$(sent_bytes)"
+  submit ddp "${job_env[@]}" PYTHON="$PYTHON" SLURM_MPI_TYPE="$pmi" "$ROOT/scripts/slurm/ddp.sbatch" "${ddp[@]:1}" \
+    --csv "$work/sbatch.csv"
+  check_ddp_replicas "$work/ddp.out"
+  check_one_task_per_node "$job"
+  same_row "$work/sbatch.csv" "$work/ref.csv" "1 2 3 4 5 6 7 8 9"
+  check_gradsync_links "$before"
+  echo "slurm_test: PASS: srun --mpi=$pmi and sbatch ran DDP on the gradsync backend on $HOSTS Slurm nodes, every replica the reference's"
   ;;
 esac

@@ -33,8 +33,8 @@ command -v ssh >/dev/null || skip "the ssh client is missing (apt-get install op
 [ -e "$DATA/train-images-idx3-ubyte" ] || [ -e "$DATA/train-images-idx3-ubyte.gz" ] \
   || fail "no MNIST in $DATA (scripts/fetch_mnist.sh)"
 
-# The README's command: the sh block after "**Across hosts.**", joined at its backslashes.
-readme_cmd="$(awk '/^\*\*Across hosts\.\*\*/ { f = 1 } f && /^```sh/ { b = 1; next } b && /^```/ { exit } b' "$ROOT/README.md" |
+# The README's command: the first sh block of its "## Across hosts" section, joined at its backslashes.
+readme_cmd="$(awk '/^## Across hosts/ { f = 1 } f && /^```sh/ { b = 1; next } b && /^```/ { exit } b' "$ROOT/README.md" |
   sed -e ':a' -e '/\\$/N; s/\\\n//; ta' | tr -s ' ')"
 [[ $readme_cmd == "mpirun --hostfile hosts "*"build/bin/train "* ]] \
   || fail "README.md's Across hosts block is not an 'mpirun --hostfile hosts ... build/bin/train ...' command: '$readme_cmd'"
