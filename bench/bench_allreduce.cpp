@@ -18,6 +18,7 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "bench/bench_options.hpp"
@@ -205,6 +206,8 @@ std::vector<MethodSpec> make_specs(const Flags& f, const Sizes& s, const Comm& w
       specs.push_back({m, m, o});
       continue;
     }
+    const std::string label = m;  // with the method's own options as given ("hier:ranks_per_host=2")
+    std::tie(m, o.own) = parse_method_spec(label);
     const AllreduceMethod* method = find_allreduce_method(m);
     if (!method)
       throw std::invalid_argument(fmt::format("--methods: unknown method '{}' (choose from {}, membound, xcore)", m,
@@ -212,15 +215,16 @@ std::vector<MethodSpec> make_specs(const Flags& f, const Sizes& s, const Comm& w
     if (method->chunked) {
       for (std::size_t c : s.chunk_list) {
         o.chunk_bytes = c;
-        specs.push_back({m + suffix, m, o, true});
+        specs.push_back({label + suffix, m, o, true});
       }
-    } else if (method->servers == ServerRanks::some) {
-      o.servers = f.servers > 0 ? f.servers : std::max(1, world.size() / 2);
-      specs.push_back({fmt::format("{}{}{}", m, o.servers, suffix), m, o});
+    } else if (method->servers == ServerRanks::some && !o.own.find(kServersOption)) {
+      const int servers = f.servers > 0 ? f.servers : std::max(1, world.size() / 2);
+      o.own.set(kServersOption, servers);
+      specs.push_back({fmt::format("{}{}{}", label, servers, suffix), m, o});
     } else if (m == "mpi") {
       specs.push_back({mpi_label() + suffix, m, o});
     } else {
-      specs.push_back({m + suffix, m, o});
+      specs.push_back({label + suffix, m, o});
     }
     method->make(world, specs.back().options);  // rejects impossible options before any timing
   }

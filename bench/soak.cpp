@@ -97,8 +97,8 @@ struct PlanSpec {
   std::string describe() const {
     std::string s(method->name);
     if (method->chunked) s += fmt::format(" chunk {} B", options.chunk_bytes);
-    if (method->servers == ServerRanks::some) s += fmt::format(" k={}", options.servers);
-    if (method->servers != ServerRanks::none && options.server_contributes) s += ", servers contribute";
+    if (const auto k = options.own.find(kServersOption)) s += fmt::format(" k={}", *k);
+    if (options.own.find(kServerContributesOption).value_or(0) != 0) s += ", servers contribute";
     return s;
   }
 };
@@ -125,8 +125,9 @@ PlanSpec draw_spec(Draw& draw, const std::vector<const AllreduceMethod*>& method
     const std::size_t finest = std::max(kMinChunkBytes, ring_segment_bytes(count, type, ranks) / kMaxChunksPerSegment);
     spec.options.chunk_bytes = draw.log_uniform(std::min(finest, kMaxChunkBytes), kMaxChunkBytes);
   }
-  if (spec.method->servers == ServerRanks::some) spec.options.servers = draw.uniform(1, std::max(1, ranks - 1));
-  if (spec.method->servers != ServerRanks::none) spec.options.server_contributes = draw.one_in(2);
+  if (spec.method->servers == ServerRanks::some)
+    spec.options.own.set(kServersOption, draw.uniform(1, std::max(1, ranks - 1)));
+  if (spec.method->servers != ServerRanks::none) spec.options.own.set(kServerContributesOption, draw.one_in(2));
   return spec;
 }
 

@@ -67,12 +67,12 @@ void Allreduce::trace_end() {
 }
 
 // The options that shape the message pattern are part of the fingerprint: ranks that disagree on the chunk or
-// segment size or the server layout would exchange different numbers of messages and hang.
+// segment size or the server layout (the method's own options) would exchange different numbers of messages and hang.
 CallFingerprint Allreduce::fingerprint(std::size_t count, Dtype type) {
   if (plan_fingerprint_ == 0)
-    plan_fingerprint_ = fingerprint_of_name(fmt::format("{}/{}/{}/{}/{}/{}/{}", name(), options_.chunk_bytes,
-                                                        options_.segment_bytes, options_.ring_window, options_.servers,
-                                                        options_.server_contributes, options_.ranks_per_host));
+    plan_fingerprint_ =
+        fingerprint_of_name(fmt::format("{}/{}/{}/{}/{}", name(), options_.chunk_bytes, options_.segment_bytes,
+                                        options_.ring_window, options_.own.text()));
   return {plan_fingerprint_, count, static_cast<std::uint64_t>(type), calls_};
 }
 

@@ -13,6 +13,7 @@
 #include "collectives/agreement.hpp"
 #include "collectives/comm.hpp"
 #include "collectives/dtype.hpp"
+#include "collectives/method_options.hpp"
 #include "collectives/segments.hpp"
 #include "trace/span.hpp"
 
@@ -39,11 +40,10 @@ struct AllreduceOptions {
   std::size_t segment_bytes = kAutoSegmentBytes;
   std::size_t ring_window = kAutoRingWindow;  // ring: chunk exchanges in flight at once (resolved like the chunk)
   bool check_agreement = true;                // verify count/type agree on all ranks before moving data
-  int servers = 1;                            // ps-sharded: number of server ranks, 1..P-1
-  bool server_contributes = false;            // ps: server ranks also add their own buffer
-  bool bf16_wire = false;                     // ring: send float32 as bfloat16 (make_allreduce("ring-bf16"))
-  int ranks_per_host = 0;       // hier: 0 finds hosts with MPI_Comm_split_type; > 0 groups consecutive ranks (tests)
   bool report_choices = false;  // auto: rank 0 prints each choice once per size (train and the benchmarks do)
+  // The method's own options (ps's servers, hier's ranks_per_host, ...): the keys its registry entry declares
+  // (method_options.hpp); make() refuses any other key.
+  MethodOptions own;
 };
 
 struct ElementRange {

@@ -95,8 +95,12 @@ std::uint64_t rank0_candidates(const Comm& comm, std::span<const AllreduceMethod
   return mask;
 }
 
+constexpr MethodOption kRanksPerHost{kRanksPerHostOption,
+                                     "0: hosts found by MPI_Comm_split_type; k: groups of k consecutive ranks", 0, 0};
+constexpr MethodOption kOptions[] = {kRanksPerHost};
+
 int ranks_per_host(const Comm& comm, const AllreduceOptions& options) {
-  if (options.ranks_per_host > 0) return options.ranks_per_host;
+  if (const auto given = option_value(options.own, kRanksPerHost); given > 0) return static_cast<int>(given);
   const auto [fewest, most] = comm.min_max(static_cast<std::uint64_t>(comm.split_by_node().size()));
   return fewest == most ? static_cast<int>(most) : 1;  // uneven hosts: model the job as flat
 }
@@ -107,12 +111,13 @@ AutoAllreduce::AutoAllreduce(Comm comm, AllreduceOptions options, std::span<cons
     : Allreduce(std::move(comm), options), model_(rank0_model(comm_)), ranks_per_host_(ranks_per_host(comm_, options)) {
   AllreduceOptions part = options;
   part.check_agreement = false;  // auto's own check covers the part it runs
-  part.ranks_per_host = ranks_per_host_;
   const std::uint64_t allowed = rank0_candidates(comm_, methods);
   for (std::size_t i = 0; i < methods.size(); ++i) {
     const AllreduceMethod& m = methods[i];
     if (!(allowed >> i & 1)) continue;                                                       // rank0_candidates' bit i
     if (m.two_level && (ranks_per_host_ <= 1 || ranks_per_host_ >= comm_.size())) continue;  // it would be the ring
+    part.own = {};  // a two-level candidate is given the hosts auto found; the others take none of its options
+    if (m.takes(kRanksPerHostOption)) part.own.set(kRanksPerHostOption, ranks_per_host_);
     candidates_.push_back(m.make(comm_, part));
   }
   if (candidates_.empty()) {  // the same on every rank: the list and the layout are
@@ -187,7 +192,8 @@ extern const AllreduceMethod auto_allreduce_method = {
     .name = "auto",
     .summary = "per call, the modelled method the fitted cost model predicts fastest (tuning file or defaults)",
     .two_level = true,
-    .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
+    .options = kOptions,
+    .build = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
       return std::make_unique<AutoAllreduce>(comm, o, allreduce_method_table());
     },
 };

@@ -21,7 +21,7 @@ namespace gradsync {
 class AutoAllreduce final : public Allreduce {
  public:
   static constexpr double kTieMargin = 0.05;
-  // Collective over `comm`: it finds the hosts (or takes options.ranks_per_host), broadcasts rank 0's cost model,
+  // Collective over `comm`: it finds the hosts (or takes its own option ranks_per_host), broadcasts rank 0's cost model,
   // and plans every candidate: the modelled entries of `methods` (the registry, methods.hpp, which passes itself),
   // in their order; rank 0's GRADSYNC_AUTO_METHODS (a comma list) narrows them for every rank. A tuning file
   // rank 0 cannot read, a name in that list auto cannot choose, or a list that leaves nothing for this layout is an

@@ -13,24 +13,30 @@ Comm host_of(const Comm& comm, int ranks_per_host) {
   return ranks_per_host > 0 ? comm.split(comm.rank() / ranks_per_host, comm.rank()) : comm.split_by_node();
 }
 
+constexpr MethodOption kRanksPerHost{kRanksPerHostOption,
+                                     "0: hosts found by MPI_Comm_split_type; k: groups of k consecutive ranks", 0, 0};
+constexpr MethodOption kOptions[] = {kRanksPerHost};
+
+int ranks_per_host_option(const AllreduceOptions& o) { return static_cast<int>(option_value(o.own, kRanksPerHost)); }
+
 AllreduceOptions part_options(const AllreduceOptions& o, bool shared_memory) {
   AllreduceOptions part = with_transport_defaults(o, shared_memory, true);
   part.check_agreement = false;  // the whole method's check covers its parts
+  part.own = {};                 // the ring has none of hier's options
   return part;
 }
 
 }  // namespace
 
 HierAllreduce::HierAllreduce(Comm comm, AllreduceOptions options)
-    : Allreduce(std::move(comm), options), local_(host_of(comm_, options.ranks_per_host)),
+    : Allreduce(std::move(comm), options), local_(host_of(comm_, ranks_per_host_option(options))),
       cross_(comm_.split(local_.rank(), comm_.rank())) {
   const auto [fewest, most] = comm_.min_max(static_cast<std::uint64_t>(local_.size()));
   if (fewest != most)
     throw std::invalid_argument(
         fmt::format("hier: hosts have {} to {} ranks; it needs the same number on every host", fewest, most));
-  if (options.ranks_per_host > 0 && comm_.size() % options.ranks_per_host != 0)
-    throw std::invalid_argument(
-        fmt::format("hier: {} ranks do not split into hosts of {}", comm_.size(), options.ranks_per_host));
+  if (const int per_host = ranks_per_host_option(options); per_host > 0 && comm_.size() % per_host != 0)
+    throw std::invalid_argument(fmt::format("hier: {} ranks do not split into hosts of {}", comm_.size(), per_host));
   const bool cross_on_one_node = cross_.on_one_node();
   if (local_.size() > 1) {
     const AllreduceOptions inside = part_options(options, true);
@@ -100,7 +106,8 @@ extern const AllreduceMethod hier_allreduce_method = {
     .chunked = true,
     .segmented = true,
     .two_level = true,
-    .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
+    .options = kOptions,
+    .build = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
       return std::make_unique<HierAllreduce>(comm, o);
     },
     .cost = hier_cost,

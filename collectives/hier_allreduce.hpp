@@ -12,8 +12,9 @@ namespace gradsync {
 // its slice, 1/L of the buffer, over the network (H hosts), and all L ranks of a host use the link at once.
 // Every element's sum is made by the cross-host ring of its slice and copied from there, so every rank ends with
 // the same bits.
-// Hosts are found with MPI_Comm_split_type(SHARED); options.ranks_per_host > 0 instead groups consecutive ranks
-// into hosts of that size (how tests and benchmarks emulate several hosts on one node).
+// Hosts are found with MPI_Comm_split_type(SHARED); its own option ranks_per_host > 0 ("hier:ranks_per_host=2")
+// instead groups consecutive ranks into hosts of that size (how tests and benchmarks emulate several hosts on one
+// node).
 class HierAllreduce final : public Allreduce {
  public:
   // Collective over `comm` (it splits it). Every host must have the same number of ranks: otherwise every rank

@@ -52,10 +52,10 @@ std::string allreduce_method_listing() {
     const char* servers = m.servers == ServerRanks::none  ? "servers=none"
                           : m.servers == ServerRanks::one ? "servers=1"
                                                           : "servers=k";
-    out += fmt::format("{}\t{} {} {}{}{}{}{}\t{}\n", m.name, m.exact ? "exact" : "rounded",
+    out += fmt::format("{}\t{} {} {}{}{}{}{}\t{}\t{}\n", m.name, m.exact ? "exact" : "rounded",
                        m.float32_only ? "float32" : "any-type", servers, m.chunked ? " chunked" : "",
                        m.segmented ? " segmented" : "", m.two_level ? " two-level" : "", m.modelled() ? " modelled" : "",
-                       m.summary);
+                       m.summary, describe_method_options(m.options));
   }
   return out;
 }
@@ -70,9 +70,15 @@ const std::vector<std::string>& allreduce_methods() {
 }
 
 std::unique_ptr<Allreduce> make_allreduce(std::string_view method, const Comm& comm, const AllreduceOptions& options) {
-  if (const AllreduceMethod* m = find_allreduce_method(method)) return m->make(comm, options);
-  throw std::invalid_argument(fmt::format("unknown allreduce method '{}' (choose from {})", method,
-                                          allreduce_method_names([](const AllreduceMethod&) { return true; })));
+  auto [name, own] = parse_method_spec(method);
+  const AllreduceMethod* m = find_allreduce_method(name);
+  if (!m)
+    throw std::invalid_argument(fmt::format("unknown allreduce method '{}' (choose from {})", name,
+                                            allreduce_method_names([](const AllreduceMethod&) { return true; })));
+  if (own.empty()) return m->make(comm, options);
+  AllreduceOptions with = options;
+  for (const auto& [key, value] : own.items()) with.own.set(key, value);  // the text's values win
+  return m->make(comm, with);
 }
 
 }  // namespace gradsync

@@ -22,7 +22,7 @@ extern const AllreduceMethod mpi_allreduce_method = {
     .name = "mpi",
     .summary = "MPI_Allreduce (MPI_IN_PLACE, MPI_SUM): the vendor baseline",
     .library = true,
-    .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
+    .build = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
       return std::make_unique<MpiAllreduce>(comm, o);
     },
 };

@@ -8,12 +8,12 @@
 #include <stdexcept>
 
 namespace gradsync {
-PsAllreduce::PsAllreduce(Comm comm, AllreduceOptions options, std::string name)
+PsAllreduce::PsAllreduce(Comm comm, AllreduceOptions options, std::string name, int servers, bool server_contributes)
     : Allreduce(std::move(comm), options), name_(std::move(name)),
-      exchange_(comm_, std::max(options_.servers, 1), options_.server_contributes || comm_.size() == 1) {
-  if (options_.servers < 1 || (comm_.size() > 1 && options_.servers >= comm_.size()))
+      exchange_(comm_, std::max(servers, 1), server_contributes || comm_.size() == 1) {
+  if (servers < 1 || (comm_.size() > 1 && servers >= comm_.size()))
     throw std::invalid_argument(fmt::format("{}: {} server rank(s) need at least {} ranks, the communicator has {}",
-                                            name_, options_.servers, options_.servers + 1, comm_.size()));
+                                            name_, servers, servers + 1, comm_.size()));
 }
 
 bool PsAllreduce::contributes(int rank) const { return exchange_.pushes(rank); }
@@ -40,7 +40,7 @@ void PsAllreduce::begin(std::byte* data, std::size_t count, Dtype type) {
 }
 
 bool PsAllreduce::advance() {
-  const int me = comm_.rank(), k = options_.servers;
+  const int me = comm_.rank(), k = exchange_.servers();
   switch (phase_) {
     case Phase::gather:
       exchange_.fold(cursor_, my_range(), my_range_size(), type_);
@@ -102,14 +102,23 @@ void PsAllreduce::post_gather() {
   }
 }
 
+namespace {
+
+constexpr MethodOption kServers{kServersOption, "server ranks (ranks 0..servers-1), below the communicator's size", 1, 1};
+constexpr MethodOption kContributes{kServerContributesOption, "1: the servers add their own buffer too, like workers", 0,
+                                    0, 1};
+constexpr MethodOption kCentralOptions[] = {kContributes};
+constexpr MethodOption kShardedOptions[] = {kServers, kContributes};
+
+}  // namespace
+
 extern const AllreduceMethod ps_allreduce_method = {
     .name = "ps",
     .summary = "central parameter server on rank 0: workers push, the server sums in rank order and sends back",
     .servers = ServerRanks::one,
-    .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
-      AllreduceOptions one = o;
-      one.servers = 1;
-      return std::make_unique<PsAllreduce>(comm, one, "ps");
+    .options = kCentralOptions,
+    .build = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
+      return std::make_unique<PsAllreduce>(comm, o, "ps", 1, option_value(o.own, kContributes) != 0);
     },
 };
 
@@ -117,8 +126,10 @@ extern const AllreduceMethod ps_sharded_allreduce_method = {
     .name = "ps-sharded",
     .summary = "parameter server sharded over ranks 0..servers-1, each owning a key range",
     .servers = ServerRanks::some,
-    .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
-      return std::make_unique<PsAllreduce>(comm, o, "ps-sharded");
+    .options = kShardedOptions,
+    .build = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
+      return std::make_unique<PsAllreduce>(comm, o, "ps-sharded", static_cast<int>(option_value(o.own, kServers)),
+                                           option_value(o.own, kContributes) != 0);
     },
 };
 

@@ -8,21 +8,24 @@
 namespace gradsync {
 
 // Parameter-server reduction on point-to-point calls, in ps-lite's vocabulary. Ranks 0..k-1 are servers
-// (k = options.servers; "ps" is k = 1); server j owns key range j, the j-th of k contiguous slices of the buffer.
+// ("ps" is k = 1; "ps-sharded" takes k as its option kServersOption); server j owns key range j, the j-th of k
+// contiguous slices of the buffer.
 // Workers push each key range to its server and pull the summed range back; workers never talk to each other. The
 // messages are the parameter server's exchange (collectives/key_range_exchange.hpp), which the trainer's parameter
 // server (trainers/ps/) uses too; what is this method's own is the order of its stages.
 // A server sums its range in rank order, so results are reproducible; with contributing servers the sum is
 // also bit-identical for every k.
 // Dedicated servers (the default) contribute nothing and end with only their own range of the result; with
-// options.server_contributes they also push their data and pull the whole result, like workers.
+// `server_contributes` (the methods' option kServerContributesOption) they also push their data and pull the whole
+// result, like workers.
 // On a single-rank communicator the rank is its own server and worker: the buffer is left as it is.
 class PsAllreduce final : public Allreduce {
  public:
-  // 1 <= options.servers < comm.size() (any servers >= 1 on a single rank, which serves itself), else
-  // std::invalid_argument. `name` ("ps" or "ps-sharded") is part of the agreement fingerprint: every rank must pass
-  // the same. Reserves the exchange's two tags on `comm` (Comm::reserve_tags). make_allreduce is the usual way in.
-  PsAllreduce(Comm comm, AllreduceOptions options, std::string name);
+  // 1 <= servers < comm.size() (any servers >= 1 on a single rank, which serves itself), else
+  // std::invalid_argument. `name` ("ps" or "ps-sharded") and options.own are part of the agreement fingerprint:
+  // every rank must pass the same. Reserves the exchange's two tags on `comm` (Comm::reserve_tags). make_allreduce
+  // is the usual way in.
+  PsAllreduce(Comm comm, AllreduceOptions options, std::string name, int servers, bool server_contributes);
   std::string_view name() const override { return name_; }
   bool contributes(int rank) const override;
   ElementRange result_range(int rank, std::size_t count) const override;

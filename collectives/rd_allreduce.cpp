@@ -28,7 +28,7 @@ extern const AllreduceMethod rd_allreduce_method = {
     .name = "rd",
     .summary = "recursive doubling: log2 P steps of the whole buffer, for small messages",
     .segmented = true,
-    .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
+    .build = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
       return std::make_unique<RecursiveDoublingAllreduce>(comm, resolve_transport(comm, o, false));
     },
     .cost = rd_cost,

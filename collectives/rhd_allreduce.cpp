@@ -51,7 +51,7 @@ extern const AllreduceMethod rhd_allreduce_method = {
     .name = "rhd",
     .summary = "recursive halving and doubling (Rabenseifner): 2 log2 P steps of halving, then doubling, pieces",
     .segmented = true,
-    .make = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
+    .build = [](const Comm& comm, const AllreduceOptions& o) -> std::unique_ptr<Allreduce> {
       return std::make_unique<RecursiveHalvingDoublingAllreduce>(comm, resolve_transport(comm, o, false));
     },
     .cost = rhd_cost,

@@ -20,10 +20,9 @@ std::size_t wrap(long long i, int p) { return static_cast<std::size_t>(((i % p) 
 
 }  // namespace
 
-RingAllreduce::RingAllreduce(Comm comm, AllreduceOptions options, RingPhases phases)
-    : ScheduledAllreduce(std::move(comm), options, options.bf16_wire ? bf16_wire() : native_wire(), kTags),
-      phases_(phases), left_((comm_.rank() - 1 + comm_.size()) % comm_.size()),
-      right_((comm_.rank() + 1) % comm_.size()) {
+RingAllreduce::RingAllreduce(Comm comm, AllreduceOptions options, RingPhases phases, const RingWire& wire)
+    : ScheduledAllreduce(std::move(comm), options, wire, kTags), phases_(phases),
+      left_((comm_.rank() - 1 + comm_.size()) % comm_.size()), right_((comm_.rank() + 1) % comm_.size()) {
   if (options.chunk_bytes == kAutoChunkBytes || options.segment_bytes == kAutoSegmentBytes)
     throw std::invalid_argument(
         "RingAllreduce: chunk_bytes or segment_bytes is 0 (automatic); build the ring with make_allreduce");
@@ -67,9 +66,8 @@ std::optional<double> ring_cost(const CostModel& model, const CostQuery& q) {
          (p - 1.0) / p * n * model.gamma_s_per_byte;
 }
 
-std::unique_ptr<Allreduce> make_ring_method(const Comm& comm, AllreduceOptions o, bool bf16) {
-  o.bf16_wire = bf16;
-  return std::make_unique<RingAllreduce>(comm, resolve_transport(comm, o, true));
+std::unique_ptr<Allreduce> make_ring_method(const Comm& comm, const AllreduceOptions& o, const RingWire& wire) {
+  return std::make_unique<RingAllreduce>(comm, resolve_transport(comm, o, true), RingPhases::both, wire);
 }
 
 extern const AllreduceMethod ring_allreduce_method = {
@@ -77,7 +75,7 @@ extern const AllreduceMethod ring_allreduce_method = {
     .summary = "ring allreduce: reduce-scatter then all-gather with the neighbours, 2(P-1) steps",
     .chunked = true,
     .segmented = true,
-    .make = [](const Comm& comm, const AllreduceOptions& o) { return make_ring_method(comm, o, false); },
+    .build = [](const Comm& comm, const AllreduceOptions& o) { return make_ring_method(comm, o, native_wire()); },
     .cost = ring_cost,
 };
 
@@ -88,7 +86,7 @@ extern const AllreduceMethod ring_bf16_allreduce_method = {
     .float32_only = true,
     .chunked = true,
     .segmented = true,
-    .make = [](const Comm& comm, const AllreduceOptions& o) { return make_ring_method(comm, o, true); },
+    .build = [](const Comm& comm, const AllreduceOptions& o) { return make_ring_method(comm, o, bf16_wire()); },
 };
 
 }  // namespace gradsync

@@ -155,7 +155,7 @@ TEST_CASE("auto makes the model's choice, the same on every rank, and sums exact
   for (int per_host : {0, 1, 2}) {
     if (per_host > 0 && world.size() % per_host != 0) continue;
     AllreduceOptions options;
-    options.ranks_per_host = per_host;
+    options.own.set(kRanksPerHostOption, per_host);
     AutoAllreduce a(world, options, allreduce_method_table());
     const int l = per_host > 0 ? per_host : world.size();
     for (std::size_t count : {std::size_t{1}, std::size_t{1000}, std::size_t{1} << 22}) {
@@ -178,7 +178,7 @@ TEST_CASE("auto makes the model's choice, the same on every rank, and sums exact
 TEST_CASE("GRADSYNC_AUTO_METHODS narrows auto's candidates on every rank to rank 0's list, and refuses a bad one") {
   const Comm world = Comm::world();
   AllreduceOptions flat;
-  flat.ranks_per_host = 1;
+  flat.own.set(kRanksPerHostOption, 1);
   const std::vector<std::size_t> counts{1, std::size_t{1} << 22};
   SUBCASE("rank 0's list is every rank's: rd alone, whatever the others say") {
     {
@@ -230,7 +230,7 @@ TEST_CASE("auto plans with rank 0's far link and switch size on every rank") {
   std::ofstream(far) << "far_alpha_us = 100000\nhosts_per_switch = 2\n";
   std::ofstream(plain) << "# the built-in parameters\n";
   AllreduceOptions flat;
-  flat.ranks_per_host = 1;
+  flat.own.set(kRanksPerHostOption, 1);
   const std::size_t count = std::size_t{1} << 22;
   const auto any = [](const AllreduceMethod&) { return true; };
   const std::string near_choice = expected_choice(load_cost_model(plain), count * 4, world.size(), 1, any);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -27,38 +28,68 @@ T value(int rank, std::size_t i, int call) {
 
 struct Case {
   std::string method;
-  int servers = 1;
-  bool server_contributes = false;
+  // Its own options: the server layout (servers, server_contributes), hosts emulated as groups of ranks_per_host
+  // consecutive ranks (two-level methods).
+  MethodOptions own;
   bool chunked = false;    // the method reads chunk_bytes: worth sweeping it
-  int ranks_per_host = 0;  // two-level methods: hosts emulated as groups of this many consecutive ranks
   bool segmented = false;  // the method reads segment_bytes: worth running it cut into pieces too
 };
 
-// Every exact method of the registry (methods.hpp), with the server layouts that fit on `ranks` ranks.
+// The methods the grids cover: every one with its default options, or the method specs GRADSYNC_TEST_METHODS lists
+// (a comma list: "star,star:root=2"), so that a method can be run through the grids alone, with options of its own
+// (tests/structure/toy_method.py does, for the toy of docs/design.md).
+std::vector<std::pair<std::string, MethodOptions>> grid_methods() {
+  std::vector<std::pair<std::string, MethodOptions>> chosen;
+  const char* only = std::getenv("GRADSYNC_TEST_METHODS");
+  const std::string_view list = only ? only : "";
+  for (std::size_t at = 0; at < list.size();) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    chosen.push_back(parse_method_spec(list.substr(at, comma - at)));
+    at = comma + 1;
+  }
+  if (chosen.empty())
+    for (const AllreduceMethod& m : allreduce_method_table()) chosen.emplace_back(std::string(m.name), MethodOptions{});
+  return chosen;
+}
+
+// The grid's cases for `m` with options `own` on `ranks` ranks: the server layouts that fit, emulated hosts.
+void add_cases(std::vector<Case>& cases, const AllreduceMethod& m, const MethodOptions& own, int ranks) {
+  const auto with = [&](std::string_view key, int value) {
+    Case c{std::string(m.name), own, m.chunked, m.segmented};
+    c.own.set(key, value);
+    return c;
+  };
+  switch (m.servers) {
+    case ServerRanks::none:
+      cases.push_back({std::string(m.name), own, m.chunked, m.segmented});
+      // One node, so the found hosts are one host: emulate several, with one and with two ranks each.
+      if (m.two_level)
+        for (int per_host : {1, 2})
+          if (per_host < ranks && ranks % per_host == 0) cases.push_back(with(kRanksPerHostOption, per_host));
+      break;
+    case ServerRanks::one:
+      cases.push_back({std::string(m.name), own, m.chunked, m.segmented});
+      cases.push_back(with(kServerContributesOption, 1));
+      break;
+    case ServerRanks::some:
+      for (int k = 1; k < ranks; ++k) cases.push_back(with(kServersOption, k));
+      if (ranks > 2) {
+        Case contributing = with(kServersOption, 2);
+        contributing.own.set(kServerContributesOption, 1);
+        cases.push_back(contributing);
+      }
+      if (ranks == 1) cases.push_back(with(kServersOption, 1));
+      break;
+  }
+}
+
+// Every exact method of the grid (grid_methods), with the server layouts that fit on `ranks` ranks.
 std::vector<Case> all_methods(int ranks) {
   std::vector<Case> cases;
-  for (const AllreduceMethod& m : allreduce_method_table()) {
-    if (!m.exact) continue;  // rounded methods have tests of their own (test_bf16.cpp)
-    const std::string name(m.name);
-    switch (m.servers) {
-      case ServerRanks::none:
-        cases.push_back({name, 1, false, m.chunked, 0, m.segmented});
-        // One node, so the found hosts are one host: emulate several, with one and with two ranks each.
-        if (m.two_level)
-          for (int per_host : {1, 2})
-            if (per_host < ranks && ranks % per_host == 0)
-              cases.push_back({name, 1, false, m.chunked, per_host, m.segmented});
-        break;
-      case ServerRanks::one:
-        cases.push_back({name});
-        cases.push_back({name, 1, true});
-        break;
-      case ServerRanks::some:
-        for (int k = 1; k < ranks; ++k) cases.push_back({name, k});
-        if (ranks > 2) cases.push_back({name, 2, true});
-        if (ranks == 1) cases.push_back({name, 1});
-        break;
-    }
+  for (const auto& [name, own] : grid_methods()) {
+    const AllreduceMethod* m = find_allreduce_method(name);
+    REQUIRE_MESSAGE(m, "GRADSYNC_TEST_METHODS names a method that is not in the table: ", name);
+    if (m->exact) add_cases(cases, *m, own, ranks);  // rounded methods have tests of their own (test_bf16.cpp)
   }
   return cases;
 }
@@ -105,9 +136,7 @@ std::size_t wrong_elements(const Comm& comm, const Case& c, std::size_t count, s
   options.chunk_bytes = chunk_bytes;
   options.segment_bytes = segment_bytes;
   options.ring_window = ring_window;
-  options.servers = c.servers;
-  options.server_contributes = c.server_contributes;
-  options.ranks_per_host = c.ranks_per_host;
+  options.own = c.own;
   auto allreduce = make_allreduce(c.method, comm, options);
   std::vector<T> data(count);
   std::size_t wrong = 0;
@@ -153,8 +182,7 @@ TEST_CASE("every method sums exactly: counts, chunk sizes, repeated calls, block
         for (std::size_t segment : segments_for(c)) {
           for (Drive drive : kDrives) {
             CAPTURE(c.method);
-            CAPTURE(c.servers);
-            CAPTURE(c.server_contributes);
+            CAPTURE(c.own.text());
             CAPTURE(count);
             CAPTURE(chunk);
             CAPTURE(segment);
@@ -178,7 +206,7 @@ TEST_CASE("the ring sums exactly with one, two and three exchanges in flight") {
           CAPTURE(count);
           CAPTURE(chunk);
           CAPTURE(static_cast<int>(drive));
-          const Case ring{"ring", 1, false, true};
+          const Case ring{"ring", {}, true};
           CHECK(wrong_elements<float>(world, ring, count, chunk, drive, kAutoSegmentBytes, window) == 0);
         }
       }
@@ -211,9 +239,7 @@ TEST_CASE("at any P every method sums exactly: counts around P, chunks, pieces, 
           const Drive drive = kDrives[cell % std::size(kDrives)];
           const std::size_t window = 1 + cell / 4 % 3;
           CAPTURE(c.method);
-          CAPTURE(c.servers);
-          CAPTURE(c.server_contributes);
-          CAPTURE(c.ranks_per_host);
+          CAPTURE(c.own.text());
           CAPTURE(count);
           CAPTURE(chunk);
           CAPTURE(segment);
@@ -237,8 +263,7 @@ TEST_CASE("every method sums exactly for large counts (2^20 + 7 floats)") {
   for (const Case& c : all_methods(world.size())) {
     for (std::size_t chunk : chunks_for(c, {std::size_t{1024}, kSharedMemoryChunkBytes})) {
       CAPTURE(c.method);
-      CAPTURE(c.servers);
-      CAPTURE(c.server_contributes);
+      CAPTURE(c.own.text());
       CAPTURE(chunk);
       for (Drive drive : kDrives) CHECK(wrong_elements<float>(world, c, (std::size_t{1} << 20) + 7, chunk, drive) == 0);
     }
@@ -274,8 +299,7 @@ TEST_CASE("every method works on split sub-communicators of 1, 2 and 3 ranks") {
         for (std::size_t chunk : chunks_for(c, {std::size_t{4}, kSharedMemoryChunkBytes})) {
           CAPTURE(sub.size());
           CAPTURE(c.method);
-          CAPTURE(c.servers);
-          CAPTURE(c.server_contributes);
+          CAPTURE(c.own.text());
           CAPTURE(count);
           for (std::size_t segment : segments_for(c)) {
             CAPTURE(segment);
@@ -297,16 +321,16 @@ TEST_CASE("ring and parameter server agree with MPI_Allreduce on random floats" 
   make_allreduce("mpi", world)->run(std::span<float>(reference));
   for (const Case& c : all_methods(world.size())) {
     AllreduceOptions options;
-    options.servers = c.servers;
-    options.server_contributes = true;  // so that every rank's data is in the sum, as in MPI_Allreduce
+    options.own = c.own;
+    if (find_allreduce_method(c.method)->takes(kServerContributesOption))  // so that every rank's data is in the
+      options.own.set(kServerContributesOption, 1);                        // sum, as in MPI_Allreduce
     auto allreduce = make_allreduce(c.method, world, options);
     std::vector<float> data = mine;
     allreduce->run(std::span<float>(data));
     double worst = 0;
     for (std::size_t i = 0; i < count; ++i) worst = std::max(worst, double(std::fabs(data[i] - reference[i])));
     CAPTURE(c.method);
-    CAPTURE(c.servers);
-    CAPTURE(c.server_contributes);
+    CAPTURE(c.own.text());
     CHECK(worst < 1e-5);
   }
 }
@@ -318,11 +342,11 @@ TEST_CASE("sharded parameter servers give bit-identical sums to the central one"
   Rng rng(5, static_cast<std::uint64_t>(world.rank()));
   for (float& x : mine) x = rng.uniform();
   AllreduceOptions options;
-  options.server_contributes = true;
+  options.own.set(kServerContributesOption, 1);
   std::vector<float> central = mine;
   make_allreduce("ps", world, options)->run(std::span<float>(central));
   for (int k = 2; k < world.size(); ++k) {
-    options.servers = k;
+    options.own.set(kServersOption, k);
     std::vector<float> sharded = mine;
     make_allreduce("ps-sharded", world, options)->run(std::span<float>(sharded));
     CAPTURE(k);
@@ -382,10 +406,25 @@ TEST_CASE("unknown methods and impossible server counts are rejected up front" *
   CHECK_THROWS_WITH_AS(make_allreduce("tree", world), doctest::Contains("unknown allreduce method 'tree'"),
                        std::invalid_argument);
   AllreduceOptions options;
-  options.servers = world.size();
+  options.own.set(kServersOption, world.size());
   if (world.size() > 1)
     CHECK_THROWS_WITH_AS(make_allreduce("ps-sharded", world, options), doctest::Contains("server rank(s) need"),
                          std::invalid_argument);
+  // A method's own options: only the keys its entry declares, within their ranges, named in the refusal.
+  CHECK_THROWS_WITH_AS(make_allreduce("ps", world, options), doctest::Contains("ps: unknown option 'servers'"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(make_allreduce("ring:servers=2", world),
+                       doctest::Contains("ring: unknown option 'servers' (ring takes no options of its own)"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(make_allreduce("ps-sharded:sever=1", world),
+                       doctest::Contains("unknown option 'sever' (its options: servers, server_contributes)"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(make_allreduce("ps-sharded:servers=0", world), doctest::Contains("servers=0 is out of range"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(make_allreduce("hier:ranks_per_host", world), doctest::Contains("is not key=value"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(make_allreduce("hier:ranks_per_host=two", world), doctest::Contains("not a whole number"),
+                       std::invalid_argument);
 }
 
 // The test job runs on one machine, so every communicator here shares a node: the automatic chunk, segment and
@@ -417,7 +456,7 @@ TEST_CASE("ranks planned with different chunk sizes or server layouts fail loudl
   CHECK_THROWS_WITH_AS(make_allreduce("ring", world, mine)->run(std::span<float>(data)),
                        doctest::Contains("other method or options"), MismatchError);
   AllreduceOptions layout;
-  layout.servers = world.rank() == 1 ? 2 : 1;
+  layout.own.set(kServersOption, world.rank() == 1 ? 2 : 1);
   CHECK_THROWS_AS(make_allreduce("ps-sharded", world, layout)->run(std::span<float>(data)), MismatchError);
 }
 
@@ -447,9 +486,7 @@ TEST_CASE("a held operation checks while another object moves data, sums once re
   for (const Case& c : all_methods(world.size())) {
     CAPTURE(c.method);
     AllreduceOptions options;
-    options.servers = c.servers;
-    options.server_contributes = c.server_contributes;
-    options.ranks_per_host = c.ranks_per_host;
+    options.own = c.own;
     auto first = make_allreduce(c.method, world, options), second = make_allreduce(c.method, world, options);
     std::vector<float> a(100000, 1.0f), b(1000, 2.0f);
     first->start(std::span<float>(a));
@@ -579,8 +616,13 @@ TEST_CASE("the method table: unique names, each built under its own name, proper
     seen.emplace_back(m.name);
     CHECK(find_allreduce_method(m.name) == &m);
     CHECK_FALSE(m.summary.empty());
+    // What callers that choose a layout by property set (allreduce_method.hpp) is declared by every such entry.
+    CHECK(m.takes(kServerContributesOption) == (m.servers != ServerRanks::none));
+    CHECK(m.takes(kServersOption) == (m.servers == ServerRanks::some));
+    CHECK(m.takes(kRanksPerHostOption) == m.two_level);
+    for (const MethodOption& o : m.options) CHECK((o.min <= o.fallback && o.fallback <= o.max));
     AllreduceOptions options;
-    if (m.servers == ServerRanks::some) options.servers = std::max(1, world.size() - 1);
+    if (m.servers == ServerRanks::some) options.own.set(kServersOption, std::max(1, world.size() - 1));
     auto allreduce = make_allreduce(m.name, world, options);
     CHECK(allreduce->name() == m.name);
     CHECK(allreduce->contributes(0) == (m.servers == ServerRanks::none || world.size() == 1));
@@ -597,6 +639,7 @@ TEST_CASE("the method table: unique names, each built under its own name, proper
   const std::string listing = allreduce_method_listing();
   CHECK(static_cast<std::size_t>(std::count(listing.begin(), listing.end(), '\n')) == seen.size());
   CHECK(listing.find("rd\texact any-type servers=none segmented modelled\t") != std::string::npos);
+  CHECK(listing.find("\tservers=1 (1..2147483647): server ranks") != std::string::npos);
   CHECK(listing.find("ring-bf16\trounded float32 servers=none chunked segmented\t") != std::string::npos);
   CHECK(listing.find("hier\texact any-type servers=none chunked segmented two-level modelled\t") != std::string::npos);
   CHECK(find_allreduce_method("tree") == nullptr);
@@ -607,7 +650,7 @@ TEST_CASE("hier refuses hosts with different numbers of ranks, on every rank, na
   const Comm world = Comm::world();
   SKIP_UNLESS(world.size() >= 3, "hosts of unequal rank counts (P-1 and 1) need 3 ranks");
   AllreduceOptions uneven;
-  uneven.ranks_per_host = world.size() - 1;  // one host of P-1 ranks and one of 1
+  uneven.own.set(kRanksPerHostOption, world.size() - 1);  // one host of P-1 ranks and one of 1
   CHECK_THROWS_WITH_AS(make_allreduce("hier", world, uneven), doctest::Contains("hosts have 1 to"),
                        std::invalid_argument);
 }

@@ -42,7 +42,7 @@ TEST_CASE("a parameter-server trainer's BSP step moves the messages of one ps-sh
     Messages reduction_sent, reduction_received, step_sent, step_received;
     {
       AllreduceOptions options;
-      options.servers = servers;
+      options.own.set(kServersOption, servers);
       options.check_agreement = false;  // its one collective is not part of the exchange
       const std::unique_ptr<Allreduce> ps = make_allreduce("ps-sharded", world, options);
       std::vector<float> data(n, 1.0f);

@@ -112,8 +112,7 @@ TEST_CASE("parameter-server workers push and pull each server's key range only; 
       for (bool contributes : {false, true}) {
         const std::size_t count = 10007;
         AllreduceOptions options;
-        options.servers = servers;
-        options.server_contributes = contributes;
+        options.own.set(kServersOption, servers).set(kServerContributesOption, contributes ? 1 : 0);
         const Observed o("ps-sharded", comm, options, count);
         CAPTURE(p);
         CAPTURE(servers);
@@ -321,7 +320,7 @@ TEST_CASE("hier crosses hosts only with its slice: a ring inside each host, one 
   const int hosts = p / per_host, host = r / per_host, l = r % per_host;
   const std::size_t count = 10007;
   AllreduceOptions options;
-  options.ranks_per_host = per_host;
+  options.own.set(kRanksPerHostOption, per_host);
   options.chunk_bytes = 4096;
   const Observed o("hier", world, options, count);
   // Inside the host: the ring's reduce-scatter and all-gather on L ranks, each 1/L of the buffer per step.

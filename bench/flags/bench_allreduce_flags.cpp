@@ -12,7 +12,8 @@ std::optional<int> parse_allreduce_flags(int argc, char** argv, bool lead, Allre
   app.add_option(
          "--methods", f.methods,
          fmt::format("comma-separated: {} (--list-methods says what each is; a rounded method's algbw and busbw "
-                     "count float32 bytes, more than it sends); a '+nocheck' suffix skips the agreement check, '+wN' "
+                     "count float32 bytes, more than it sends); a method's own options follow its name as ':key=value' "
+                     "(hier:ranks_per_host=2); a '+nocheck' suffix skips the agreement check, '+wN' "
                      "runs the ring with N exchanges in flight; "
                      "membound times the DRAM traffic a ring allreduce cannot avoid (bench/memory_bound.hpp), xcore "
                      "the ring's schedule with plain loads and stores through a shared window "
@@ -20,7 +21,7 @@ std::optional<int> parse_allreduce_flags(int argc, char** argv, bool lead, Allre
                      allreduce_method_names([](const AllreduceMethod&) { return true; })))
       ->capture_default_str();
   app.add_flag("--list-methods", f.list_methods,
-               "print every method, one a line: name, properties, summary (tab-separated), and exit");
+               "print every method, one a line: name, properties, summary, own options (tab-separated), and exit");
   app.add_option("--min-bytes", f.min_bytes, "smallest message (e.g. 4, 1K, 1M)")->capture_default_str();
   app.add_option("--max-bytes", f.max_bytes, "largest message")->capture_default_str();
   app.add_option("--step-factor", f.step_factor, "multiply the size by this each row")->capture_default_str();

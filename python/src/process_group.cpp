@@ -16,12 +16,15 @@ namespace {
 std::mutex live_mutex;
 std::vector<std::weak_ptr<Group>> live_groups;
 
-// The methods a process group may use: every registry entry that leaves the whole sum on every rank.
+// The methods a process group may use: every registry entry that leaves the whole sum on every rank, with its own
+// options if given ("hier:ranks_per_host=2"), checked here so that a bad one fails when the group is made.
 void require_method(const std::string& method) {
-  const AllreduceMethod* m = find_allreduce_method(method);
+  const auto [name, own] = parse_method_spec(method);
+  const AllreduceMethod* m = find_allreduce_method(name);
   if (m == nullptr || !m->every_rank_gets_sum())
-    throw std::invalid_argument("gradsync backend: unknown method '" + method + "' (GRADSYNC_METHOD): use one of " +
+    throw std::invalid_argument("gradsync backend: unknown method '" + name + "' (GRADSYNC_METHOD): use one of " +
                                 allreduce_method_names([](const AllreduceMethod& x) { return x.every_rank_gets_sum(); }));
+  check_method_options(m->name, m->options, own);
 }
 
 std::string shape_text(const at::Tensor& t) {
@@ -107,7 +110,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupGradsync::allreduce(std::vector<at::T
   const at::Tensor t = tensors.empty() ? at::Tensor() : tensors[0];
   call.what += shape_text(t);
   // Which path: a gradsync method for sums it can do, MPI's MPI_Allreduce for the rest.
-  const AllreduceMethod* method = find_allreduce_method(method_);
+  const AllreduceMethod* method = find_allreduce_method(parse_method_spec(method_).first);
   std::optional<Dtype> summed;
   MPI_Datatype mpi_type = MPI_DATATYPE_NULL;
   if (call.refusal.empty()) {

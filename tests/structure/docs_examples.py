@@ -3,36 +3,15 @@
 compiled against today's headers (-fsyntax-only, C++20), so a renamed field or header fails this test.
 Usage: docs_examples.py ROOT COMPILER [-I DIR ...] [-D NAME=VALUE ...]. Exit 1 naming the example that fails."""
 import os
-import re
 import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from design_diffs import design_diffs  # noqa: E402
+
 root, compiler, flags = sys.argv[1], sys.argv[2], sys.argv[3:]
-text = open(os.path.join(root, 'docs', 'design.md'), encoding='utf-8').read()
-examples = []
-appended = {}  # a file the diffs add lines to (the registry's .def lists): its lines after today's
-for block in re.findall(r'```diff\n(.*?)```', text, re.S):
-    lines = block.split('\n')
-    for i, line in enumerate(lines):
-        head = line.strip()
-        if head.startswith('--- ') and head != '--- /dev/null' and i + 1 < len(lines) and \
-                lines[i + 1].strip() == '+++ ' + head[4:]:
-            for follow in lines[i + 2:]:
-                stripped = follow.strip()
-                if stripped.startswith('--- '):
-                    break
-                if stripped.startswith('+'):
-                    appended.setdefault(head[4:], []).append(stripped[1:])
-        if line.strip() == '--- /dev/null' and i + 1 < len(lines) and lines[i + 1].strip().startswith('+++ '):
-            path = lines[i + 1].strip()[4:]
-            body = []
-            for follow in lines[i + 2:]:
-                stripped = follow.strip()
-                if stripped.startswith('--- ') or not stripped.startswith('+'):
-                    break
-                body.append(follow.lstrip()[1:])
-            examples.append((path, '\n'.join(body) + '\n'))
+examples, appended = design_diffs(root)
 if not examples:
     sys.exit('docs_examples: no example files found in docs/design.md')
 failed = 0

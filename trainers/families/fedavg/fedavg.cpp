@@ -25,7 +25,7 @@ const AllreduceMethod& aggregation_method(const FederatedOptions& fed) {
 // rank order and sends the sum back (collectives/ps_allreduce.hpp).
 AllreduceOptions aggregation_options(const TrainConfig& config) {
   AllreduceOptions o = allreduce_options(config);
-  o.server_contributes = true;
+  if (aggregation_method(config.fed).takes(kServerContributesOption)) o.own.set(kServerContributesOption, 1);
   return o;
 }
 
