@@ -215,7 +215,7 @@ void train_alternating(const Flags& f, const TrainTest& data, const Model& model
     const std::size_t first = (static_cast<std::size_t>(s % per_epoch) * w + me) * f.batch;
     for (std::size_t j = 0; j < f.batch; ++j) slice[j] = perm[first + j];
     MethodTimes& m = timed[static_cast<std::size_t>(s / f.block) % timed.size()];
-    if (switched) g_trace_recorder = m.spec.traced ? recorder : nullptr;  // between steps: nothing in flight records
+    if (switched) install_trace_recorder(m.spec.traced ? recorder : nullptr);  // between steps: nothing in flight records
     if (TraceRecorder* t = trace_recorder()) t->set_step(s);
     const TraceScope traced(SpanKind::step, "step");
     // In a serial block rank 0 steps alone; the other ranks sleep in a barrier it joins after the block's last step.
@@ -348,10 +348,11 @@ int run(int argc, char** argv, const Comm& world) {
   Replicas replicas(model, config);
   ObserveOptions observe;
   observe.trace_file = f.trace;
+  observe.slow_ranks = SlowRanks::off;    // its methods alternate by blocks: a late rank would be per method, not per run
   RunTrace trace(observe, world, false);  // before the synchronizers: it must outlive their threads
   std::vector<MethodTimes> timed = make_methods(f, config, world, model, replicas);
   train_alternating(f, data, model, world, config.seed, replicas, timed, trace.recorder());
-  g_trace_recorder = trace.recorder();
+  install_trace_recorder(trace.recorder());
   trace.finish();
   check_replicas(world, replicas.params);
   const std::vector<Row> rows = results(world, timed);

@@ -16,6 +16,7 @@ for d in "$old" "$new"; do
   for b in bench_allreduce bench_sync; do [ -x "$d/$b" ] || die "no $d/$b"; done
 done
 mkdir -p "$out"
+host_txt "$out" "bench/compare_builds.sh: $old against $new"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpi=(mpirun -n 2 --bind-to core)
 data="$GRADSYNC_ROOT/data/mnist"

@@ -27,6 +27,7 @@ parse_flags compute_train.sh \
 need_bins train
 [ -z "$before" ] || [ -x "$before" ] || die "--before: '$before' is not an executable"
 mkdir -p "$out"
+host_txt "$out" "bench/compute_train.sh (serial train runs, alternated)"
 configs=("mlp 256" "mlp 32" "softmax 32" "softmax 256")
 if [ -n "$only" ]; then
   [[ "$only" =~ ^(mlp|softmax):[0-9]+$ ]] || die "--only: '$only' is not MODEL:BATCH (e.g. mlp:32)"

@@ -41,6 +41,7 @@ fi
 out="${out:-$GRADSYNC_ROOT/results/bench-$(date +%Y%m%d-%H%M%S)}"
 refuse_existing "$out" scaling.txt collectives.txt straggler.txt charts
 mkdir -p "$out"
+host_txt "$out" bench/run_all.sh
 say "all benchmarks into $out ($([ "$quick" = 1 ] && echo quick || echo full) settings, $ncores cores)"
 
 failed=()

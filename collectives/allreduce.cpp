@@ -30,9 +30,9 @@ Allreduce::Allreduce(Comm comm, AllreduceOptions options)
 // The operation's span starts when this rank enters the collective, before the agreement check, so that entry times
 // compare across ranks (the slow-rank report). Its method, size and prediction are filled in when it ends.
 void Allreduce::trace_begin(std::size_t count, Dtype type) {
+  if (TraceRecorder* e = entry_recorder()) e->enter(object_id_, calls_);
   TraceRecorder* t = trace_recorder();
   if (!t) return;
-  t->enter(object_id_, calls_);
   span_ = {};
   span_.kind = SpanKind::allreduce;
   span_.track = Track::communication;
@@ -232,7 +232,7 @@ void Allreduce::wait_for_stage() {
     check_mpi(MPI_Testall(n, stage_.requests.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall", comm_.rank());
     if (done) return;
     if (!roll_call && watchdog_wants_roll_call()) {
-      const TraceRecorder* t = trace_recorder();
+      const TraceRecorder* t = entry_recorder();
       roll_call = std::make_unique<RollCall>(comm_, roll_call_tag_, object_id_, seq_, t != nullptr,
                                              t ? t->recent_entries(kRollCallEntries) : std::vector<CollectiveEntry>{});
       set_roll_call_result(roll_call->findings());

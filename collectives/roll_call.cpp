@@ -87,7 +87,7 @@ std::string RollCall::findings() const {
   std::string out =
       fmt::format("roll call (ranks of this communicator): in this call:{}; never entered it:{}{}{}", here,
                   missing.empty() ? " none" : missing, elsewhere.empty() ? "" : "; in another call:", elsewhere);
-  if (!recording_) return out + "\nlateness before the hang: not recorded (--slow-ranks or --trace records it)";
+  if (!recording_) return out + "\nlateness before the hang: not recorded (this run was started with --no-slow-ranks)";
   std::string lateness = format_hang_lateness(heard);
   if (!lateness.empty() && lateness.back() == '\n') lateness.pop_back();  // the watchdog ends the report's last line
   return out + "\n" + lateness;

@@ -23,6 +23,9 @@ results folders say.
      alone or as a range; not one in a code span or the sentence's commands, after "=" (settings: p = 8), a date,
      a version, a hex number, a size or rate in binary or bit units (4 MiB, 1 Gbit/s), or a target's. The pages
      scripts/check_docs_unchecked.txt lists are skipped, so the gap shows.
+  6. Results folders. Every folder of plots/results/ has a README.md whose head block (scripts/results_readme.py)
+     names the command, the code's commit, the CPU (or says "CPU not recorded") and the date, and lists only files
+     the folder holds.
 
 Usage: scripts/check_docs.py [--bin DIR] [--no-binaries] [--self-test]
   --bin DIR       where the built binaries are (default build/bin); their --help is run with the environment given
@@ -592,6 +595,17 @@ def self_test():
     print(f"check_docs self-test: {len(cases) - bad} of {len(cases)} cases behave")
     return 1 if bad else 0
 
+
+# --- 6: results folders ------------------------------------------------------------------------------------------
+
+def check_results_folders(problems):
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import results_readme  # noqa: E402 (scripts/ is not a package)
+    base = os.path.join(ROOT, "plots", "results")
+    for name in sorted(os.listdir(base)):
+        if os.path.isdir(os.path.join(base, name)):
+            problems += [p.replace(ROOT + os.sep, "") for p in results_readme.problems_of(os.path.join(base, name))]
+
 # --- main ---------------------------------------------------------------------------------------------------------
 
 def main():
@@ -627,6 +641,7 @@ def main():
     for doc in docs:
         if rel(doc) not in unchecked:
             check_sentence_figures(doc, read(doc), problems, results_table_lines() if rel(doc) == "README.md" else ())
+    check_results_folders(problems)
     for p in problems:
         print(p)
     print(f"check_docs: {len(docs)} documents, {len(problems)} problem(s)")

@@ -3,6 +3,19 @@ GRADSYNC_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$GRADSYNC_ROOT/build}"
 BIN="$BUILD_DIR/bin"
 
+# The command that started the script sourcing this file, as one would type it again from the tree's top (the script's
+# path relative to it when it is inside): host_txt records it in a results folder. Sourced at a script's top level
+# (directly or through bench/cluster/drivers.sh), "$@" here is still the script's own arguments.
+_script_command() {
+  local script="$1" real
+  shift
+  real="$(realpath -- "$script" 2>/dev/null || echo "$script")"
+  case "$real" in "$GRADSYNC_ROOT"/*) script="${real#"$GRADSYNC_ROOT"/}" ;; esac
+  case "$script" in *.sh) printf 'bash %s' "$script" ;; *) printf '%s' "$script" ;; esac
+  [ $# -eq 0 ] || printf ' %q' "$@"
+}
+GRADSYNC_COMMAND="$(_script_command "$0" "$@")"
+
 say() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
@@ -37,13 +50,31 @@ refuse_existing() {
   done
 }
 
+# at_exit NAME COMMAND: runs COMMAND (a string for eval) when the script exits, however it exits, after the commands
+# registered before it; drop_exit NAME forgets it. One EXIT trap runs them all, so no helper undoes another's.
+_exit_names=() _exit_commands=()
+at_exit() {
+  _exit_names+=("$1") _exit_commands+=("$2")
+  trap _run_at_exit EXIT
+}
+drop_exit() {
+  local i
+  for i in "${!_exit_names[@]}"; do
+    [ "${_exit_names[$i]}" != "$1" ] || unset "_exit_names[$i]" "_exit_commands[$i]"
+  done
+}
+_run_at_exit() {
+  local i
+  for i in "${!_exit_commands[@]}"; do eval "${_exit_commands[$i]}" || true; done
+}
+
 # driver_folders OUT NAME: creates OUT/logs/NAME, set as $logs, and a scratch folder inside OUT, set as $work and
 # removed when the script exits.
 driver_folders() {
   logs="$1/logs/$2"
   mkdir -p "$logs"
   work="$(mktemp -d "$1/.$2.XXXXXX")"
-  trap 'rm -rf "$work"' EXIT
+  at_exit scratch 'rm -rf "$work"'
 }
 
 # need_uint FLAG VALUE [MIN]: flag values are checked up front, so a typo fails before minutes of runs.
@@ -151,9 +182,35 @@ cpu_summary() {
         (peak > 0 ? sprintf("core peak %.1f GFLOP/s measured", peak) : "core peak not measured (no bench_compute --peak)")
     }' /proc/cpuinfo
 }
-# host_txt DIR WHAT: DIR/host.txt, the results folder's header (results_header WHAT), unless an earlier driver of
-# the same folder wrote it: plots/make_charts.sh names the machine in its charts' subtitle from it.
-host_txt() { [ -e "$1/host.txt" ] || results_header "$2" >"$1/host.txt"; }
+# host_txt DIR WHAT: DIR/host.txt, the results folder's header (results_header WHAT; plots/make_charts.sh names the
+# machine in its charts' subtitle from it), then the command that started this driver and the commit of the code,
+# unless an earlier driver of the same folder wrote it. When the driver exits, however it exits, DIR/README.md gets
+# its head block from them (results_readme).
+host_txt() {
+  if [ ! -e "$1/host.txt" ]; then
+    { results_header "$2"; printf '# command: %s\n# commit: %s\n' "$GRADSYNC_COMMAND" "$(code_commit)"; } >"$1/host.txt"
+  fi
+  _readme_dir="$1"
+  at_exit readme 'results_readme "$_readme_dir"'
+}
+# code_commit: the commit of this tree, with the count of files that differ from it when the working tree has
+# uncommitted changes (the binaries in build/ are not checked against it). Read-only git calls without optional
+# locks: another git process in the tree is never disturbed.
+code_commit() {
+  local commit changed
+  if commit="$(git -C "$GRADSYNC_ROOT" --no-optional-locks rev-parse --short HEAD 2>/dev/null)"; then
+    changed="$(git -C "$GRADSYNC_ROOT" --no-optional-locks status --porcelain --untracked-files=no 2>/dev/null | wc -l)"
+    [ "$changed" -eq 0 ] || commit+=" + uncommitted changes in $changed file(s)"
+    echo "$commit"
+  else
+    echo "not recorded (not a git checkout)"
+  fi
+}
+# results_readme DIR: writes or refreshes the head block of DIR/README.md (command, commit, CPU, date, files) from
+# DIR/host.txt, keeping what was written below it (scripts/results_readme.py). A failure only warns.
+results_readme() {
+  python3 "$GRADSYNC_ROOT/scripts/results_readme.py" "$1" || say "warning: $1/README.md was not written (scripts/results_readme.py)"
+}
 # results_header WHAT: the first line of a results file or folder: what ran, on which host and CPU (cpu_summary),
 # when (UTC). The one place a results header is written: figures without their machine mean little.
 results_header() {

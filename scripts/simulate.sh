@@ -38,18 +38,47 @@ calibrate() {
 
 platforms() { (cd "$SIM_DIR" && ls ./*.xml | sed 's|./||;s|\.xml||' | paste -sd' ' -); }
 
+# platform_files PLATFORM: sets xml and hosts, the platform file and host file smpirun gets. PLATFORM is a name of
+# bench/sim (flat-1g: bench/sim/flat-1g.xml and bench/sim/hosts-flat-1g.txt) or the path of a platform file of the
+# user's own (run --platform, or a name with a '/' or ending in .xml), whose host file is hosts-NAME.txt beside it unless $HOSTFILE
+# names one (run --hostfile; it also replaces a named platform's). Every file is checked here, and named in errors.
+HOSTFILE="" PLATFORM_FILE=""
+platform_files() {
+  if [ "$1" = "$PLATFORM_FILE" ] || [[ $1 == */* || $1 == *.xml ]]; then
+    xml="$1"
+    [ -f "$xml" ] || die "--platform $xml: no such file"
+    [ -r "$xml" ] || die "--platform $xml: cannot be read"
+    grep -q '<platform' "$xml" || die "--platform $xml: not a SimGrid platform file (no <platform> element)"
+    hosts="$(dirname "$xml")/hosts-$(basename "$xml" .xml).txt"
+    [ -n "$HOSTFILE" ] || [ -f "$hosts" ] ||
+      die "--platform $xml: no host file beside it ($hosts): give one with --hostfile FILE (one host of the platform a line, or HOST:N for N ranks)"
+  else
+    xml="$SIM_DIR/$1.xml"
+    hosts="$SIM_DIR/hosts-$1.txt"
+    [ -f "$xml" ] || die "no platform '$1' (bench/sim/*.xml: $(platforms); or --platform FILE of your own)"
+  fi
+  if [ -n "$HOSTFILE" ]; then
+    hosts="$HOSTFILE"
+    [ -f "$hosts" ] || die "--hostfile $hosts: no such file"
+    [ -r "$hosts" ] || die "--hostfile $hosts: cannot be read"
+  fi
+}
+# host_ranks FILE: how many ranks a host file holds (a line HOST:N holds N, any other non-empty line one).
+host_ranks() { awk -F: 'NF == 0 || /^[ \t]*$/ { next } { n += (NF > 1 && $NF ~ /^[0-9]+$/) ? $NF : 1 } END { print n + 0 }' "$1"; }
+
 # smpi_run PLATFORM NP LOG PROGRAM [ARGS]: PROGRAM (a name in build-smpi/bin) under smpirun; its output and
 # SMPI's timing lines go to LOG and stdout, and the cost of the simulation (CPU seconds, peak memory) after them.
 # SELECTOR (ompi, mpich; default SMPI's own) picks SMPI's MPI_Allreduce the way that MPI would.
 smpi_run() {
   local platform="$1" np="$2" log="$3" program="$4"
   shift 4
-  local xml="$SIM_DIR/$platform.xml" hosts="$SIM_DIR/hosts-$platform.txt"
-  [ -f "$xml" ] || die "no platform '$platform' (bench/sim/*.xml: $(platforms))"
+  local xml hosts
+  platform_files "$platform"
   [[ "$np" =~ ^[1-9][0-9]*$ ]] || die "the rank count must be a positive whole number, got '$np'"
   local have
-  have="$(wc -l <"$hosts")"
-  [ "$np" -le "$have" ] || die "platform '$platform' holds $have ranks, asked for $np"
+  have="$(host_ranks "$hosts")"
+  [ "$have" -gt 0 ] || die "host file $hosts names no host"
+  [ "$np" -le "$have" ] || die "platform '$platform' holds $have ranks, asked for $np (host file $hosts)"
   [ -x "$SMPI_BUILD/bin/$program" ] || die "no $SMPI_BUILD/bin/$program: run scripts/simulate.sh build first"
   local speed
   speed="$(cat "$SIM_DIR/host-speed.txt")"
@@ -66,7 +95,10 @@ smpi_run() {
     smpirun -platform "$xml" -hostfile "$hosts" -np "$np" --cfg=smpi/host-speed:"${speed}Gf" \
     --cfg=smpi/display-timing:yes "${cfg[@]}" ${SMPI_CFG:-} "$SMPI_BUILD/bin/$program" "$@" 2>&1 |
     grep -v -e 'xbt_cfg/INFO' -e 'smpi_colls/INFO' -e 'smpi_coll/INFO' -e '^$' | tee "$log" || status=$?
-  [ "$status" = 0 ] || die "$program on $np simulated ranks of $platform failed (exit $status): see $log"
+  local missing
+  missing="$(sed -n "s/.*Host not found: '\(.*\)'.*/\1/p" "$log" | head -n 1)"
+  [ -z "$missing" ] || die "host file $hosts names host '$missing', which platform $xml does not have"
+  [ "$status" = 0 ] || die "$program on $np simulated ranks of $platform failed (exit $status; hosts from $hosts): see $log"
   # smpirun exits 0 when a rank calls MPI_Abort (SimGrid 3.32): its warning is the only sign.
   ! grep -q 'MPI_Abort was called' "$log" ||
     die "$program on $np simulated ranks of $platform was aborted (its error is above): see $log"
@@ -88,14 +120,17 @@ esac
 [ -f "$SIM_DIR/experiments/$experiment.sh" ] ||
   die "unknown experiment '$experiment' (build, calibrate, $(experiments))"
 [ -f "$SIM_DIR/host-speed.txt" ] || die "no bench/sim/host-speed.txt: run scripts/simulate.sh calibrate first"
-out="$SMPI_BUILD/sim/$experiment"
+out="$SMPI_BUILD/sim/$experiment" named_out=""
 if [ "${1:-}" = "--out" ]; then
   need_value "$1" $#
-  out="$2"
+  out="$2" named_out=1
   shift 2
 fi
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
+# A results folder named with --out gets host.txt and, when the experiment ends, its README's head (host_txt); the
+# default scratch folder under build-smpi/ does not.
+[ -z "$named_out" ] || host_txt "$out" "scripts/simulate.sh $experiment (simulated; computation timed on this CPU)"
 # The experiment sees smpi_run, $out, $SIM_DIR, $SMPI_BUILD and its own arguments.
 # shellcheck source=/dev/null
 source "$SIM_DIR/experiments/$experiment.sh"

@@ -23,8 +23,8 @@ namespace {
 
 // Installs `recorder` for the scope's length.
 struct Installed {
-  explicit Installed(TraceRecorder& r) { g_trace_recorder = &r; }
-  ~Installed() { g_trace_recorder = nullptr; }
+  explicit Installed(TraceRecorder& r) { install_trace_recorder(&r); }
+  ~Installed() { install_trace_recorder(nullptr); }
 };
 
 Span span_at(double start, double end, const char* name = "x") {
@@ -132,6 +132,24 @@ TEST_CASE("trace: the recent entries a roll call sends are the newest, on rank 0
   TraceRecorder fresh({});
   fresh.enter(1, 4);
   CHECK(fresh.recent_entries(3).size() == 1);
+}
+
+TEST_CASE("trace: the slow-rank report alone records collective entries and no span") {
+  // What every run installs by default (ObserveOptions without --trace): entries for the report, no span ring.
+  const Comm world = Comm::world();
+  TraceRecorder recorder({}, /*spans=*/false);
+  const Installed installed(recorder);
+  CHECK(trace_recorder() == nullptr);  // the span sites see no recorder: no clock read, nothing stored
+  CHECK(entry_recorder() == &recorder);
+  const std::unique_ptr<Allreduce> a = make_allreduce("ring", world);
+  std::vector<float> data(257, 1.0f);
+  a->run(std::span(data));
+  a->run(std::span(data));
+  const std::vector<CollectiveEntry> entries = recorder.entries();
+  REQUIRE(entries.size() == 2);
+  CHECK(entries[0].object == a->object_id());
+  CHECK(entries[1].seq == entries[0].seq + 1);
+  CHECK(recorder.spans().empty());
 }
 
 TEST_CASE("trace: each allreduce span carries the bytes the traffic layer sees moved") {

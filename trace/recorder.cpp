@@ -9,6 +9,7 @@
 namespace gradsync {
 
 std::atomic<TraceRecorder*> g_trace_recorder{nullptr};
+std::atomic<TraceRecorder*> g_entry_recorder{nullptr};
 
 namespace {
 
@@ -48,15 +49,21 @@ const char* trace_clock_name() {
 
 void set_trace_slot(int slot) { t_slot = slot; }
 
-TraceRecorder::TraceRecorder(TraceWindow window) : window_(window) {
+void install_trace_recorder(TraceRecorder* recorder) {
+  g_entry_recorder = recorder;
+  g_trace_recorder = recorder && recorder->records_spans() ? recorder : nullptr;
+}
+
+TraceRecorder::TraceRecorder(TraceWindow window, bool spans) : window_(window), spans_(spans) {
   const std::size_t steps = static_cast<std::size_t>(std::clamp<std::int64_t>(window.steps(), 1, TraceWindow::kMaxSteps));
   for (Ring& r : rings_) {
-    r.spans.resize(steps * kSpansPerStep);
+    if (spans_) r.spans.resize(steps * kSpansPerStep);
     r.entries.resize(kCollectiveEntries);
   }
 }
 
 bool TraceRecorder::recording() const {
+  if (!spans_) return false;
   if (window_.first < 0) return true;
   const std::int64_t s = step();
   return s >= window_.first && s <= window_.last;

@@ -25,8 +25,10 @@ struct TraceWindow {
 // Room per step and per thread. A step of a small model with buckets has a few dozen spans; a ring allreduce adds
 // two per message stage. A step with more spans than this shortens the window the ring holds (stated in the file).
 inline constexpr std::size_t kSpansPerStep = 512;
-// Collective entries kept per thread for the slow-rank report: the last this many collectives.
-inline constexpr std::size_t kCollectiveEntries = std::size_t{1} << 16;
+// Collective entries kept per thread for the slow-rank report: the last this many collectives. The report is on in every
+// run, so this is what every rank allocates (24 bytes an entry, per recording thread), also each simulated rank of one
+// SMPI process.
+inline constexpr std::size_t kCollectiveEntries = std::size_t{1} << 14;
 // Recording threads: the worker's own thread (slot 0) and an overlap run's communication thread (slot 1).
 inline constexpr int kTraceSlots = 2;
 
@@ -38,8 +40,10 @@ const char* trace_clock_name();
 
 class TraceRecorder {
  public:
-  // Allocates every ring now. `window` must have steps() in 1..kMaxSteps (the trainer's validate checks it).
-  explicit TraceRecorder(TraceWindow window);
+  // Allocates every ring now. `window` must have steps() in 1..kMaxSteps (the trainer's validate checks it). Without
+  // `spans`, only collective entries are kept (the slow-rank report alone): no span ring is allocated.
+  explicit TraceRecorder(TraceWindow window, bool spans = true);
+  bool records_spans() const { return spans_; }
 
   // The worker's thread, at the start of each training step: spans recorded from now on belong to `global_step`.
   void set_step(std::int64_t global_step) { step_.store(global_step, std::memory_order_relaxed); }
@@ -73,6 +77,7 @@ class TraceRecorder {
     bool entries_wrapped = false;
   };
   TraceWindow window_;
+  bool spans_ = true;
   std::atomic<std::int64_t> step_{-1};
   double clock_offset_s_ = 0;
   Ring rings_[kTraceSlots];
@@ -81,8 +86,15 @@ class TraceRecorder {
 // The process's recorder, or nullptr when tracing is off. Installed before any recording thread starts and removed
 // after they have all stopped (trainers/report/run_trace.hpp). Atomic because bench_sync's -traced methods switch it on
 // and off between steps while an idle communication thread may read it; a relaxed load is a plain load.
+// Only a recorder that keeps spans is installed here: the span sites test this pointer alone.
 extern std::atomic<TraceRecorder*> g_trace_recorder;
 inline TraceRecorder* trace_recorder() { return g_trace_recorder.load(std::memory_order_relaxed); }
+// The recorder collective entries go to (the slow-rank report, a hang's roll call): installed whenever a run records at
+// all, spans or not.
+extern std::atomic<TraceRecorder*> g_entry_recorder;
+inline TraceRecorder* entry_recorder() { return g_entry_recorder.load(std::memory_order_relaxed); }
+// Installs `recorder` (nullptr: none) for collective entries, and for spans if it keeps them.
+void install_trace_recorder(TraceRecorder* recorder);
 // The calling thread records into `slot` (0..kTraceSlots-1; 0 unless a thread says otherwise).
 void set_trace_slot(int slot);
 

@@ -71,16 +71,20 @@ std::string format_slow_rank_report(const SlowRankReport& r) {
   for (const SlowRankReport::Rank& k : r.ranks)
     out += fmt::format("  rank {}: last into {:.0f}%, {:.3f} ms late at the median\n", k.rank, share(k),
                        k.median_lateness_s * 1e3);
+  return out + format_slow_rank_verdict(r);
+}
+
+std::string format_slow_rank_verdict(const SlowRankReport& r) {
+  if (r.collectives == 0) return "slow ranks: no collective was entered by every worker in the recorded window\n";
   const auto named = std::find_if(r.ranks.begin(), r.ranks.end(), [&](const auto& k) { return k.rank == r.named; });
   if (named != r.ranks.end())
-    out += fmt::format("rank {} was last into {:.0f}% of allreduces, {:.1f} ms late at the median\n", named->rank,
-                       share(*named), named->median_lateness_s * 1e3);
-  else
-    out += fmt::format(
-        "no rank was consistently late (a rank is named when last into >= {:.0f}% of them and >= {:.1f} "
-        "ms late at the median)\n",
-        100 * kSlowRankLastShare, kSlowRankMinLateness_s * 1e3);
-  return out;
+    return fmt::format("rank {} was last into {:.0f}% of allreduces, {:.1f} ms late at the median\n", named->rank,
+                       100.0 * static_cast<double>(named->last) / static_cast<double>(r.collectives),
+                       named->median_lateness_s * 1e3);
+  return fmt::format(
+      "no rank was consistently late (a rank is named when last into >= {:.0f}% of them and >= {:.1f} "
+      "ms late at the median)\n",
+      100 * kSlowRankLastShare, kSlowRankMinLateness_s * 1e3);
 }
 
 std::string format_hang_lateness(const std::vector<std::optional<std::vector<CollectiveEntry>>>& heard) {

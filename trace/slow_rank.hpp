@@ -31,6 +31,8 @@ SlowRankReport find_slow_rank(const GatheredTrace& trace);
 // Lines for the end of a run: one per rank, then the verdict ("rank 3 was last into 91% of allreduces, 4.8 ms late
 // at the median", or that no rank was consistently late, with the thresholds).
 std::string format_slow_rank_report(const SlowRankReport& report);
+// The verdict line alone (the last line of format_slow_rank_report): what every run prints by default.
+std::string format_slow_rank_verdict(const SlowRankReport& report);
 
 // The same report at a watchdog timeout, from what the ranks of the hung collective's communicator could still send
 // (collectives/roll_call.hpp): heard[r] holds rank r's recent entries on rank 0's clock, or nothing if r never

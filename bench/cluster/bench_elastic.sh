@@ -75,7 +75,7 @@ fi
 # --- 2. losing a host on the emulated cluster -----------------------------------------------------------------
 export GS_CLUSTER_PREFIX=eb GS_CLUSTER_SUBNET=10.98.2 GS_CLUSTER_STATE=/run/gradsync-cluster-bench-elastic
 "$CLUSTER" down >/dev/null 2>&1 || true
-trap '"$CLUSTER" down >/dev/null 2>&1; rm -rf "$work"' EXIT
+at_exit cluster '"$CLUSTER" down >/dev/null 2>&1'
 "$CLUSTER" up 4 --rate 1gbit >"$logs/up.log" 2>&1 || die "cluster.sh up failed: $logs/up.log"
 ip_of() { echo "$GS_CLUSTER_SUBNET.$(($1 + 1))"; }
 printf '%s slots=1\n' "$(ip_of 0)" "$(ip_of 1)" "$(ip_of 2)" "$(ip_of 3)" >"$work/hostfile"

@@ -11,7 +11,7 @@ extra=()         # setting_args
 
 # The cluster comes down when the driver ends: normally, on a failed run (set -e) or on Ctrl-C.
 teardown_cluster_on_exit() {
-  trap '"$CLUSTER" down >/dev/null 2>&1 || say "warning: '"'"'$CLUSTER down'"'"' failed: run it by hand"' EXIT
+  at_exit cluster '"$CLUSTER" down >/dev/null 2>&1 || say "warning: '"'"'$CLUSTER down'"'"' failed: run it by hand"'
   trap 'exit 130' INT TERM
 }
 
@@ -47,7 +47,7 @@ cluster_up() {
 }
 cluster_down() {
   "$CLUSTER" down
-  trap - EXIT
+  drop_exit cluster
 }
 
 # absolute_mnist VAR [HINT]: the MNIST folder named by variable VAR (--data) must hold MNIST's four files, and VAR
@@ -117,21 +117,11 @@ slow_host_args() {
   slow_args=(--slow-host "$2" --slow-rate "$3")
 }
 
-# provenance_txt DIR: appends to DIR/host.txt the lines a result is traced back by, beside results_header's: the
-# CPU as lscpu names it (model name, family, model), the commit of this tree when the run started (with the count of
-# files that differ from it when the working tree has uncommitted changes; the binaries in build/ are not checked
-# against it) and the date. Read-only git calls only, without optional locks: another git process in the tree is
-# never disturbed.
+# provenance_txt DIR: appends to DIR/host.txt the CPU as lscpu names it (model name, family, model) and the date,
+# beside results_header's line and the command and commit host_txt wrote.
 provenance_txt() {
-  local cpu commit changed
+  local cpu
   cpu="$(LC_ALL=C lscpu 2>/dev/null | awk -F': *' '/^Model name/ { n = $2 } /^CPU family/ { f = $2 }
     /^Model:/ { m = $2 } END { printf "%s, family %s, model %s", n, f, m }')" || cpu="unknown (no lscpu)"
-  if commit="$(git -C "$GRADSYNC_ROOT" --no-optional-locks rev-parse HEAD 2>/dev/null)"; then
-    changed="$(git -C "$GRADSYNC_ROOT" --no-optional-locks status --porcelain 2>/dev/null | wc -l)"
-    [ "$changed" -eq 0 ] || commit+=" + uncommitted changes in $changed file(s)"
-  else
-    commit="unknown (not a git checkout)"
-  fi
-  printf '# cpu (lscpu): %s\n# commit: %s\n# date: %s\n' "$cpu" "$commit" "$(date -u '+%Y-%m-%d %H:%M:%S UTC')" \
-    >>"$1/host.txt"
+  printf '# cpu (lscpu): %s\n# date: %s\n' "$cpu" "$(date -u '+%Y-%m-%d %H:%M:%S UTC')" >>"$1/host.txt"
 }

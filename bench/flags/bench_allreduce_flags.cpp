@@ -25,7 +25,9 @@ std::optional<int> parse_allreduce_flags(int argc, char** argv, bool lead, Allre
   app.add_option("--min-bytes", f.min_bytes, "smallest message (e.g. 4, 1K, 1M)")->capture_default_str();
   app.add_option("--max-bytes", f.max_bytes, "largest message")->capture_default_str();
   app.add_option("--step-factor", f.step_factor, "multiply the size by this each row")->capture_default_str();
-  app.add_option("--iters", f.iters, "timed iterations per row (0: enough to move ~1 GiB, 5..2000)")
+  app.add_option("--iters", f.iters,
+                 "timed iterations per row (0: enough to move ~1 GiB, 5..2000; a simulation build's defaults for "
+                 "--iters, --warmup and --reps are 1)")
       ->capture_default_str();
   app.add_option("--warmup", f.warmup, "untimed iterations per row")->capture_default_str();
   app.add_option("--reps", f.reps, "timed blocks per row, methods interleaved; the median is reported")

@@ -41,6 +41,7 @@ compgen -G "$BUILD_DIR/python/gradsync/_C*.so" >/dev/null || die "no PyTorch bac
 refuse_existing "$out" ddp.csv summary.txt
 mkdir -p "$out/logs"
 out="$(cd "$out" && pwd)"
+host_txt "$out" "DDP with the gradsync backend against gloo"
 data="$GRADSYNC_ROOT/data/mnist"
 absolute_mnist data
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -123,12 +124,8 @@ busy="$(awk -v a="$load_before" -v b="$load_after" -v c="$cores_now" 'BEGIN { pr
   [ "$busy" = 0 ] || echo "**Under load**: the machine's load average was $load_before before and $load_after after" \
     "the runs on $cores_now cores (other jobs were running); re-run on a quiet machine for figures to quote."
   echo
-  echo "Command: \`bench/torch/bench_ddp.sh --np $np --hosts $hosts --rate $rate --models $models --runs \"$runs\"" \
-    "--epochs $epochs --steps $steps --out DIR\`"
-  echo
-  echo "Commit: $(git -C "$GRADSYNC_ROOT" rev-parse --short HEAD)$(git -C "$GRADSYNC_ROOT" diff --quiet || echo ' (with local changes)')"
-  echo
-  echo "CPU: $(lscpu | sed -n 's/^Model name: *//p'), $cores_now cores; load average before: $load_before, after: $load_after"
+  echo "Load average on $cores_now cores before the runs: $load_before, after: $load_after (the command, commit, CPU and"\
+    "date are in the block above, from host.txt)"
   echo
   echo '```'
   cat "$out/summary.txt"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ctest cases for `train --trace`, `--slow-ranks` and `--explain` on the real binary (tests/CMakeLists.txt lists them).
+# ctest cases for `train --trace`, the slow-rank report and `--explain` on the real binary (tests/CMakeLists.txt lists them).
 # usage: trace_check.sh BIN_DIR CASE
 #   blocking  a blocking ring: the trace parses, spans nest, each step's allreduce carries the gradient's bytes, and
 #             no allreduce overlaps a backward span
@@ -7,15 +7,17 @@
 #   thread    --buckets --progress thread: the communication thread's track nests and carries the bytes
 #   window    --trace-steps 5:9 keeps exactly those steps
 #   explain   --sync auto --buckets --explain: the table lists exactly the sizes rank 0 reduced
-#   straggler --straggler 1:5 names rank 1; the same run without it names nobody. On 2 ranks: 4 ranks on this
-#             machine's 2 cores are time-sliced, and a rank the scheduler keeps waiting is late by a slice for real
-#             (it was named, correctly, in a run beside a simulation taking a core)
+#   straggler with no flag (the report is on by default) --straggler 1:5 names rank 1 in one line, without the table,
+#             and the same run without the straggler prints no report line; --slow-ranks without a straggler prints
+#             every rank's row and names nobody; --no-slow-ranks with the straggler prints no report. On 2 ranks: 4
+#             ranks on this machine's 2 cores are time-sliced, and a rank the scheduler keeps waiting is late by a
+#             slice for real (it was named, correctly, in a run beside a simulation taking a core)
 #   alternate bench_sync --methods ring,ring+traced: the trace holds exactly the +traced method's steps, and they
 #             check as a blocking ring's
 #   badpath   --trace into a missing directory: one error, before any step, exit 2
 #   hang      rank 3 never reaches the first allreduce: the watchdog's report names the collective, its call number
 #             and rank 3 as the one that never entered it
-#   hang_late with --slow-ranks, rank 1 late by 20 ms every step and rank 3 hung after step 20: the hang report names
+#   hang_late with the default report, rank 1 late by 20 ms every step and rank 3 hung after step 20: the hang report names
 #             rank 3 as missing, says it has no entry times from it, and names rank 1 from the ranks that answered
 #             (20 ms, not 5: four ranks share two cores here, and the waiting ranks poll)
 # Launcher and flags: scripts/mpi.sh ($GRADSYNC_MPIEXEC from ctest), as the other shell tests.
@@ -51,10 +53,19 @@ case "$case_name" in
     train --sync auto --buckets --bucket-kib 4 --explain --trace "$out/t.json" | tee "$out/explain.txt"
     check "$out/t.json" "$param_bytes" --explained "$out/explain.txt" ;;
   straggler)
-    ranks=2 train --sync ring --slow-ranks --straggler 1:5 | tee "$out/late.txt"
-    grep -q '^rank 1 was last into' "$out/late.txt" || { echo "the straggler, rank 1, was not named" >&2; exit 1; }
+    ranks=2 train --sync ring --straggler 1:5 | tee "$out/late.txt"
+    grep -q '^rank 1 was last into' "$out/late.txt" || { echo "a default run did not name the straggler, rank 1" >&2; exit 1; }
+    ! grep -q '^  rank 0: last into' "$out/late.txt" || { echo "a default run printed the whole table" >&2; exit 1; }
+    ranks=2 train --sync ring | tee "$out/quiet.txt"
+    ! grep -q 'was last into\|consistently late\|^slow ranks' "$out/quiet.txt" ||
+      { echo "a default run without a straggler printed a report line" >&2; exit 1; }
     ranks=2 train --sync ring --slow-ranks | tee "$out/none.txt"
-    grep -q '^no rank was consistently late' "$out/none.txt" || { echo "a run without a straggler named a rank" >&2; exit 1; } ;;
+    grep -q '^  rank 0: last into' "$out/none.txt" && grep -q '^  rank 1: last into' "$out/none.txt" ||
+      { echo "--slow-ranks did not print every rank's row" >&2; exit 1; }
+    grep -q '^no rank was consistently late' "$out/none.txt" || { echo "a run without a straggler named a rank" >&2; exit 1; }
+    ranks=2 train --sync ring --no-slow-ranks --straggler 1:5 | tee "$out/off.txt"
+    ! grep -q 'was last into\|consistently late\|^slow ranks' "$out/off.txt" ||
+      { echo "--no-slow-ranks still printed a report" >&2; exit 1; } ;;
   alternate)
     env "${MPI_ENV[@]}" "$MPIEXEC" -n 2 "${MPIRUN_FLAGS[@]}" "$bin/bench_sync" --methods ring,ring+traced --steps 64 \
       --block 8 --settle 1 --trace "$out/t.json"
@@ -88,7 +99,7 @@ PY
       { echo "the hang report does not name rank 3 as missing from call #0" >&2; exit 1; } ;;
   hang_late)
     set +e
-    train --sync ring --slow-ranks --straggler 1:20 --inject-pause 20:600:3 --timeout 3 >"$out/hang.txt" 2>&1
+    train --sync ring --straggler 1:20 --inject-pause 20:600:3 --timeout 3 >"$out/hang.txt" 2>&1
     code=$?
     set -e
     cat "$out/hang.txt"

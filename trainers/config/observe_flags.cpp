@@ -14,8 +14,14 @@ void add_observe_options(CLI::App& app, ObserveOptions& o, std::string& trace_st
                  fmt::format("which steps the trace keeps: N = the last N (default {}), A:B = global steps A to B; at "
                              "most {} steps",
                              TraceWindow::kDefaultLastSteps, TraceWindow::kMaxSteps));
-  app.add_flag("--slow-ranks", o.slow_ranks,
-               "record when each rank enters each collective and print which rank was last, how often and by how much");
+  CLI::Option* table = app.add_flag_callback(
+      "--slow-ranks", [&o] { o.slow_ranks = SlowRanks::table; },
+      "print the whole slow-rank report at the end: every rank's share of last entries into collectives and its median "
+      "lateness, and the clock alignment (without it, one line names a consistently late rank, if there is one)");
+  app.add_flag_callback(
+         "--no-slow-ranks", [&o] { o.slow_ranks = SlowRanks::off; },
+         "record no collective entry times: no slow-rank line at the end, and a hang report without lateness")
+      ->excludes(table);
   app.add_flag("--explain", o.explain,
                "print auto's choices: every candidate's prediction, the choice, its measured time");
 }

@@ -43,28 +43,33 @@ RunTrace::RunTrace(const ObserveOptions& options, const Comm& world, bool commun
   if (!options_.recording()) return;
   gathered_.window = options_.window;
   gathered_.communication_thread = communication_thread ? 1 : 0;
-  recorder_ = std::make_unique<TraceRecorder>(options_.window);
-  const WaitScope wait("clock ping-pongs with rank 0 (--trace)");
+  recorder_ = std::make_unique<TraceRecorder>(options_.window, options_.spans());
+  const WaitScope wait("clock ping-pongs with rank 0 (--trace, the slow-rank report)");
   gathered_.start = measure_clock_offsets(world_);
   recorder_->set_clock_offset(gathered_.start[static_cast<std::size_t>(world_.rank())].offset_s);
-  g_trace_recorder = recorder_.get();
+  install_trace_recorder(recorder_.get());
 }
 
 RunTrace::~RunTrace() {
-  if (g_trace_recorder == recorder_.get()) g_trace_recorder = nullptr;
+  if (entry_recorder() == recorder_.get()) install_trace_recorder(nullptr);
 }
 
 void RunTrace::finish() {
   if (!recorder_) return;
-  g_trace_recorder = nullptr;  // the ping-pongs and the gather are not part of the run
+  install_trace_recorder(nullptr);  // the ping-pongs and the gather are not part of the run
   {
-    const WaitScope wait("clock ping-pongs and the gather of trace records on rank 0 (--trace)");
+    const WaitScope wait("clock ping-pongs and the gather of trace records on rank 0 (--trace, the slow-rank report)");
     gathered_.end = measure_clock_offsets(world_);
     gathered_.ranks = gather_records(world_, *recorder_);
   }
   if (world_.rank() != 0) return;
-  fmt::print("{}", clock_lines(gathered_));
-  fmt::print("{}", format_slow_rank_report(find_slow_rank(gathered_)));
+  const SlowRankReport report = find_slow_rank(gathered_);
+  if (options_.table()) {
+    fmt::print("{}", clock_lines(gathered_));
+    fmt::print("{}", format_slow_rank_report(report));
+  } else if (options_.slow_ranks == SlowRanks::verdict && report.named >= 0) {
+    fmt::print("{}", format_slow_rank_verdict(report));  // one line, and only when a rank was consistently late
+  }
   if (!options_.trace_file.empty()) {
     write_chrome_trace(options_.trace_file, gathered_);
     fmt::print("trace: {} (Chrome trace JSON: open in https://ui.perfetto.dev or chrome://tracing)\n",

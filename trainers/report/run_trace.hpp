@@ -26,7 +26,8 @@ class RunTrace {
 
   // Collective over `world`, once, after the last step, while the objects whose names the spans point at are alive
   // and no thread records: measures the offsets again, gathers every rank's records on rank 0, which writes the trace
-  // file and prints the clock alignment and the slow-rank report. Throws std::runtime_error on rank 0 if the file
+  // file and prints the slow-rank report (the verdict line, or with ObserveOptions::table() the clock alignment and
+  // the whole table). Throws std::runtime_error on rank 0 if the file
   // cannot be written (after every rank has taken part).
   void finish();
   // The recorder this run installed, or nullptr when it records nothing.
