@@ -59,6 +59,8 @@ struct ReportHistory {
   // reached by a run that aimed at another target (then best_accuracy >= target_accuracy says it was).
   double target_steps = -1, target_s = -1;
 
+  // Whether the best accuracy has reached target_accuracy (when: target_steps, if known).
+  bool target_reached() const { return target_accuracy > 0 && evaluations > 0 && best_accuracy >= target_accuracy; }
   bool operator==(const ReportHistory&) const = default;
 };
 
