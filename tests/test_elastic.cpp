@@ -240,6 +240,40 @@ TEST_CASE("ring checkpoints land on two hosts; a damaged, torn or lost replica l
   world.barrier();
 }
 
+TEST_CASE("every host's manifest of a set records rank 0's report history, inside an epoch and at its end" *
+          doctest::test_suite("needs_4_ranks")) {
+  const Comm world = Comm::world();
+  SKIP_UNLESS(world.size() >= 4, kNeedsFourHosts);
+  for (const int servers : {0, 2}) {  // the replicated model (ranks 0 and 1 write it), then shards held by servers
+    CAPTURE(servers);
+    const Hosts hosts(world, fmt::format("history-{}", servers));
+    const TrainTest data = test::blobs(512);
+    TrainConfig c = base(servers ? "ps" : "ring", hosts.pattern());
+    c.servers = servers;
+    c.epochs = 2;  // sets at steps 3, 6, 8, 9, 12, 15 and 16; each host keeps 15 and 16
+    const TrainResult r = train(c, data, world);
+    if (world.rank() == 0) {
+      for (const std::int64_t step : {15, 16}) {
+        CAPTURE(step);
+        std::vector<Manifest> found;  // every host's manifest of the set: host h's is rank h's
+        for (int h = 0; h < 4; ++h)
+          if (const fs::path at = hosts.dir(h) / set_dir_name(step) / manifest_file_name(h); fs::exists(at))
+            found.push_back(read_manifest(at.string()));
+        REQUIRE(found.size() >= 2u);
+        for (const Manifest& m : found) CHECK(m.same_set(found.front()));
+        const ReportHistory& h = found.front().history;
+        CHECK(h.known);
+        CHECK(h.evaluations == (step == 16 ? 2 : 1));
+        CHECK(h.evaluated_steps == (step == 16 ? 16 : 8));
+        if (step == 15) CHECK(h.elapsed_s > h.evaluated_s);  // 7 steps of epoch 2 trained since the evaluation
+        if (step == 16) CHECK(h.elapsed_s == r.epochs.back().elapsed_s);
+        if (step == 16) CHECK(h.best_accuracy == r.best_accuracy);
+      }
+    }
+    world.barrier();
+  }
+}
+
 TEST_CASE("parameter-server shards are written by their server and a buddy, and re-partitioned on resume" *
           doctest::test_suite("needs_4_ranks")) {
   const Comm world = Comm::world();
