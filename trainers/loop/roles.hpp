@@ -14,6 +14,7 @@
 #include "trainers/checkpoint/checkpointing.hpp"
 #include "trainers/config/train_config.hpp"
 #include "trainers/families/server_role.hpp"
+#include "trainers/families/sync_registry.hpp"
 #include "trainers/families/synchronizer.hpp"
 #include "trainers/loop/epoch_work.hpp"
 #include "trainers/loop/worker.hpp"
