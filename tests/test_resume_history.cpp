@@ -15,6 +15,7 @@
 #include "model/checkpoint_manifest.hpp"
 #include "test_support.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
+#include "trainers/loop/run_start.hpp"
 #include "trainers/loop/trainer.hpp"
 #include "trainers/report/report.hpp"
 
@@ -224,4 +225,42 @@ TEST_CASE("a checkpoint without a report history (written before it was recorded
   CHECK(resumed.target_steps == 4);  // the resumed run's first evaluation, round 4
   CHECK(later.step == 5);
   CHECK_FALSE(later.history.known);  // a history counted from the resumed run alone is not written as the run's
+}
+
+TEST_CASE("a resumed run keeps the checkpoint's target crossing for its own target, and carries it on without one") {
+  ResumePoint start;
+  start.history = {true, 4, 0.8, 40, 10.0, 12.0, 0.7, 31.5, 7.25};
+  TrainConfig c = federated_run();
+  c.target_accuracy = 0.7;
+  const ReportHistory fresh = starting_history(c, start);  // no --resume: nothing of the checkpoint's
+  CHECK(fresh.known);
+  CHECK(fresh.evaluations == 0);
+  CHECK(fresh.elapsed_s == 0);
+  CHECK(fresh.target_accuracy == 0.7);
+  CHECK(fresh.target_steps == -1);
+  c.resume = true;
+  CHECK(starting_history(c, start) == start.history);  // the same target: everything as written
+  c.target_accuracy = 0.75;                            // another target, reached before the checkpoint: when is not known
+  ReportHistory h = starting_history(c, start);
+  CHECK(h.target_reached());
+  CHECK(h.target_steps == -1);
+  CHECK(h.target_s == -1);
+  CHECK(h.best_accuracy == 0.8);
+  TrainResult r;
+  r.target_accuracy = 0.75;
+  r.best_accuracy = 0.8;
+  CHECK(test::contains(format_target(r), "reached before the checkpoint this run resumed from; when is not known"));
+  r.best_accuracy = 0.5;
+  CHECK(format_target(r) == "target 0.75 not reached (best test accuracy 0.5000)");
+  c.target_accuracy = 0.9;  // not reached yet: its crossing will be measured
+  CHECK_FALSE(starting_history(c, start).target_reached());
+  c.target_accuracy = 0;  // none: the checkpoint's crossing is carried on to the sets this run writes
+  CHECK(starting_history(c, start) == start.history);
+  start.history = {};  // a checkpoint without a history: the reports count from the resumed run
+  c.target_accuracy = 0.7;
+  h = starting_history(c, start);
+  CHECK_FALSE(h.known);
+  CHECK(h.evaluations == 0);
+  CHECK(h.elapsed_s == 0);
+  CHECK_FALSE(h.target_reached());
 }

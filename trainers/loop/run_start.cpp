@@ -24,8 +24,8 @@ std::string describe_history(const ReportHistory& h, const ReportHistory& writte
   if (!h.target_reached()) return text;
   if (h.target_steps < 0)
     return text + fmt::format("; target {:.4g} reached before it, when not known (its run's target: {:.4g})",
-                              c.target_accuracy, written.target_accuracy);
-  return text + fmt::format("; target {:.4g} reached after {:.2f}s, {:.1f} {}", c.target_accuracy, h.target_s,
+                              h.target_accuracy, written.target_accuracy);
+  return text + fmt::format("; target {:.4g} reached after {:.2f}s, {:.1f} {}", h.target_accuracy, h.target_s,
                             h.target_steps, sync_family(c.sync.family).rounds ? "round(s)" : "global step(s)");
 }
 
@@ -63,7 +63,8 @@ ReportHistory starting_history(const TrainConfig& config, const ResumePoint& sta
   ReportHistory h;
   h.known = true;
   if (config.resume) h = start.history;
-  if (h.target_accuracy != config.target_accuracy) {
+  // A run without a target carries the checkpoint's crossing on, for a later run that has one.
+  if (config.target_accuracy > 0 && h.target_accuracy != config.target_accuracy) {
     h.target_accuracy = config.target_accuracy;
     h.target_steps = h.target_s = -1;
   }

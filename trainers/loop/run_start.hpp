@@ -22,6 +22,7 @@ ResumePoint starting_point(const TrainConfig& config, const Comm& world, const C
 // checkpoint's (not known, from a manifest without one: the reports then count from this run's first evaluation and
 // start, as before it was recorded). A crossing recorded for another --target-accuracy than config's is dropped;
 // whether config's target was reached before the checkpoint then shows only in the best accuracy (target_reached()).
+// Without a target, config keeps the checkpoint's, for the sets this run writes.
 ReportHistory starting_history(const TrainConfig& config, const ResumePoint& start);
 
 // Collective over `world`, after a resume: the state `roles` now hold, put together on rank 0, must be `start`'s bit

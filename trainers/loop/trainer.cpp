@@ -260,11 +260,13 @@ class EpochLoop {
                             f * static_cast<double>(r.global_steps - history_.evaluated_steps);
   }
 
-  // The result's best accuracy and target crossing, from the history.
+  // The result's best accuracy and target crossing, from the history (which without a target of this run's may
+  // carry the checkpoint's).
   void set_target(TrainResult& result) const {
+    const bool ours = config_.target_accuracy > 0;
     result.best_accuracy = history_.evaluations > 0 ? history_.best_accuracy : 0;
-    result.target_elapsed_s = history_.target_s;
-    result.target_steps = history_.target_steps;
+    result.target_elapsed_s = ours ? history_.target_s : -1;
+    result.target_steps = ours ? history_.target_steps : -1;
   }
 
   const TrainConfig& config_;
