@@ -14,6 +14,7 @@
 #include "collectives/wire_meter.hpp"
 #include "compression/compressors.hpp"
 #include "compression/error_feedback.hpp"
+#include "model/mlp.hpp"
 #include "model/sgd.hpp"
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"

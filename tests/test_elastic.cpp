@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "collectives/comm.hpp"
 #include "model/checkpoint_manifest.hpp"
@@ -79,13 +81,8 @@ void flip_byte(const fs::path& file, std::size_t at) {
   f.put(static_cast<char>(ch ^ 0x5a));
 }
 
-using test::contains;
-
-constexpr const char* kNeedsFourHosts = "needs 4 ranks, one per emulated host";
-
-}  // namespace
-
-TEST_CASE("a manifest survives a round trip and any truncation or flipped byte is refused") {
+// A manifest of a sharded set, every field set.
+Manifest sample_manifest() {
   Manifest m;
   m.run = "model=20-16-4 sync=ring dataset=mnist seed=5 momentum=0.9 chunk=0";
   m.step = 1234;
@@ -101,18 +98,91 @@ TEST_CASE("a manifest survives a round trip and any truncation or flipped byte i
   m.optimizer_crc = 0x01234567;
   m.pieces = {{0, 50, "piece-0-of-2.ckpt", 300, 0xabcdef01, true},
               {50, 100, "piece-1-of-2.ckpt", 300, 0x10fedcba, false}};
+  return m;
+}
+
+// A report history whose numbers have no short decimal form: they survive only if written to the last bit.
+ReportHistory sample_history() {
+  return {true, 7, 0.1 + 0.2, 1233, 1.0 / 3.0, 2.0 / 3.0, 0.3, 1117.0 + 1.0 / 7.0, 0.5 / 3.0};
+}
+
+using test::contains;
+
+constexpr const char* kNeedsFourHosts = "needs 4 ranks, one per emulated host";
+
+}  // namespace
+
+TEST_CASE("a manifest survives a round trip and any truncation or flipped byte is refused") {
+  for (const bool with_history : {false, true}) {
+    CAPTURE(with_history);
+    Manifest m = sample_manifest();
+    if (with_history) m.history = sample_history();
+    const std::string text = serialize_manifest(m);
+    CHECK(parse_manifest(text, "m") == m);
+    for (std::size_t cut = 0; cut < text.size(); ++cut) {
+      CAPTURE(cut);
+      CHECK_THROWS_AS(parse_manifest(text.substr(0, cut), "m"), CheckpointError);
+    }
+    for (std::size_t at = 0; at < text.size(); ++at) {
+      CAPTURE(at);
+      std::string bad = text;
+      bad[at] = static_cast<char>(bad[at] ^ 0x01);
+      CHECK_THROWS_AS(parse_manifest(bad, "m"), CheckpointError);
+    }
+  }
+}
+
+TEST_CASE("a manifest's report history is a line of its own, read back bit for bit; two hosts' copies must agree on it") {
+  Manifest m = sample_manifest();
+  m.history = sample_history();
   const std::string text = serialize_manifest(m);
-  CHECK(parse_manifest(text, "m") == m);
-  for (std::size_t cut = 0; cut < text.size(); ++cut) {
-    CAPTURE(cut);
-    CHECK_THROWS_AS(parse_manifest(text.substr(0, cut), "m"), CheckpointError);
+  CHECK(contains(text, "\nepoch_examples 640\nhistory 7 0.30000000000000004 1233 "));
+  const Manifest back = parse_manifest(text, "m");
+  CHECK(back.history.known);
+  CHECK(back.history == m.history);  // every double to the last bit
+  Manifest other = back;
+  other.pieces[0].here = false;
+  other.pieces[1].here = true;
+  CHECK(m.same_set(other));  // another host's copy of the same set
+  other.history.best_accuracy = 0.5;
+  CHECK_FALSE(m.same_set(other));
+  other.history = {};
+  CHECK_FALSE(m.same_set(other));
+  // Not known (a run resumed from a manifest without it): no line, and it reads back unknown.
+  m.history = {};
+  CHECK_FALSE(contains(serialize_manifest(m), "history"));
+  CHECK(parse_manifest(serialize_manifest(m), "m") == m);
+  // Numbers no run writes are refused, as any malformed line is.
+  const std::vector<std::pair<std::string, std::function<void(ReportHistory&)>>> broken = {
+      {"evaluations", [](ReportHistory& h) { h.evaluations = -1; }},
+      {"best accuracy", [](ReportHistory& h) { h.best_accuracy = 1.5; }},
+      {"time before the evaluation", [](ReportHistory& h) { h.elapsed_s = h.evaluated_s / 2; }},
+      {"target steps", [](ReportHistory& h) { h.target_steps = -2; }},
+  };
+  for (const auto& [what, change] : broken) {
+    CAPTURE(what);
+    m.history = sample_history();
+    change(m.history);
+    CHECK_THROWS_WITH_AS(parse_manifest(serialize_manifest(m), "m"), doctest::Contains("'history' line"),
+                         CheckpointError);
   }
-  for (std::size_t at = 0; at < text.size(); ++at) {
-    CAPTURE(at);
-    std::string bad = text;
-    bad[at] = static_cast<char>(bad[at] ^ 0x01);
-    CHECK_THROWS_AS(parse_manifest(bad, "m"), CheckpointError);
-  }
+}
+
+TEST_CASE("a manifest in the format written before the report history still parses, its history unknown") {
+  // Byte for byte what gradsync wrote before the 'history' line (its CRC computed by zlib's crc32).
+  const std::string old_format =
+      "gradsync-manifest 1\nrun model=20-16-4 sync=ring dataset=mnist seed=5 momentum=0.9 chunk=0\nstep 8\n"
+      "next_epoch 1\nepoch_examples 0\nshape 4 4 0 4\nparams 100 deadbeef\noptimizer 100 01234567\npieces 1\n"
+      "piece 0 0 100 piece-0-of-1.ckpt 900 abcdef01 1\nend ea2583af\n";
+  const Manifest m = parse_manifest(old_format, "old");
+  CHECK_FALSE(m.history.known);
+  CHECK(m.history == ReportHistory{});
+  CHECK(m.step == 8);
+  CHECK(m.next_epoch == 1);
+  CHECK(m.workers == 4);
+  REQUIRE(m.pieces.size() == 1u);
+  CHECK(m.pieces[0].crc == 0xabcdef01u);
+  CHECK(serialize_manifest(m) == old_format);  // an unknown history is written as before
 }
 
 TEST_CASE("ring checkpoints land on two hosts; a damaged, torn or lost replica leaves the other, then the older set" *
@@ -168,6 +238,40 @@ TEST_CASE("ring checkpoints land on two hosts; a damaged, torn or lost replica l
   other.seed = 6;
   test::check_mentions(find_newest(other, data, world), {"different run", "seed=5", "seed=6"});
   world.barrier();
+}
+
+TEST_CASE("every host's manifest of a set records rank 0's report history, inside an epoch and at its end" *
+          doctest::test_suite("needs_4_ranks")) {
+  const Comm world = Comm::world();
+  SKIP_UNLESS(world.size() >= 4, kNeedsFourHosts);
+  for (const int servers : {0, 2}) {  // the replicated model (ranks 0 and 1 write it), then shards held by servers
+    CAPTURE(servers);
+    const Hosts hosts(world, fmt::format("history-{}", servers));
+    const TrainTest data = test::blobs(512);
+    TrainConfig c = base(servers ? "ps" : "ring", hosts.pattern());
+    c.servers = servers;
+    c.epochs = 2;  // sets at steps 3, 6, 8, 9, 12, 15 and 16; each host keeps 15 and 16
+    const TrainResult r = train(c, data, world);
+    if (world.rank() == 0) {
+      for (const std::int64_t step : {15, 16}) {
+        CAPTURE(step);
+        std::vector<Manifest> found;  // every host's manifest of the set: host h's is rank h's
+        for (int h = 0; h < 4; ++h)
+          if (const fs::path at = hosts.dir(h) / set_dir_name(step) / manifest_file_name(h); fs::exists(at))
+            found.push_back(read_manifest(at.string()));
+        REQUIRE(found.size() >= 2u);
+        for (const Manifest& m : found) CHECK(m.same_set(found.front()));
+        const ReportHistory& h = found.front().history;
+        CHECK(h.known);
+        CHECK(h.evaluations == (step == 16 ? 2 : 1));
+        CHECK(h.evaluated_steps == (step == 16 ? 16 : 8));
+        if (step == 15) CHECK(h.elapsed_s > h.evaluated_s);  // 7 steps of epoch 2 trained since the evaluation
+        if (step == 16) CHECK(h.elapsed_s == r.epochs.back().elapsed_s);
+        if (step == 16) CHECK(h.best_accuracy == r.best_accuracy);
+      }
+    }
+    world.barrier();
+  }
 }
 
 TEST_CASE("parameter-server shards are written by their server and a buddy, and re-partitioned on resume" *

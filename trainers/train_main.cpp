@@ -94,7 +94,7 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
     fmt::print("{}\n", format_summary(result));
     if (const std::string target = format_target(result); !target.empty()) fmt::print("{}\n", target);
     if (config.observe.explain) fmt::print("auto's choices on rank 0:\n{}", format_auto_choices(auto_choices()));
-    if (!config.csv.empty()) append_csv(config.csv, config, result);
+    if (!config.csv.empty() && !result.epochs.empty()) append_csv(config.csv, config, result);  // no row of zeros
   }
   return 0;
 }

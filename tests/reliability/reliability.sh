@@ -145,6 +145,38 @@ case "$case_name" in
       echo "$sync: resumed in the middle of epoch 2 (step 200) == straight (bit-identical)"
     done
     ;;
+  resume_history)
+    # The reports continue across a resume (docs/reliability.md, "What a resumed run reports"): federated averaging
+    # for 3 rounds, then --resume to 5, prints the per-round best accuracy and the rounds to a target crossed after
+    # the checkpoint that 5 rounds straight print; resumed again past the target with --stop-at-target, it trains
+    # nothing and says so.
+    args=(--sync fedavg --model mlp --hidden 64 --clients 20 --client-fraction 0.2 --partition shards:2 --batch 32
+      --checkpoint-every 1)
+    "${mpirun_[@]}" -n 3 "$bin/train" "${args[@]}" --rounds 5 >"$work/straight.log"
+    best() { grep -o "(best [0-9.]*)" "$1" | tr -d '()' | awk '{print $2}'; }   # best FILE: one line per round
+    mapfile -t b < <(best "$work/straight.log")
+    [ "${#b[@]}" -eq 5 ] || { cat "$work/straight.log" >&2; fail "expected 5 rounds"; }
+    # A target between the best of round 3 (the checkpoint's) and the first round after it with a better one.
+    target="$(awk -v b3="${b[2]}" -v b4="${b[3]}" -v b5="${b[4]}" \
+      'BEGIN { hi = b4 > b3 ? b4 : b5; if (hi <= b3) exit 1; printf "%.6f", (b3 + hi) / 2 }')" \
+      || fail "the best accuracy did not rise after round 3: ${b[*]}"
+    "${mpirun_[@]}" -n 3 "$bin/train" "${args[@]}" --rounds 5 --target-accuracy "$target" >"$work/whole.log"
+    "${mpirun_[@]}" -n 3 "$bin/train" "${args[@]}" --rounds 3 --target-accuracy "$target" \
+      --checkpoint "$work/history" >"$work/first.log"
+    "${mpirun_[@]}" -n 3 "$bin/train" "${args[@]}" --rounds 5 --target-accuracy "$target" \
+      --checkpoint "$work/history" --resume >"$work/resumed.log"
+    expect_in "$work/resumed.log" "report history: "
+    [ "$(best "$work/resumed.log")" = "$(best "$work/whole.log" | tail -2)" ] \
+      || { cat "$work/whole.log" "$work/resumed.log" >&2; fail "the resumed rounds' best accuracy differs"; }
+    rounds="$(grep "^rounds to " "$work/whole.log")" || { cat "$work/whole.log" >&2; fail "no 'rounds to' line"; }
+    expect_in "$work/resumed.log" "$rounds"
+    echo "3 rounds + resume + 2: best accuracy ${b[3]} ${b[4]} and '$rounds', as 5 rounds straight"
+    "${mpirun_[@]}" -n 3 "$bin/train" "${args[@]}" --rounds 6 --target-accuracy "$target" --stop-at-target \
+      --checkpoint "$work/history" --resume >"$work/stopped.log"
+    expect_in "$work/stopped.log" "was reached before the checkpoint of step 5: nothing to train"
+    expect_in "$work/stopped.log" "$rounds"
+    ! grep -q "^round 6/6" "$work/stopped.log" || fail "--stop-at-target trained past a target already reached"
+    ;;
   cli_error_once)
     # A usage error is printed by rank 0 alone: train learns its rank from the launcher's environment before
     # MPI_Init (OMPI_COMM_WORLD_RANK or PMI_RANK), and without it every rank would print the same message.

@@ -64,6 +64,7 @@ ResumePoint empty_point(const Manifest& m, std::size_t parameter_count) {
   point.next_epoch = static_cast<int>(m.next_epoch);
   point.steps_done = m.step;
   point.epoch_examples = m.epoch_examples;
+  point.history = m.history;
   return point;
 }
 

@@ -49,14 +49,25 @@ bool CheckpointSchedule::due_at_epoch_end(int epoch, bool last_epoch, std::int64
 
 void CheckpointSchedule::write(const CheckpointProgress& progress, std::span<const float> params,
                                std::span<const float> optimizer) {
+  take(progress.step, params, optimizer);
+  write_taken(progress);
+}
+
+void CheckpointSchedule::take(std::int64_t step, std::span<const float> params, std::span<const float> optimizer) {
   const double t0 = now_s();
-  const Manifest m = writer_->write(progress, params, optimizer);
+  writer_->take(step, params, optimizer);
+  take_s_ = now_s() - t0;
+}
+
+void CheckpointSchedule::write_taken(const CheckpointProgress& progress) {
+  const double t0 = now_s();
+  const Manifest m = writer_->write_taken(progress);
   if (world_.rank() != 0 || config_.quiet) return;
   fmt::print(
       "checkpoint: step {}, params crc {:08x}, optimizer crc {:08x}, {} piece(s) on {} host(s) each, "
       "{:.1f} ms\n",
       m.step, m.params_crc, m.optimizer_crc, m.pieces.size(), std::min(config_.checkpoint_replicas, hosts_->hosts()),
-      (now_s() - t0) * 1e3);
+      (take_s_ + now_s() - t0) * 1e3);
   std::fflush(stdout);
 }
 

@@ -38,6 +38,9 @@ class CheckpointSchedule {
   // Collective over the world, with nothing in flight: writes a set of this rank's state (CheckpointWriter::write);
   // rank 0 says so unless config.quiet.
   void write(const CheckpointProgress& progress, std::span<const float> params, std::span<const float> optimizer);
+  // The same in two halves (CheckpointWriter::take, write_taken): the state now, the history once it is known.
+  void take(std::int64_t step, std::span<const float> params, std::span<const float> optimizer);
+  void write_taken(const CheckpointProgress& progress);
 
  private:
   static constexpr long kTimedSteps = 50;  // enough that the first, slower steps do not dominate
@@ -47,6 +50,7 @@ class CheckpointSchedule {
   std::optional<CheckpointWriter> writer_;
   long interval_ = 0;    // global steps between checkpoints (0: at epoch ends only)
   bool timing_ = false;  // the interval is still to be measured
+  double take_s_ = 0;    // how long take() took, for the write's line
 };
 
 }  // namespace gradsync

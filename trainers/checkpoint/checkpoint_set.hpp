@@ -32,6 +32,7 @@ struct CheckpointProgress {
   std::int64_t step = 0;  // global steps done
   std::int64_t next_epoch = 0;
   std::int64_t epoch_examples = 0;  // positions of next_epoch's permutation trained
+  ReportHistory history;            // the run's reports so far, the same on every rank; recorded when known
 };
 
 class CheckpointWriter {
@@ -49,6 +50,12 @@ class CheckpointWriter {
   // write it, then their manifest; pieces whose holders disagree, or that hold NaN/Inf, make every rank throw
   // CheckpointError (the previous set stays). Returns the set's manifest (with here = false).
   Manifest write(const CheckpointProgress& progress, std::span<const float> params, std::span<const float> optimizer);
+  // write() in two halves, for a set whose state is taken before the history it records is known (the epoch-end
+  // checkpoint: the state the steps left, the history with the epoch's evaluation). take() is collective (shards
+  // reach their holders) and keeps this rank's pieces; write_taken(), with `progress.step` the one taken, does the rest.
+  void take(std::int64_t step, std::span<const float> params, std::span<const float> optimizer);
+  Manifest write_taken(const CheckpointProgress& progress);
+  ~CheckpointWriter();
 
   const std::string& local_dir() const { return dir_; }
 
@@ -69,6 +76,8 @@ class CheckpointWriter {
   std::string fingerprint_;
   StateLayout layout_;
   std::string dir_;
+  std::vector<Held> taken_;  // take()'s pieces, until write_taken()
+  std::int64_t taken_step_ = -1;
 };
 
 // Collective over `world`: every host leader lists the sets in its directory and checks each piece it holds

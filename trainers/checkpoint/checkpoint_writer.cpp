@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <limits>
+#include <stdexcept>
 
 #include "collectives/allreduce.hpp"
 #include "collectives/watchdog.hpp"
@@ -63,9 +64,26 @@ CheckpointWriter::CheckpointWriter(const TrainConfig& config, const Comm& world,
                hosts_.hosts(), config_.checkpoint_replicas, hosts_.hosts());
 }
 
+CheckpointWriter::~CheckpointWriter() = default;
+
 Manifest CheckpointWriter::write(const CheckpointProgress& progress, std::span<const float> params,
                                  std::span<const float> optimizer) {
-  std::vector<Held> held = collect_pieces(params, optimizer, progress.step);
+  take(progress.step, params, optimizer);
+  return write_taken(progress);
+}
+
+void CheckpointWriter::take(std::int64_t step, std::span<const float> params, std::span<const float> optimizer) {
+  taken_ = collect_pieces(params, optimizer, step);
+  taken_step_ = step;
+}
+
+Manifest CheckpointWriter::write_taken(const CheckpointProgress& progress) {
+  if (taken_step_ != progress.step)
+    throw std::logic_error(
+        fmt::format("checkpoint of step {} written, but step {} was taken", progress.step, taken_step_));
+  std::vector<Held> held = std::move(taken_);
+  taken_.clear();
+  taken_step_ = -1;
   const std::vector<std::int64_t> agreed = agree_on_pieces(held, progress);
   const Manifest m = manifest_of(agreed, progress);
   const std::string error = held.empty() ? std::string() : commit(held, m, progress.step);
@@ -169,6 +187,7 @@ Manifest CheckpointWriter::manifest_of(const std::vector<std::int64_t>& agreed,
   m.step = progress.step;
   m.next_epoch = progress.next_epoch;
   m.epoch_examples = progress.epoch_examples;
+  m.history = progress.history;
   m.ranks = layout_.ranks;
   m.workers = layout_.workers;
   m.servers = layout_.sharded ? layout_.servers : 0;

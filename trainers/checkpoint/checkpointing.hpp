@@ -42,6 +42,7 @@ struct ResumePoint {
   int next_epoch = 0;               // first epoch still to train (0-based)
   std::int64_t steps_done = 0;      // global steps
   std::int64_t epoch_examples = 0;  // positions of next_epoch's permutation already trained
+  ReportHistory history;            // the run's reports up to the checkpoint (not known: a manifest without them)
   Manifest manifest;                // of the set resumed: the writing run's shape and the state's digests
   std::string sources;              // where each piece came from, "piece k: host:path", for the log
   std::string skipped;              // rank 0: files of sets as new as this one that were unusable, and why

@@ -7,9 +7,27 @@
 #include <vector>
 
 #include "trainers/checkpoint/checkpoint_set.hpp"
+#include "trainers/families/sync_registry.hpp"
 
 namespace gradsync {
 namespace {
+
+// What the resumed reports continue from, for the log: once, and saying so when the checkpoint has no history.
+std::string describe_history(const ReportHistory& h, const ReportHistory& written, const TrainConfig& c) {
+  if (!h.known)
+    return "report history: none in this checkpoint (written before gradsync recorded it): the best accuracy, "
+           "--target-accuracy and the elapsed times count from this run's first epoch";
+  std::string text = fmt::format("report history: {:.2f}s of training before the checkpoint", h.elapsed_s);
+  if (h.evaluations > 0)
+    text += fmt::format(", best test accuracy {:.4f} over {} evaluation(s), the last after {} global step(s)",
+                        h.best_accuracy, h.evaluations, h.evaluated_steps);
+  if (!h.target_reached()) return text;
+  if (h.target_steps < 0)
+    return text + fmt::format("; target {:.4g} reached before it, when not known (its run's target: {:.4g})",
+                              h.target_accuracy, written.target_accuracy);
+  return text + fmt::format("; target {:.4g} reached after {:.2f}s, {:.1f} {}", h.target_accuracy, h.target_s,
+                            h.target_steps, sync_family(c.sync.family).rounds ? "round(s)" : "global step(s)");
+}
 
 // Rank 0: what a resumed run keeps and what changed with the world size (docs/reliability.md).
 void print_resume(const ResumePoint& p, const TrainConfig& c, int ranks, int workers, std::size_t pieces) {
@@ -17,6 +35,7 @@ void print_resume(const ResumePoint& p, const TrainConfig& c, int ranks, int wor
   fmt::print("resumed from the checkpoint of step {} (epoch {}, {} examples into it); {}\n", m.step, m.next_epoch + 1,
              m.epoch_examples, p.sources);
   if (!p.skipped.empty()) fmt::print("  not usable, skipped:{}\n", p.skipped);
+  fmt::print("  {}\n", describe_history(starting_history(c, p), p.history, c));
   if (m.ranks != ranks || m.workers != workers || m.batch != c.batch)
     fmt::print(
         "  world changed: ranks {} -> {}, workers {} -> {}, servers {} -> {} ({} key ranges re-partitioned from "
@@ -39,6 +58,18 @@ std::uint32_t expected_optimizer_crc(const ResumePoint& start, std::span<const f
 }
 
 }  // namespace
+
+ReportHistory starting_history(const TrainConfig& config, const ResumePoint& start) {
+  ReportHistory h;
+  h.known = true;
+  if (config.resume) h = start.history;
+  // A run without a target carries the checkpoint's crossing on, for a later run that has one.
+  if (config.target_accuracy > 0 && h.target_accuracy != config.target_accuracy) {
+    h.target_accuracy = config.target_accuracy;
+    h.target_steps = h.target_s = -1;
+  }
+  return h;
+}
 
 ResumePoint starting_point(const TrainConfig& config, const Comm& world, const CheckpointSchedule& schedule,
                            const std::string& fingerprint, const Model& model) {

@@ -1,6 +1,10 @@
 #include "trainers/loop/trainer.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <array>
+#include <cstdio>
 #include <stdexcept>
 
 #include "collectives/watchdog.hpp"
@@ -57,9 +61,25 @@ class EpochLoop {
       : config_(config), data_(data), world_(world), model_(model), roles_(roles), schedule_(schedule), start_(start),
         steps_(steps_per_epoch(config, data.train.rows, roles.workers())),
         global_batch_(config.batch * static_cast<std::uint64_t>(roles.workers())), global_(start.steps_done),
-        eval_ws_(model, kEvaluationBatch) {
+        eval_ws_(model, kEvaluationBatch), history_(starting_history(config, start)) {
     const SyncFamilyInfo& family = sync_family(config.sync.family);
     if (world.rank() == 0 && family.spectral_gap) spectral_gap_ = family.spectral_gap(config, roles.workers());
+  }
+
+  // Every rank, before the first epoch: the result's numbers from the history a resumed run continues. Returns false
+  // when there is nothing to train: with config.stop_at_target, a target reached before the checkpoint (rank 0 says
+  // so, and its result holds the resumed model).
+  bool begin(TrainResult& result) const {
+    set_target(result);
+    result.resumed_s = history_.elapsed_s;
+    if (!config_.stop_at_target || !history_.target_reached()) return true;
+    if (world_.rank() == 0) {
+      fmt::print("--stop-at-target: target {:.4g} was reached before the checkpoint of step {}: nothing to train\n",
+                 config_.target_accuracy, start_.steps_done);
+      std::fflush(stdout);
+      result.params = start_.params;
+    }
+    return false;
   }
 
   // One epoch: its steps in stretches between checkpoints, the report, the epoch-end checkpoint.
@@ -67,11 +87,13 @@ class EpochLoop {
   bool run(int epoch, TrainResult& result, const EpochObserver& on_epoch) {
     const double epoch_start = now_s();
     const bool last = epoch + 1 == config_.epochs;
-    const EpochWork mine = train(epoch, result);
-    // Before finish(): the last epoch's checkpoint keeps the state the steps left (local SGD's replicas between
-    // averages), so a run resumed from it continues as the uninterrupted run would.
+    const EpochWork mine = train(epoch, result, epoch_start);
+    // Taken before finish(): the last epoch's checkpoint keeps the state the steps left (local SGD's replicas between
+    // averages), so a run resumed from it continues as the uninterrupted run would. Written after the evaluation,
+    // whose report history it records.
     const double checkpoint_start = now_s();
-    if (schedule_.due_at_epoch_end(epoch, last, global_)) checkpoint({global_, epoch + 1, 0});
+    const bool due = schedule_.due_at_epoch_end(epoch, last, global_);
+    if (due) take_checkpoint();
     const double checkpoint_s = now_s() - checkpoint_start;  // kept out of the epoch's time, as the evaluation is
     if (last) roles_.finish();
     const EpochWork all = reduce_to_root(world_, mine);
@@ -84,27 +106,18 @@ class EpochLoop {
     const std::span<const float> model_now = roles_.model_on_root();
     const ReplicaSpread spread = roles_.replica_spread(data_.test, eval_ws_);
     if (world_.rank() == 0) report(epoch, all, elapsed, model_now, spread, result, on_epoch);
-    if (last || !config_.stop_at_target) {
-      const WaitScope wait("MPI_Barrier (end of epoch; rank 0 evaluates and checkpoints)");
-      world_.barrier();  // evaluation time stays out of the next epoch's measurements
-      return last;
-    }
-    // Rank 0 alone knows whether the target was reached; its word also keeps the next epoch's clock out of the
-    // evaluation, as the barrier does.
-    const int reached = [&] {
-      const WaitScope wait("MPI_Bcast (end of epoch: was the target reached?)");
-      return world_.broadcast(world_.rank() == 0 && result.target_elapsed_s >= 0 ? 1 : 0, 0);
-    }();
-    if (reached == 0) return false;
+    share_history();
+    if (due) write_checkpoint({global_, epoch + 1, 0, history_});
+    if (last || !config_.stop_at_target || !history_.target_reached()) return last;
     roles_.finish();  // the model every worker ends with, as after a last epoch
     if (world_.rank() == 0) result.params.assign(model_now.begin(), model_now.end());
     return true;
   }
 
  private:
-  // This rank's work in `epoch`. A resumed epoch continues at the checkpoint's position in the permutation, with this
-  // run's global batch.
-  EpochWork train(int epoch, TrainResult& result) {
+  // This rank's work in `epoch`, which started at `epoch_start`. A resumed epoch continues at the checkpoint's
+  // position in the permutation, with this run's global batch.
+  EpochWork train(int epoch, TrainResult& result, double epoch_start) {
     long first = 0;
     std::uint64_t origin = 0;
     if (epoch == start_.next_epoch && start_.epoch_examples > 0) {
@@ -120,11 +133,20 @@ class EpochLoop {
       global_ += end - s;
       const long done = end - s;
       s = end;
-      if (!schedule_.after_stretch(now_s() - t0, done) && schedule_.due_inside(global_) && s < steps_)
-        checkpoint(
-            {global_, epoch, static_cast<std::int64_t>(origin + static_cast<std::uint64_t>(s - first) * global_batch_)});
+      if (!schedule_.after_stretch(now_s() - t0, done) && schedule_.due_inside(global_) && s < steps_) {
+        const std::uint64_t position = origin + static_cast<std::uint64_t>(s - first) * global_batch_;
+        checkpoint({global_, epoch, static_cast<std::int64_t>(position), history_inside(epoch_start)});
+      }
     }
     return mine;
+  }
+
+  // The history a checkpoint inside an epoch records: the training time at it is the slowest rank's so far.
+  ReportHistory history_inside(double epoch_start) const {
+    ReportHistory h = history_;
+    const WaitScope wait("MPI_Allreduce (training time at the checkpoint: the slowest rank's)");
+    h.elapsed_s += world_.max(now_s() - epoch_start);
+    return h;
   }
 
   // Every checkpoint is collective; no gradient is in flight (the stretch before it drained).
@@ -132,11 +154,40 @@ class EpochLoop {
     const TraceScope traced(SpanKind::checkpoint, "checkpoint write");
     schedule_.write(progress, roles_.local_params(), roles_.local_optimizer_state());
   }
+  void take_checkpoint() {
+    const TraceScope traced(SpanKind::checkpoint, "checkpoint: the state taken");
+    schedule_.take(global_, roles_.local_params(), roles_.local_optimizer_state());
+  }
+  void write_checkpoint(const CheckpointProgress& progress) {
+    const TraceScope traced(SpanKind::checkpoint, "checkpoint write");
+    schedule_.write_taken(progress);
+  }
+
+  // Rank 0's history after its evaluation, on every rank: each writing rank records it in its manifests, and they
+  // must agree. It also ends the epoch everywhere after the evaluation, as a barrier would: evaluation time stays out
+  // of the next epoch's measurements. Whether the target was reached is part of it.
+  void share_history() {
+    const WaitScope wait("MPI_Bcast (end of epoch: rank 0's report history)");
+    std::array<double, 7> h = {static_cast<double>(history_.evaluations),
+                               history_.best_accuracy,
+                               static_cast<double>(history_.evaluated_steps),
+                               history_.evaluated_s,
+                               history_.elapsed_s,
+                               history_.target_steps,
+                               history_.target_s};
+    world_.broadcast(h, 0);
+    history_.evaluations = static_cast<std::int64_t>(h[0]);  // counts far below 2^53: exact as doubles
+    history_.best_accuracy = h[1];
+    history_.evaluated_steps = static_cast<std::int64_t>(h[2]);
+    history_.evaluated_s = h[3];
+    history_.elapsed_s = h[4];
+    history_.target_steps = h[5];
+    history_.target_s = h[6];
+  }
 
   // Rank 0: the epoch's report from every rank's work, with `model_now` evaluated on the test set.
   void report(int epoch, const EpochWork& all, double elapsed, std::span<const float> model_now,
               const ReplicaSpread& spread, TrainResult& result, const EpochObserver& on_epoch) {
-    const int workers = roles_.workers(), servers = roles_.servers();
     EpochReport r;
     r.epoch = epoch + 1;
     r.epochs = config_.epochs;
@@ -148,7 +199,35 @@ class EpochLoop {
     r.test_loss = eval.loss;
     r.test_accuracy = eval.accuracy;
     r.images_per_s = all.examples / elapsed;
-    r.elapsed_s = (result.epochs.empty() ? 0 : result.epochs.back().elapsed_s) + elapsed;
+    r.elapsed_s = history_.elapsed_s + elapsed;
+    fill_work(r, all);
+    r.consensus_distance = spread.consensus_distance;
+    r.replica_accuracy_min = spread.accuracy_min;
+    r.replica_accuracy_max = spread.accuracy_max;
+    r.spectral_gap = spectral_gap_;
+    r.global_steps = static_cast<long>(global_);
+    r.best_accuracy = std::max(r.test_accuracy, history_.best_accuracy);  // 0 before any evaluation
+    r.round = sync_family(config_.sync.family).rounds;
+    note_target(r);
+    history_.evaluations += 1;
+    history_.best_accuracy = r.best_accuracy;
+    history_.evaluated_steps = r.global_steps;
+    history_.evaluated_s = history_.elapsed_s = r.elapsed_s;
+    set_target(result);
+    result.epochs.push_back(r);
+    result.wall_s += elapsed;
+    result.compute_s += r.compute_s;
+    result.sync_s += r.sync_s;
+    result.hidden_s += r.hidden_s;
+    result.examples += all.examples;
+    result.wire_bytes = r.wire_bytes_per_step < 0 ? -1 : std::max(result.wire_bytes, 0.0) + all.wire_bytes;
+    if (on_epoch) on_epoch(r);
+    if (epoch + 1 == config_.epochs) result.params.assign(model_now.begin(), model_now.end());
+  }
+
+  // Rank 0: the report's per-worker times, bytes and parameter-server figures from every rank's work.
+  void fill_work(EpochReport& r, const EpochWork& all) const {
+    const int workers = roles_.workers(), servers = roles_.servers();
     r.compute_s = all.compute_s / workers;
     r.sync_s = all.sync_s / workers;
     r.hidden_s = all.hidden_s / workers;
@@ -164,36 +243,30 @@ class EpochLoop {
       r.staleness_max = all.staleness_max;
       r.clock_gap_max = all.clock_gap_max;  // asp: how far ahead workers ran; ssp: bounded by S
     }
-    r.consensus_distance = spread.consensus_distance;
-    r.replica_accuracy_min = spread.accuracy_min;
-    r.replica_accuracy_max = spread.accuracy_max;
-    r.spectral_gap = spectral_gap_;
-    r.global_steps = static_cast<long>(global_);
-    r.best_accuracy = std::max(r.test_accuracy, result.epochs.empty() ? 0.0 : result.epochs.back().best_accuracy);
-    r.round = sync_family(config_.sync.family).rounds;
-    note_target(r, result);
-    result.epochs.push_back(r);
-    result.compute_s += r.compute_s;
-    result.sync_s += r.sync_s;
-    result.hidden_s += r.hidden_s;
-    result.examples += all.examples;
-    result.wire_bytes = r.wire_bytes_per_step < 0 ? -1 : std::max(result.wire_bytes, 0.0) + all.wire_bytes;
-    if (on_epoch) on_epoch(r);
-    if (epoch + 1 == config_.epochs) result.params.assign(model_now.begin(), model_now.end());
   }
 
-  // --target-accuracy: the first crossing, interpolated between this evaluation and the one before (result.epochs).
-  void note_target(const EpochReport& r, TrainResult& result) const {
+  // --target-accuracy: the first crossing, interpolated between this evaluation and the one before (history_, which
+  // after a resume holds the last evaluation before the checkpoint).
+  void note_target(const EpochReport& r) {
     const double a = config_.target_accuracy;
-    if (a <= 0 || result.target_elapsed_s >= 0 || r.test_accuracy < a) return;
-    result.target_elapsed_s = r.elapsed_s;
-    result.target_steps = static_cast<double>(r.global_steps);
-    if (result.epochs.empty()) return;
-    const EpochReport& before = result.epochs.back();  // its best_accuracy is below a
-    const double f = (a - before.best_accuracy) / (r.test_accuracy - before.best_accuracy);
-    result.target_elapsed_s = before.elapsed_s + f * (r.elapsed_s - before.elapsed_s);
-    result.target_steps =
-        static_cast<double>(before.global_steps) + f * static_cast<double>(r.global_steps - before.global_steps);
+    if (a <= 0 || history_.target_reached() || r.test_accuracy < a) return;
+    history_.target_s = r.elapsed_s;
+    history_.target_steps = static_cast<double>(r.global_steps);
+    if (history_.evaluations == 0) return;
+    // The evaluation before: its best accuracy is below a.
+    const double f = (a - history_.best_accuracy) / (r.test_accuracy - history_.best_accuracy);
+    history_.target_s = history_.evaluated_s + f * (r.elapsed_s - history_.evaluated_s);
+    history_.target_steps = static_cast<double>(history_.evaluated_steps) +
+                            f * static_cast<double>(r.global_steps - history_.evaluated_steps);
+  }
+
+  // The result's best accuracy and target crossing, from the history (which without a target of this run's may
+  // carry the checkpoint's).
+  void set_target(TrainResult& result) const {
+    const bool ours = config_.target_accuracy > 0;
+    result.best_accuracy = history_.evaluations > 0 ? history_.best_accuracy : 0;
+    result.target_elapsed_s = ours ? history_.target_s : -1;
+    result.target_steps = ours ? history_.target_steps : -1;
   }
 
   const TrainConfig& config_;
@@ -208,14 +281,15 @@ class EpochLoop {
   std::int64_t global_;               // global steps done
   Workspace eval_ws_;
   double spectral_gap_ = -1;  // rank 0: the family's mixing graph's, or -1
+  // The run's reports so far (every rank: rank 0's, shared after each evaluation), from the resumed checkpoint's.
+  ReportHistory history_;
 };
 
-// Rank 0: the run's totals from its last epoch. Only the epochs this run trained: after --resume, wall_s does not
-// cover the ones before the checkpoint.
+// Rank 0: the run's last-epoch figures. wall_s (summed by report()) is this run's training time alone: after --resume
+// it leaves out the time before the checkpoint, which the epochs' elapsed_s and the target's time count.
 void summarize(TrainResult& result) {
   if (result.epochs.empty()) return;
   const EpochReport& final = result.epochs.back();
-  result.wall_s = final.elapsed_s;
   result.train_loss = final.train_loss;
   result.test_accuracy = final.test_accuracy;
   result.images_per_s = result.examples / std::max(result.wall_s, 1e-12);
@@ -243,8 +317,9 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
   result.target_accuracy = config.target_accuracy;
   result.rounds = sync_family(config.sync.family).rounds;
   EpochLoop epochs(config, data, world, model, roles, schedule, start);
-  for (int epoch = start.next_epoch; epoch < config.epochs; ++epoch)
-    if (epochs.run(epoch, result, on_epoch)) break;
+  if (epochs.begin(result))
+    for (int epoch = start.next_epoch; epoch < config.epochs; ++epoch)
+      if (epochs.run(epoch, result, on_epoch)) break;
   trace.finish();
   if (world.rank() == 0) summarize(result);
   return result;

@@ -21,7 +21,9 @@ struct EpochReport {
   double test_loss = 0;
   double test_accuracy = 0;
   double images_per_s = 0;
-  double elapsed_s = 0;  // training time so far, evaluation excluded
+  // Training time so far, evaluations and epoch-end checkpoints excluded; after --resume it counts the time before
+  // the checkpoint too (its report history's), unless the checkpoint has none (TrainResult::resumed_s).
+  double elapsed_s = 0;
   double compute_s = 0;  // this epoch, mean over workers
   double sync_s = 0;     // this epoch, mean over workers
   double hidden_s = 0;   // this epoch, mean over workers: communication hidden behind compute
@@ -40,7 +42,7 @@ struct EpochReport {
   double replica_accuracy_max = -1;
   double spectral_gap = -1;  // of the family's mixing graph at this run's size (SyncFamilyInfo::spectral_gap), or -1
   long global_steps = 0;     // global steps taken when the epoch ended (rounds, where a step is a round)
-  double best_accuracy = 0;  // the highest test_accuracy of the run so far, this epoch's included
+  double best_accuracy = 0;  // the highest test_accuracy of the run so far, this epoch's and a resumed run's before
   bool round = false;        // a family that trains in rounds (fedavg): this epoch was one round
 };
 
@@ -50,7 +52,7 @@ struct TrainResult {
   int ranks = 1;
   int workers = 1;
   long steps = 0;        // per worker
-  double wall_s = 0;     // training time, per-epoch evaluation excluded
+  double wall_s = 0;     // this run's training time, per-epoch evaluation excluded (not the time before a resume)
   double compute_s = 0;  // mean over workers
   double sync_s = 0;
   double hidden_s = 0;
@@ -62,9 +64,14 @@ struct TrainResult {
   double examples = 0;  // training examples the workers' steps took, this run's epochs
   std::vector<EpochReport> epochs;
   std::vector<float> params;  // the final model (rank 0; the model that was evaluated)
+  // After --resume: the training time before this run, from the checkpoint's report history (0 when it has none).
+  double resumed_s = 0;
+  double best_accuracy = 0;  // the highest test accuracy so far, a resumed run's before the checkpoint included
   // --target-accuracy A: when the best accuracy so far first reached A, interpolated linearly between the evaluation
   // before (the best accuracy until then) and the first at or above A, as McMahan et al. (2017) count rounds (the
-  // first evaluation's own values when that one already is); -1 when no target was set or it was not reached.
+  // first evaluation's own values when that one already is); -1 when no target was set or it was not reached. After
+  // --resume they count the training before the checkpoint (its report history, which also holds a crossing before
+  // it); -1 with best_accuracy >= A when A was reached before a checkpoint whose run aimed at another target.
   double target_accuracy = 0;
   double target_elapsed_s = -1;
   double target_steps = -1;  // global steps; rounds where a step is a round
@@ -77,10 +84,13 @@ using EpochObserver = std::function<void(const EpochReport&)>;
 // World ranks 0..config.server_ranks()-1 serve (--sync ps); all other ranks are workers (trainers/loop/roles.hpp).
 // Reports and the result are complete on rank 0 (other ranks get their own partial view); `on_epoch` runs on rank 0 only.
 // With config.resume, starts from the newest complete checkpoint set on the hosts of `world`, on any number of ranks
-// (CheckpointError on every rank if none is usable); with config.checkpoint_dir, every config.checkpoint_steps global
-// steps, every config.checkpoint_every epochs and after the last, all ranks write a checkpoint set
-// (trainers/checkpoint/checkpoint_set.hpp) at a point where nothing is in flight. With config.global_batch, the
-// per-worker batch is global_batch / workers. Throws DivergenceError on the rank that meets a non-finite loss or
+// (CheckpointError on every rank if none is usable), continuing the reports from its history (run_start.hpp); with
+// config.stop_at_target and a target it had already reached, trains nothing (the result has no epochs and reports the
+// crossing; rank 0 says so). With config.checkpoint_dir, every config.checkpoint_steps global steps, every
+// config.checkpoint_every epochs and after the last, all ranks write a checkpoint set
+// (trainers/checkpoint/checkpoint_set.hpp) at a point where nothing is in flight; it records the report history
+// (the epoch-end set's, with that epoch's evaluation). With config.global_batch, the per-worker batch is
+// global_batch / workers. Throws DivergenceError on the rank that meets a non-finite loss or
 // gradient.
 TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& world,
                   const EpochObserver& on_epoch = {});

@@ -41,6 +41,9 @@ std::string format_epoch(const EpochReport& r) {
 }
 
 std::string format_summary(const TrainResult& r) {
+  if (r.epochs.empty())  // --stop-at-target after a resume whose checkpoint had reached the target
+    return fmt::format("done: {} {} on {} rank(s) ({} worker(s)): nothing trained", r.sync_name, r.model_name, r.ranks,
+                       r.workers);
   const double total = r.compute_s + r.sync_s;
   return fmt::format(
       "done: {} {} on {} rank(s) ({} worker(s)): test accuracy {:.4f}, train loss {:.4f}, {:.2f}s "
@@ -70,11 +73,13 @@ std::string describe_clients(const TrainConfig& c) {
 
 std::string format_target(const TrainResult& r) {
   if (r.target_accuracy <= 0) return {};
-  if (r.target_elapsed_s < 0) {
-    double best = 0;
-    for (const EpochReport& e : r.epochs) best = std::max(best, e.test_accuracy);
-    return fmt::format("target {:.4g} not reached (best test accuracy {:.4f})", r.target_accuracy, best);
-  }
+  if (r.target_elapsed_s < 0 && r.best_accuracy >= r.target_accuracy)
+    return fmt::format(
+        "target {:.4g} reached before the checkpoint this run resumed from; when is not known (that run recorded "
+        "the crossing of another --target-accuracy, or none)",
+        r.target_accuracy);
+  if (r.target_elapsed_s < 0)
+    return fmt::format("target {:.4g} not reached (best test accuracy {:.4f})", r.target_accuracy, r.best_accuracy);
   if (r.rounds)  // the literature's count (McMahan et al. 2017), on a line of its own for scripts
     return fmt::format("target {:.4g} reached after {:.2f}s of training\nrounds to {:.4g}: {:.1f}", r.target_accuracy,
                        r.target_elapsed_s, r.target_accuracy, r.target_steps);

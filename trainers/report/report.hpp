@@ -30,9 +30,11 @@ static_assert(std::string_view(kEpochCsvHeader).ends_with(kSyncDimensionColumns)
 // hidden_s / hidden: communication in flight while they computed; both per worker, summed over the epochs.
 // wire_bytes_per_step / wire: EpochReport::wire_bytes_per_step; empty (not shown) when not counted.
 std::string format_epoch(const EpochReport& r);
+// "done: ring mlp-128 on 2 rank(s) ...", or "... nothing trained" when the result has no epochs (--stop-at-target
+// resumed from a checkpoint that had reached the target).
 std::string format_summary(const TrainResult& r);
 // "target 0.95 reached after 12.31s of training, 5625 global steps" (TrainResult::target_*), or that it was not
-// reached; empty without --target-accuracy.
+// reached, or reached before a resumed checkpoint at a point not known; empty without --target-accuracy.
 std::string format_target(const TrainResult& r);
 // For a family that mixes over a graph (SyncFamilyInfo::spectral_gap): "topology exp on 16 workers (...): 4 peer(s) a
 // step, spectral gap 0.4286"; empty for the others.
