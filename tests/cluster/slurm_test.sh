@@ -147,6 +147,19 @@ same_row() {
   expected $b"
 }
 
+# check_ddp OUT: one DDP process on each node, every one with the reference run's parameters ($ref_digest).
+check_ddp() {
+  local ns r line
+  for ((r = 0; r < HOSTS; r++)); do
+    line="$(grep "^ddp rank $r/$HOSTS on " "$1" || true)"
+    [ -n "$line" ] || fail "no line from DDP rank $r of $HOSTS in $1"
+    [[ $line == *" sha256 $ref_digest" ]] || fail "rank $r's parameters differ from the reference's ($ref_digest): $line"
+  done
+  for ns in "${NODES[@]}"; do
+    grep -q "^ddp rank [0-9]*/$HOSTS on $ns:" "$1" || fail "no DDP process ran on node $ns"
+  done
+}
+
 case "$CASE" in
 sbatch-train)
   source "$ROOT/scripts/mpi.sh"
@@ -209,18 +222,6 @@ srun-ddp)
   sed 's/^/[srun] /' "$work/srun.out"
   [ "$rc" -ne 124 ] || fail "srun did not end within ${JOB_LIMIT_S}s"
   [ "$rc" -eq 0 ] || fail "srun exited $rc"
-  # check_ddp OUT: one process on each node, all with the reference's parameters.
-  check_ddp() {
-    local ns r line
-    for ((r = 0; r < HOSTS; r++)); do
-      line="$(grep "^ddp rank $r/$HOSTS on " "$1" || true)"
-      [ -n "$line" ] || fail "no line from DDP rank $r of $HOSTS in $1"
-      [[ $line == *" sha256 $ref_digest" ]] || fail "rank $r's parameters differ from the reference's ($ref_digest): $line"
-    done
-    for ns in "${NODES[@]}"; do
-      grep -q "^ddp rank [0-9]*/$HOSTS on $ns:" "$1" || fail "no DDP process ran on node $ns"
-    done
-  }
   check_ddp "$work/srun.out"
   # backend,world,epochs,steps,batch,lr,seed,train_loss,test_accuracy
   same_row "$work/srun.csv" "$work/ref.csv" "1 2 3 4 5 6 7 8 9"
@@ -270,24 +271,13 @@ srun-ddp-gradsync)
   sed 's/^/[srun] /' "$work/srun.out"
   [ "$rc" -ne 124 ] || fail "srun --mpi=$pmi did not end within ${JOB_LIMIT_S}s"
   [ "$rc" -eq 0 ] || fail "srun --mpi=$pmi exited $rc"
-  check_ddp_replicas() {
-    local ns r line
-    for ((r = 0; r < HOSTS; r++)); do
-      line="$(grep "^ddp rank $r/$HOSTS on " "$1" || true)"
-      [ -n "$line" ] || fail "no line from DDP rank $r of $HOSTS in $1"
-      [[ $line == *" sha256 $ref_digest" ]] || fail "rank $r's parameters differ from the reference's ($ref_digest): $line"
-    done
-    for ns in "${NODES[@]}"; do
-      grep -q "^ddp rank [0-9]*/$HOSTS on $ns:" "$1" || fail "no DDP process ran on node $ns"
-    done
-  }
-  check_ddp_replicas "$work/srun.out"
+  check_ddp "$work/srun.out"
   same_row "$work/srun.csv" "$work/ref.csv" "1 2 3 4 5 6 7 8 9"
   check_gradsync_links "$before"
   before="$(sent_bytes)"
   submit ddp "${job_env[@]}" PYTHON="$PYTHON" SLURM_MPI_TYPE="$pmi" "$ROOT/scripts/slurm/ddp.sbatch" "${ddp[@]:1}" \
     --csv "$work/sbatch.csv"
-  check_ddp_replicas "$work/ddp.out"
+  check_ddp "$work/ddp.out"
   check_one_task_per_node "$job"
   same_row "$work/sbatch.csv" "$work/ref.csv" "1 2 3 4 5 6 7 8 9"
   check_gradsync_links "$before"
