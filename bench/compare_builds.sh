@@ -6,7 +6,8 @@
 # builds: its ratio is the noise floor of the run.
 # Usage: bench/compare_builds.sh OLD_BIN_DIR NEW_BIN_DIR OUT_DIR [ROUNDS]   (e.g. a worktree's build/bin and build/bin)
 # Writes OUT_DIR/ab.csv (round,build,what,method,bytes,time_us), probe.csv and compare.csv (per method and size:
-# the old and new medians and the median of the per-round new/old ratios).
+# the old and new medians and the median of the per-round new/old ratios, over the rounds whose probes before and
+# after agree within 2x: a round in which the host changed state is left out and counted).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 [ $# -ge 3 ] || die "usage: bench/compare_builds.sh OLD_BIN_DIR NEW_BIN_DIR OUT_DIR [ROUNDS]"
@@ -49,16 +50,25 @@ python3 - "$out" <<'PY'
 import csv, statistics, sys
 out = sys.argv[1]
 rows = list(csv.DictReader(open(f"{out}/ab.csv")))
+# A round whose probes before and after differ by more than 2x saw the host change state between (or during) its two
+# builds: its ratio compares two host states, not two builds, so it is left out and counted.
+probes = {}
+for r in csv.DictReader(open(f"{out}/probe.csv")):
+    probes.setdefault(r["round"], []).append(float(r["xcore_1MiB_us"]))
+steady = {k for k, v in probes.items() if max(v) <= 2 * min(v)}
 with open(f"{out}/compare.csv", "w") as f:
-    f.write("what,method,bytes,old_median_us,new_median_us,new_over_old,rounds\n")
+    f.write("what,method,bytes,old_median_us,new_median_us,new_over_old,rounds,rounds_left_out\n")
     for k in sorted({(r["what"], r["method"], int(r["bytes"])) for r in rows}):
         per = {}
         for r in rows:
-            if (r["what"], r["method"], int(r["bytes"])) == k:
+            if (r["what"], r["method"], int(r["bytes"])) == k and r["round"] in steady:
                 per.setdefault(r["round"], {})[r["build"]] = float(r["time_us"])
         both = [v for v in per.values() if len(v) == 2]
+        if not both:
+            f.write(f"{k[0]},{k[1]},{k[2]},,,,0,{len(probes)}\n")
+            continue
         ratio = statistics.median(v["new"] / v["old"] for v in both)
         f.write(f"{k[0]},{k[1]},{k[2]},{statistics.median(v['old'] for v in both):.2f},"
-                f"{statistics.median(v['new'] for v in both):.2f},{ratio:.3f},{len(both)}\n")
+                f"{statistics.median(v['new'] for v in both):.2f},{ratio:.3f},{len(both)},{len(probes) - len(both)}\n")
 PY
 cat "$out/compare.csv"
