@@ -56,9 +56,32 @@ set tics nomirror out
 # Title and, under it, the machine and date the chart describes, as fixed labels rather than
 # `set title` so the two lines never collide. noenhanced: CPU names contain '@' and '_'.
 # Usage: eval title('Chart name')
+# A subtitle too long for the width (a host.txt line names the CPU, its vector units, its peak and the time) would be
+# cut off at both edges: past sub_max characters it breaks at the ", " (else the space) nearest its middle into two
+# lines, and the title moves up to make room. sub_lines tells scripts that place their own top margin.
 set tmargin 5
-title(t) = sprintf("set label 98 \"%s\" at screen 0.5, screen 0.955 center noenhanced font ',14'", t)
-set label 99 subtitle at screen 0.5, screen 0.905 center noenhanced font ',10' textcolor rgb '#444444'
+if (!exists("sub_max")) sub_max = 110
+sub_lines = 1
+if (strlen(subtitle) > sub_max) {
+    sub_mid = strlen(subtitle) / 2.0
+    sub_at = 0
+    do for [i=2:strlen(subtitle)-2] {
+        if (subtitle[i:i+1] eq ', ' && abs(i - sub_mid) < abs(sub_at - sub_mid)) { sub_at = i }
+    }
+    if (sub_at > 0) {
+        subtitle = subtitle[1:sub_at] . "\n" . subtitle[sub_at+2:]
+    } else {
+        do for [i=2:strlen(subtitle)-1] {
+            if (subtitle[i:i] eq ' ' && abs(i - sub_mid) < abs(sub_at - sub_mid)) { sub_at = i }
+        }
+        if (sub_at > 0) { subtitle = subtitle[1:sub_at-1] . "\n" . subtitle[sub_at+1:] }
+    }
+    sub_lines = sub_at > 0 ? 2 : 1
+}
+title_y = sub_lines == 2 ? 0.968 : 0.955
+title(t) = sprintf("set label 98 \"%s\" at screen 0.5, screen %g center noenhanced font ',14'", t, title_y)
+# A label of two lines hangs its second line below the position given.
+set label 99 subtitle at screen 0.5, screen (sub_lines == 2 ? 0.925 : 0.905) center noenhanced font ',10' textcolor rgb '#444444'
 
 # --- Output: the same plot as PNG and SVG ------------------------------------------------------
 # Usage: eval png('name'); plot ...; eval svg('name'); replot; eval done('name')
