@@ -43,11 +43,13 @@ uniqn(f, x, cond) = system(uniq_cmd(f, x, cond) . " | sort -g | tr '\\n' ' '")
 count(f, cond) = int(system(sprintf("awk -F, '%s(%s){n++} END{print n+0}' '%s'", awk_hdr(0), cond, f)))
 
 # --- Look ------------------------------------------------------------------------------------
-# Colour-blind safe (Okabe-Ito + greys); gnuplot's default yellow is unreadable on white.
-array PAL[8] = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#999999']
-array PT[8] = [7, 5, 9, 11, 13, 15, 7, 5]  # filled circle, square, triangles, diamond, pentagon
-do for [i=1:8] { set linetype i lc rgb PAL[i] lw 2 pt PT[i] ps 1.2 dt 1 }
-set linetype cycle 8
+# Colour-blind safe (Okabe-Ito + greys); gnuplot's default yellow is unreadable on white. Four darker hues from Paul
+# Tol's sets (wine, indigo, olive, brown) follow, so a chart of a dozen series repeats no colour.
+array PAL[12] = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#999999', \
+                 '#882255', '#332288', '#999933', '#8C564B']
+array PT[12] = [7, 5, 9, 11, 13, 15, 7, 5, 9, 11, 13, 15]  # filled circle, square, triangles, diamond, pentagon
+do for [i=1:12] { set linetype i lc rgb PAL[i] lw 2 pt PT[i] ps 1.2 dt 1 }
+set linetype cycle 12
 set style line 100 lc rgb '#e3e3e3' lw 1 dt 1
 set grid back ls 100, ls 100
 set key box opaque reverse Left samplen 3 spacing 1.2 noenhanced
