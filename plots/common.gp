@@ -82,8 +82,10 @@ if (strlen(subtitle) > sub_max) {
 }
 title_y = sub_lines == 2 ? 0.968 : 0.955
 title(t) = sprintf("set label 98 \"%s\" at screen 0.5, screen %g center noenhanced font ',14'", t, title_y)
-# A label of two lines hangs its second line below the position given.
-set label 99 subtitle at screen 0.5, screen (sub_lines == 2 ? 0.925 : 0.905) center noenhanced font ',10' textcolor rgb '#444444'
+# A label of two lines hangs its second line below the position given. A multiplot draws the labels once per
+# panel: it unsets 98 and 99 after the first and sets them again with eval title(...) and eval sub_label.
+sub_label = "set label 99 subtitle at screen 0.5, screen (sub_lines == 2 ? 0.925 : 0.905) center noenhanced font ',10' textcolor rgb '#444444'"
+eval sub_label
 
 # --- Output: the same plot as PNG and SVG ------------------------------------------------------
 # Usage: eval png('name'); plot ...; eval svg('name'); replot; eval done('name')
