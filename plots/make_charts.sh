@@ -39,7 +39,8 @@ subtitle=${subtitle//\'/}
 # line "x % of the link" is read against. One node has no link; hosts at different rates have no one line.
 busbw_link=""
 if [[ -s $results/host.txt ]] && grep -qi 'emulated host' "$results/host.txt"; then
-    rates=$(grep -oiE '[0-9]+(\.[0-9]+)? ?[kmg]bit' "$results/host.txt" | tr -d ' ' | tr '[:upper:]' '[:lower:]' | sort -u)
+    # A host.txt may name no rate at all: grep's status must not end the script (set -e, pipefail).
+    rates=$({ grep -oiE '[0-9]+(\.[0-9]+)? ?[kmg]bit' "$results/host.txt" || true; } | tr -d ' ' | tr '[:upper:]' '[:lower:]' | sort -u)
     if [[ -n $rates && $(wc -l <<<"$rates") -eq 1 ]]; then
         busbw_link=$(awk -v r="$rates" 'BEGIN { v = r + 0; u = r; sub(/^[0-9.]+/, "", u)
             if (u == "mbit") v /= 1e3; else if (u == "kbit") v /= 1e6
