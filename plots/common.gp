@@ -43,11 +43,13 @@ uniqn(f, x, cond) = system(uniq_cmd(f, x, cond) . " | sort -g | tr '\\n' ' '")
 count(f, cond) = int(system(sprintf("awk -F, '%s(%s){n++} END{print n+0}' '%s'", awk_hdr(0), cond, f)))
 
 # --- Look ------------------------------------------------------------------------------------
-# Colour-blind safe (Okabe-Ito + greys); gnuplot's default yellow is unreadable on white.
-array PAL[8] = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#999999']
-array PT[8] = [7, 5, 9, 11, 13, 15, 7, 5]  # filled circle, square, triangles, diamond, pentagon
-do for [i=1:8] { set linetype i lc rgb PAL[i] lw 2 pt PT[i] ps 1.2 dt 1 }
-set linetype cycle 8
+# Colour-blind safe (Okabe-Ito + greys); gnuplot's default yellow is unreadable on white. Four darker hues from Paul
+# Tol's sets (wine, indigo, olive, brown) follow, so a chart of a dozen series repeats no colour.
+array PAL[12] = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#999999', \
+                 '#882255', '#332288', '#999933', '#8C564B']
+array PT[12] = [7, 5, 9, 11, 13, 15, 7, 5, 9, 11, 13, 15]  # filled circle, square, triangles, diamond, pentagon
+do for [i=1:12] { set linetype i lc rgb PAL[i] lw 2 pt PT[i] ps 1.2 dt 1 }
+set linetype cycle 12
 set style line 100 lc rgb '#e3e3e3' lw 1 dt 1
 set grid back ls 100, ls 100
 set key box opaque reverse Left samplen 3 spacing 1.2 noenhanced
@@ -56,9 +58,34 @@ set tics nomirror out
 # Title and, under it, the machine and date the chart describes, as fixed labels rather than
 # `set title` so the two lines never collide. noenhanced: CPU names contain '@' and '_'.
 # Usage: eval title('Chart name')
+# A subtitle too long for the width (a host.txt line names the CPU, its vector units, its peak and the time) would be
+# cut off at both edges: past sub_max characters it breaks at the ", " (else the space) nearest its middle into two
+# lines, and the title moves up to make room. sub_lines tells scripts that place their own top margin.
 set tmargin 5
-title(t) = sprintf("set label 98 \"%s\" at screen 0.5, screen 0.955 center noenhanced font ',14'", t)
-set label 99 subtitle at screen 0.5, screen 0.905 center noenhanced font ',10' textcolor rgb '#444444'
+if (!exists("sub_max")) sub_max = 110
+sub_lines = 1
+if (strlen(subtitle) > sub_max) {
+    sub_mid = strlen(subtitle) / 2.0
+    sub_at = 0
+    do for [i=2:strlen(subtitle)-2] {
+        if (subtitle[i:i+1] eq ', ' && abs(i - sub_mid) < abs(sub_at - sub_mid)) { sub_at = i }
+    }
+    if (sub_at > 0) {
+        subtitle = subtitle[1:sub_at] . "\n" . subtitle[sub_at+2:]
+    } else {
+        do for [i=2:strlen(subtitle)-1] {
+            if (subtitle[i:i] eq ' ' && abs(i - sub_mid) < abs(sub_at - sub_mid)) { sub_at = i }
+        }
+        if (sub_at > 0) { subtitle = subtitle[1:sub_at-1] . "\n" . subtitle[sub_at+1:] }
+    }
+    sub_lines = sub_at > 0 ? 2 : 1
+}
+title_y = sub_lines == 2 ? 0.968 : 0.955
+title(t) = sprintf("set label 98 \"%s\" at screen 0.5, screen %g center noenhanced font ',14'", t, title_y)
+# A label of two lines hangs its second line below the position given. A multiplot draws the labels once per
+# panel: it unsets 98 and 99 after the first and sets them again with eval title(...) and eval sub_label.
+sub_label = "set label 99 subtitle at screen 0.5, screen (sub_lines == 2 ? 0.925 : 0.905) center noenhanced font ',10' textcolor rgb '#444444'"
+eval sub_label
 
 # --- Output: the same plot as PNG and SVG ------------------------------------------------------
 # Usage: eval png('name'); plot ...; eval svg('name'); replot; eval done('name')

@@ -12,7 +12,8 @@ rows = words(nps)
 
 eval title('Denser graphs agree faster: accuracy and consensus distance per step')
 eval png('convergence')
-set multiplot layout rows, 2 margins 0.08, 0.97, 0.09, 0.86 spacing 0.09, 0.12
+eval sub_label
+set multiplot layout rows, 2 margins 0.08, 0.97, 0.09, (sub_lines == 2 ? 0.84 : 0.86) spacing 0.09, 0.12
 do for [r=1:rows] {
   p = word(nps, r)
   set xlabel 'global steps'
@@ -21,6 +22,9 @@ do for [r=1:rows] {
   set key right bottom inside font ',9'
   plot for [i=1:words(methods)] sel(word(methods, i), p) using "global_steps":"test_accuracy" \
        with linespoints lt i ps 0.6 title word(methods, i)
+  # Drawn once: a multiplot draws the labels again with every panel.
+  unset label 98
+  unset label 99
   set ylabel sprintf('consensus distance (np = %s)', p)
   set logscale y
   set yrange [*:*]
@@ -31,7 +35,9 @@ do for [r=1:rows] {
 }
 unset multiplot
 eval svg('convergence')
-set multiplot layout rows, 2 margins 0.08, 0.97, 0.09, 0.86 spacing 0.09, 0.12
+eval title('Denser graphs agree faster: accuracy and consensus distance per step')
+eval sub_label
+set multiplot layout rows, 2 margins 0.08, 0.97, 0.09, (sub_lines == 2 ? 0.84 : 0.86) spacing 0.09, 0.12
 do for [r=1:rows] {
   p = word(nps, r)
   set ylabel sprintf('test accuracy (np = %s)', p)
@@ -39,6 +45,9 @@ do for [r=1:rows] {
   set key right bottom inside font ',9'
   plot for [i=1:words(methods)] sel(word(methods, i), p) using "global_steps":"test_accuracy" \
        with linespoints lt i ps 0.6 title word(methods, i)
+  # Drawn once: a multiplot draws the labels again with every panel.
+  unset label 98
+  unset label 99
   set ylabel sprintf('consensus distance (np = %s)', p)
   set logscale y
   set yrange [*:*]

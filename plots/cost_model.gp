@@ -3,6 +3,7 @@
 # Input: extrapolation.csv from bench/cluster/fit_cost_model.py
 #   model,floats,link_gbps,alpha_us,beta_ns_per_byte,gamma_ns_per_byte,method,p,comm_us,compute_us,step_us,speedup,efficiency
 # Usage: gnuplot -e "data='extrapolation.csv'; outdir='out'" plots/cost_model.gp
+sub_max = 155         # 1400 pixels wide: the subtitle wraps later than on common.gp's 1000
 load system(sprintf("dirname '%s'", ARG0)) . '/common.gp'
 models = uniq(data, col("model"), '1')
 links = uniqn(data, col("link_gbps"), '1')
@@ -23,7 +24,8 @@ do for [fmt in "png svg"] {
     if (fmt eq "png") { set terminal pngcairo size 1400,850 enhanced font 'DejaVu Sans,10'; set output outdir . '/cost_model.png' }
     if (fmt eq "svg") { set terminal svg size 1400,850 fixed enhanced font 'DejaVu Sans,10' background '#ffffff'; set output outdir . '/cost_model.svg' }
     eval title(sprintf("Predicted speedup over one worker (weak scaling, alpha = %s us)", alpha))
-    set multiplot layout words(models), words(links) margins 0.06, 0.98, 0.07, 0.83 spacing 0.06, 0.1
+    eval sub_label
+    set multiplot layout words(models), words(links) margins 0.06, 0.98, 0.07, (sub_lines == 2 ? 0.81 : 0.83) spacing 0.06, 0.1
     do for [r=1:words(models)] {
         do for [c=1:words(links)] {
             mo = word(models, r); l = word(links, c)
@@ -35,6 +37,9 @@ do for [fmt in "png svg"] {
                      with linespoints lt i dt 1 + (strstrt(word(methods, i), '+overlap') > 0) ps 0.7 \
                      title word(methods, i), \
                  x with lines lc rgb '#999999' dt 2 lw 1 title 'ideal (speedup = p)'
+            # Drawn once: a multiplot draws the labels again with every panel.
+            unset label 98
+            unset label 99
         }
     }
     unset multiplot

@@ -35,6 +35,18 @@ else
     subtitle=$(source "$here/../scripts/common.sh" && results_header "charts drawn" | sed 's/^# *//')
 fi
 subtitle=${subtitle//\'/}
+# Emulated hosts (bench/cluster): the link rate their host.txt names, when it names one, so that busbw.gp draws the
+# line "x % of the link" is read against. One node has no link; hosts at different rates have no one line.
+busbw_link=""
+if [[ -s $results/host.txt ]] && grep -qi 'emulated host' "$results/host.txt"; then
+    # A host.txt may name no rate at all: grep's status must not end the script (set -e, pipefail).
+    rates=$({ grep -oiE '[0-9]+(\.[0-9]+)? ?[kmg]bit' "$results/host.txt" || true; } | tr -d ' ' | tr '[:upper:]' '[:lower:]' | sort -u)
+    if [[ -n $rates && $(wc -l <<<"$rates") -eq 1 ]]; then
+        busbw_link=$(awk -v r="$rates" 'BEGIN { v = r + 0; u = r; sub(/^[0-9.]+/, "", u)
+            if (u == "mbit") v /= 1e3; else if (u == "kbit") v /= 1e6
+            printf "; link=%g; link_name=\x27%g %sbit/s\x27", v / 8, r + 0, toupper(substr(u, 1, 1)) }')
+    fi
+fi
 
 # Fail on the first bad line with its number, rather than let gnuplot draw a silently wrong chart.
 # $2: columns that must exist; $3: columns that must also hold numbers (nan/inf allowed).
@@ -87,7 +99,9 @@ for spec in "${specs[@]}"; do
     fi
     check_csv "$results/$csv" "$text" "$nums"
     for gp in $scripts; do
-        gnuplot -e "data='$results/$csv'; outdir='$out'; subtitle='$subtitle'; cores=$cores" "$here/$gp" >>"$written" \
+        extra=""
+        [[ $gp != busbw.gp ]] || extra=$busbw_link
+        gnuplot -e "data='$results/$csv'; outdir='$out'; subtitle='$subtitle'; cores=$cores$extra" "$here/$gp" >>"$written" \
             || die "gnuplot failed on plots/$gp with $results/$csv (messages above)"
         plotted=$((plotted + 1))
     done

@@ -5,6 +5,7 @@
 #   platform,np,bytes,method,time_us,model_us
 # Optional: emulated='a.csv b.csv' (bench_allreduce --csv files measured on the platform's emulated twin).
 # Usage: gnuplot -e "data='scale.csv'; outdir='out'" plots/sim_scale.gp
+sub_max = 165         # 1500 pixels wide: the subtitle wraps later than on common.gp's 1000
 load system(sprintf("dirname '%s'", ARG0)) . '/common.gp'
 sizes = uniqn(data, col("bytes"), '1')
 methods = uniq(data, col("method"), '1')
@@ -19,7 +20,7 @@ ranks = uniqn(data, col("np"), '1')
 pmax = word(ranks, words(ranks)) + 0
 rows = int(ceil(words(sizes) / 4.0))
 height = 420 * rows + 160
-top = 1.0 - 130.0 / height
+top = 1.0 - (130.0 + 15 * (sub_lines - 1)) / height
 cols = words(sizes) < 4 ? words(sizes) : 4
 
 set logscale xy 2
@@ -32,6 +33,7 @@ do for [fmt in "png svg"] {
     if (fmt eq "png") { set terminal pngcairo size 1500,height enhanced font 'DejaVu Sans,10'; set output outdir . '/sim_scale.png' }
     if (fmt eq "svg") { set terminal svg size 1500,height fixed enhanced font 'DejaVu Sans,10' background '#ffffff'; set output outdir . '/sim_scale.svg' }
     eval title(sprintf("Allreduce time against ranks on %s: simulated (solid), cost model (dashed), emulated (points)", platform))
+    eval sub_label
     set multiplot layout rows, cols margins 0.06, 0.99, 0.1, top spacing 0.05, 0.12
     do for [s=1:words(sizes)] {
         b = word(sizes, s)
@@ -45,6 +47,9 @@ do for [fmt in "png svg"] {
                  notitle, \
              for [f in emulated] for [i=1:words(methods)] emu(f, b, word(methods, i)) using "np":"time_us" \
                  with points lt i pt 6 ps 1.5 notitle
+        # Drawn once: a multiplot draws the labels again with every panel.
+        unset label 98
+        unset label 99
     }
     unset multiplot
     print sprintf("wrote %s/sim_scale.%s", outdir, fmt)

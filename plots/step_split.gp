@@ -25,14 +25,19 @@ do for [j=1:words(centres)/2] {
 set label 3 'np' at graph 0, graph 0 offset -1.5, -1 right font ',10'
 if (novs > 0) { set label 2 '* oversubscribed (np > cores): not honest timing' at screen 0.99, screen 0.03 right font ',10' textcolor rgb '#666666' }
 
-total(x) = column("compute_ms") + column("sync_ms")
 tic(x) = sprintf('%s%s', strcol("np"), column("oversubscribed") == 1 ? '*' : '')
 stats bars using "x" nooutput
 xmax = STATS_max
-stats bars using (total(0)) nooutput
+stats bars using (column("compute_ms") + column("sync_ms")) nooutput
+# A step of an MLP takes a fraction of a millisecond: microseconds then, so the totals read as three digits, not 0.2.
+us = STATS_max < 1
+unit = us ? 1e3 : 1
+compute(x) = column("compute_ms") * unit
+total(x) = (column("compute_ms") + column("sync_ms")) * unit
+STATS_max = STATS_max * unit
 
 eval title('Time per training step: compute vs synchronization')
-set ylabel 'time per step (ms)'
+set ylabel (us ? 'time per step (µs)' : 'time per step (ms)')
 set xrange [0.3 : xmax + 0.7]
 set yrange [0 : STATS_max * 1.25]      # headroom for the key and the total labels
 set xtics scale 0 font ',10'
@@ -47,8 +52,8 @@ eval png('step_split')
 plot keyentry with boxes lc 1 title 'compute', \
      keyentry with boxes lc 2 title 'sync (allreduce / parameter server)', \
      bars using "x":(total(0)) with boxes lc 2 notitle, \
-     bars using "x":"compute_ms":xtic(tic(0)) with boxes lc 1 notitle, \
-     bars using "x":(total(0)):(sprintf('%.1f', total(0))) with labels offset 0, 0.7 font ',9' notitle
+     bars using "x":(compute(0)):xtic(tic(0)) with boxes lc 1 notitle, \
+     bars using "x":(total(0)):(sprintf(us ? '%.0f' : '%.3g', total(0))) with labels offset 0, 0.7 font ',9' notitle
 eval svg('step_split')
 replot
 eval done('step_split')

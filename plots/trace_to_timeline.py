@@ -4,9 +4,9 @@
 usage: trace_to_timeline.py TRACE.json OUT.csv [--steps A:B]
   --steps A:B  the global steps to draw (default: the last three steps in the trace)
 Writes one row per span: rank,row,kind,step,start_ms,end_ms. Each rank has two rows: its compute track
-(row = 2*rank + 0.75: forward, backward, waits, parameter-server push/pull, checkpoints) and its
-communication track (row = 2*rank + 0.25: each allreduce from start to completion). Times are ms from the
-window's first span, on rank 0's clock (the trace's alignment).
+(row = 2*rank + 0.25: forward, backward, waits, parameter-server push/pull, checkpoints) and under it its
+communication track (row = 2*rank + 0.75: each allreduce from start to completion); timeline.gp draws row 0 at
+the top. Times are ms from the window's first span, on rank 0's clock (the trace's alignment).
 """
 import csv
 import json
@@ -41,7 +41,7 @@ def main(argv):
         out = csv.writer(f)
         out.writerow(["rank", "row", "kind", "step", "start_ms", "end_ms"])
         for s in sorted(chosen, key=lambda s: (s["pid"], s["ts"])):
-            row = 2 * s["pid"] + (0.25 if s["cat"] in COMMUNICATION else 0.75)
+            row = 2 * s["pid"] + (0.75 if s["cat"] in COMMUNICATION else 0.25)
             start = (s["ts"] - origin) / 1e3
             out.writerow([s["pid"], row, s["cat"].replace("/", "-").replace(" ", "-"), s["args"]["step"],
                           f"{start:.4f}", f"{start + s['dur'] / 1e3:.4f}"])

@@ -13,7 +13,7 @@
 # Writes to DIR (default results/algorithms-DATE): fit.csv, flat.csv, jumbo.csv and hosts.csv (bench_allreduce --csv columns),
 # pingpong.csv, membw.txt, tuning.txt (auto's tuning file from this network), model_fit/ (fit_cost_model.py on the
 # fit run), model_flat/ and model_hosts/ (the same parameters against the later runs), algorithms.txt (the targets
-# as ratios), logs/.
+# as ratios), with gnuplot the charts busbw_npN.png, hosts_busbw_npN.png and flat_busbw.png (and .svg), logs/.
 # The cluster is always torn down at the end.
 set -euo pipefail
 # shellcheck source=bench/cluster/drivers.sh
@@ -106,5 +106,19 @@ cluster_down
   done
 } >"$out/algorithms.txt"
 cat "$out/algorithms.txt" >&2
+# The charts: bus bandwidth against the link on the flat hosts and on 2 x per-host (plots/busbw.gp), and the flat
+# run against the model fitted on the first (plots/cluster_busbw.gp); the subtitle is host.txt's CPU and date.
+if command -v gnuplot >/dev/null; then
+  subtitle="$(sed -n "1s/^# *//p" "$out/host.txt" | tr -d "'")"
+  link=(-e "cores=$(nproc); link=$(awk -v g="$link_gbps" 'BEGIN { print g / 8 }')")
+  gnuplot -e "data='$out/flat.csv'; outdir='$out'; subtitle='$hosts hosts, one rank each: $subtitle'" "${link[@]}" \
+    "$GRADSYNC_ROOT/plots/busbw.gp" >&2 || failed+=("chart busbw (flat)")
+  [ ! -s "$out/hosts.csv" ] || gnuplot -e "data='$out/hosts.csv'; outdir='$out'; prefix='hosts_'" "${link[@]}" \
+    -e "subtitle='2 hosts x $per_host ranks: $subtitle'; link_note='(a flat ring crosses it each hop; hier, rhd less)'" \
+    "$GRADSYNC_ROOT/plots/busbw.gp" >&2 || failed+=("chart busbw (hosts)")
+  [ ! -s "$out/model_flat/model_vs_measured.csv" ] || gnuplot "${link[@]}" \
+    -e "data='$out/model_flat/model_vs_measured.csv'; outdir='$out'; name='flat_busbw'; subtitle='$subtitle'" \
+    "$GRADSYNC_ROOT/plots/cluster_busbw.gp" >&2 || failed+=("chart flat_busbw")
+fi
 say "results in $out"
 exit_if_cluster_failed

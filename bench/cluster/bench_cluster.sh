@@ -143,13 +143,15 @@ done
 
 if command -v gnuplot >/dev/null; then
   link_gbytes="$(awk -v g="$link_gbps" 'BEGIN { print g / 8 }')"
+  # The subtitle names the CPU and date: host.txt's first line (cluster_results wrote it), without quotes for gnuplot.
+  subtitle="$(sed -n "1s/^# *//p" "$out/host.txt" | tr -d "'")"
   for s in "${setting_list[@]}"; do
     [ -s "$out/model_$s/model_vs_measured.csv" ] || continue
-    gnuplot -e "data='$out/model_$s/model_vs_measured.csv'; outdir='$out'; link=$link_gbytes; name='cluster_busbw_$s'" \
+    gnuplot -e "data='$out/model_$s/model_vs_measured.csv'; outdir='$out'; link=$link_gbytes; name='cluster_busbw_$s'; subtitle='$subtitle'" \
       "$GRADSYNC_ROOT/plots/cluster_busbw.gp" >&2 || failed+=("chart cluster_busbw_$s")
   done
   ext="$out/model_${setting_list[0]}/extrapolation.csv"
-  [ ! -s "$ext" ] || gnuplot -e "data='$ext'; outdir='$out'" "$GRADSYNC_ROOT/plots/cost_model.gp" >&2 \
+  [ ! -s "$ext" ] || gnuplot -e "data='$ext'; outdir='$out'; subtitle='$subtitle'" "$GRADSYNC_ROOT/plots/cost_model.gp" >&2 \
     || failed+=("chart cost_model")
 else
   say "gnuplot not found: no charts (apt-get install gnuplot-nox)"
