@@ -37,7 +37,7 @@ struct Case {
 
 // The methods the grids cover: every one with its default options, or the method specs GRADSYNC_TEST_METHODS lists
 // (a comma list: "star,star:root=2"), so that a method can be run through the grids alone, with options of its own
-// (tests/structure/toy_method.py does, for the toy of docs/design.md).
+// (tests/structure/toy_method.py does, for the toy of docs/extending.md).
 std::vector<std::pair<std::string, MethodOptions>> grid_methods() {
   std::vector<std::pair<std::string, MethodOptions>> chosen;
   const char* only = std::getenv("GRADSYNC_TEST_METHODS");

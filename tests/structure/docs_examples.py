@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The toy examples of docs/design.md cannot rot: every file a diff there adds (`--- /dev/null` then `+++ PATH`) is
+"""The toy examples of docs/extending.md cannot rot: every file a diff there adds (`--- /dev/null` then `+++ PATH`) is
 compiled against today's headers (-fsyntax-only, C++20), so a renamed field or header fails this test.
 Usage: docs_examples.py ROOT COMPILER [-I DIR ...] [-D NAME=VALUE ...]. Exit 1 naming the example that fails."""
 import os
@@ -8,12 +8,12 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from design_diffs import design_diffs  # noqa: E402
+from toy_diffs import toy_diffs  # noqa: E402
 
 root, compiler, flags = sys.argv[1], sys.argv[2], sys.argv[3:]
-examples, appended = design_diffs(root)
+examples, appended = toy_diffs(root)
 if not examples:
-    sys.exit('docs_examples: no example files found in docs/design.md')
+    sys.exit('docs_examples: no example files found in docs/extending.md')
 failed = 0
 with tempfile.TemporaryDirectory() as tmp:
     # The diffs' added lines, in copies of their files under a root searched before the tree's own.
@@ -29,8 +29,8 @@ with tempfile.TemporaryDirectory() as tmp:
         result = subprocess.run(cmd, capture_output=True, text=True)
         if result.returncode != 0:
             failed += 1
-            print(f'FAIL {path} (docs/design.md): it no longer compiles:\n{result.stderr[:3000]}')
+            print(f'FAIL {path} (docs/extending.md): it no longer compiles:\n{result.stderr[:3000]}')
         else:
-            print(f'ok   {path} (docs/design.md) compiles')
+            print(f'ok   {path} (docs/extending.md) compiles')
 print(f'{len(examples) - failed} passed, {failed} failed')
 sys.exit(1 if failed else 0)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The toy allreduce of docs/design.md ("star") is one file plus one registry line, and passes the collectives'
+"""The toy allreduce of docs/extending.md ("star") is one file plus one registry line, and passes the collectives'
 grid: the diff's new file and its line in collectives/methods.def go into a copy of the tree, which is configured
 and builds only the collectives library and its grid (gradsync_grid_tests, tests/CMakeLists.txt), and the grid's
 doctest suite "sweep" runs on the toy alone (GRADSYNC_TEST_METHODS) at P = 1, 3 and 6, with its own option at its
@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from design_diffs import design_diffs  # noqa: E402
+from toy_diffs import toy_diffs  # noqa: E402
 
 RANKS = (1, 3, 6)
 # The toy's grid runs: its default options, and its own option given (the grid adds the cases its properties ask).
@@ -28,11 +28,11 @@ def copy_tree(root, dst):
 
 
 def add_toy(root, src):
-    examples, appended = design_diffs(root)
+    examples, appended = toy_diffs(root)
     toys = [(path, body) for path, body in examples if path.startswith('collectives/')]
     registry = appended.get('collectives/methods.def', [])
     if len(toys) != 1 or len(registry) != 1:
-        sys.exit(f'toy_method: docs/design.md should add one collectives/ file and one methods.def line, '
+        sys.exit(f'toy_method: docs/extending.md should add one collectives/ file and one methods.def line, '
                  f'found {len(toys)} and {len(registry)}')
     path, body = toys[0]
     open(os.path.join(src, path), 'w').write(body)

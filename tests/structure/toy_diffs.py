@@ -1,13 +1,13 @@
-"""The toy examples docs/design.md shows as diffs, read once for the tests that use them (docs_examples.py compiles
+"""The toy examples docs/extending.md shows as diffs, read once for the tests that use them (docs_examples.py compiles
 each, toy_method.py builds the toy allreduce into a copy of the tree and runs the collectives' grid on it).
-design_diffs(root) -> (examples, appended): examples, the files a diff adds (`--- /dev/null` then `+++ PATH`), as
+toy_diffs(root) -> (examples, appended): examples, the files a diff adds (`--- /dev/null` then `+++ PATH`), as
 (path, text); appended, the lines a diff adds to an existing file (the registry's .def lists), by path."""
 import os
 import re
 
 
-def design_diffs(root):
-    text = open(os.path.join(root, 'docs', 'design.md'), encoding='utf-8').read()
+def toy_diffs(root):
+    text = open(os.path.join(root, 'docs', 'extending.md'), encoding='utf-8').read()
     examples, appended = [], {}
     for block in re.findall(r'```diff\n(.*?)```', text, re.S):
         lines = block.split('\n')
