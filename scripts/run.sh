@@ -9,8 +9,10 @@
 # every np from 1 to N for the charts (speedup, step split, time to accuracy), then a small allreduce sweep at
 # np = N and a short straggler run (parameter-server staleness). A few minutes on 2 cores once built.
 # Usage: scripts/run.sh [--np N] [--epochs E] [--batch B] [--reps R] [--out DIR] [--verbose]
-# The screen gets a short summary (the comparison, the headline with its range, where the files are); --verbose adds
-# the host's state at the start and each run left out of a median, which the results folder always has.
+# The screen gets a line per stage and a short summary (the comparison, the headline with its range, where the files
+# are), one screen in all; on a terminal, the run in progress stands in one line that rewrites itself. --verbose adds
+# every run's line, the host's state at the start and each run left out of a median, which the results folder always
+# has (logs/*.messages, scaling.txt).
 # Results go to results/run-DATE/ (or DIR): host.txt (CPU, host state at the start), the CSVs, each driver's table
 # (*.txt), sync_ab.csv (each paired run's steps and its probes), summary.txt (what it prints at the end), logs/ and
 # charts/.
@@ -62,18 +64,40 @@ headline() {
     "$(dirname "$2")/host_state.csv" "$1" "$2"
 }
 
+# quietly NAME CMD...: runs CMD with its messages (every run's line, skips, notes) in logs/NAME.messages instead of
+# on the screen, unless --verbose; on a terminal the latest of them stands in one line that rewrites itself, so a
+# long step shows progress without scrolling the summary away. A failing CMD's last messages are printed.
+quietly() {
+  local name="$1" status=0
+  shift
+  if [ "$verbose" -eq 1 ]; then "$@" || status=$?; return "$status"; fi
+  local msgs="$out/logs/$name.messages"
+  "$@" 2>"$msgs" &
+  local pid=$!
+  if [ -t 2 ]; then
+    while kill -0 "$pid" 2>/dev/null; do
+      printf '\r\033[K    %s' "$(tail -n 1 "$msgs" | cut -c1-110)" >&2
+      sleep 1
+    done
+    printf '\r\033[K' >&2
+  fi
+  wait "$pid" || status=$?
+  [ "$status" -eq 0 ] || { echo "$name failed; its last messages ($msgs):" >&2; tail -n 15 "$msgs" >&2; }
+  return "$status"
+}
+
 failed=()
 say "1/5 training: serial, then $METHODS at np 1..$np ($reps run(s) each, $epochs epochs)"
-"$GRADSYNC_ROOT/bench/scaling.sh" --np-list "$(seq -s ' ' 1 "$np")" --methods "$METHODS" --epochs "$epochs" \
+quietly scaling "$GRADSYNC_ROOT/bench/scaling.sh" --np-list "$(seq -s ' ' 1 "$np")" --methods "$METHODS" --epochs "$epochs" \
   --batch "$batch" --reps "$reps" --out "$out" >"$out/scaling.txt" || failed+=("training (bench/scaling.sh)")
 [ -s "$out/scaling.csv" ] || die "training produced no scaling.csv; see the messages above and $out/logs/scaling"
 
 say "2/5 allreduce sweep at np=$np, 4 B to 4 MiB"
-"$GRADSYNC_ROOT/bench/collective_sweep.sh" --np-list "$np" --max-bytes 4M --step-factor 4 --out "$out" \
+quietly collectives "$GRADSYNC_ROOT/bench/collective_sweep.sh" --np-list "$np" --max-bytes 4M --step-factor 4 --out "$out" \
   >"$out/collectives.txt" || failed+=("allreduce sweep (bench/collective_sweep.sh)")
 
 say "3/5 straggler: np=$straggler_np, one random worker 5 ms slow per step, one epoch per method"
-"$GRADSYNC_ROOT/bench/straggler.sh" --kind random --np "$straggler_np" --epochs 1 --batch "$batch" --out "$out" \
+quietly straggler "$GRADSYNC_ROOT/bench/straggler.sh" --kind random --np "$straggler_np" --epochs 1 --batch "$batch" --out "$out" \
   >"$out/straggler.txt" || failed+=("straggler (bench/straggler.sh)")
 
 # Separate runs land in different states of a noisy host; alternating the methods and the serial baseline inside
@@ -99,7 +123,7 @@ for ((r = 1; r <= reps; r++)); do
 done
 
 say "5/5 charts"
-"$GRADSYNC_ROOT/plots/make_charts.sh" "$out" >"$out/charts.txt" || failed+=("charts (plots/make_charts.sh)")
+quietly charts "$GRADSYNC_ROOT/plots/make_charts.sh" "$out" >"$out/charts.txt" || failed+=("charts (plots/make_charts.sh)")
 
 # The summary goes to the screen and to summary.txt: the flags it prints (a paired headline and its separate runs
 # apart, runs left out) are findings of the run, not only of the session that watched it.

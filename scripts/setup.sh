@@ -77,7 +77,13 @@ if [ "$build" = 1 ]; then
   say "building gradsync in $BUILD_DIR ($mpi)"
   cmake -S "$GRADSYNC_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "${mpi_args[@]}" >/dev/null
   # Two jobs at most: these machines have two cores and the compiler is memory-hungry with -O3.
-  cmake --build "$BUILD_DIR" -j "$(( $(cores) < 2 ? 1 : 2 ))" 2>&1 | grep -E "error|warning|Built target" >&2 || true
+  # Errors and warnings on the screen; progress ("[ 45%] Built target x") rewritten in place on a terminal, left out
+  # of a log, where it would be a hundred lines.
+  cmake --build "$BUILD_DIR" -j "$(( $(cores) < 2 ? 1 : 2 ))" 2>&1 \
+    | awk -v tty="$([ -t 2 ] && echo 1 || echo 0)" '
+        /error|warning/ { if (shown) printf "\r\033[K" > "/dev/stderr"; print > "/dev/stderr"; shown = 0; next }
+        tty && /^\[ *[0-9]+%\]/ { printf "\r\033[K    %s", substr($0, 1, 100) > "/dev/stderr"; shown = 1 }
+        END { if (shown) printf "\r\033[K" > "/dev/stderr" }' || true
   [ -x "$BIN/train" ] || die "build failed: $BIN/train is missing (see the compiler output above)"
   # The PyTorch backend is built whenever its packages are there (python/CMakeLists.txt), and they are now.
   compgen -G "$BUILD_DIR/python/gradsync/_C*.so" >/dev/null \
