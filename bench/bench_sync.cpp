@@ -103,18 +103,6 @@ struct MethodTimes {
 
 using Flags = bench::SyncFlags;
 
-// The run a --methods entry spells (train's defaults elsewhere) with bench_sync's own settings, which `base` holds:
-// the model, the batch, the buckets' size and the data.
-TrainConfig method_config(const bench::SyncMethodEntry& m, const TrainConfig& base) {
-  TrainConfig c = m.choices;
-  c.model = base.model;
-  c.hidden = base.hidden;
-  c.bucket_bytes = base.bucket_bytes;
-  c.batch = base.batch;
-  c.data_dir = base.data_dir;
-  return c;
-}
-
 // Every rank: empty, or why the flags cannot run `config` (the same on every rank). Each method is checked as train
 // checks its run (validate()) with the spec's choices.
 std::string check_flags(const Flags& f, const TrainConfig& config, const Comm& world) {
@@ -127,7 +115,7 @@ std::string check_flags(const Flags& f, const TrainConfig& config, const Comm& w
   for (std::size_t i = 0; i < f.methods.size(); ++i) {
     traced |= f.methods[i].traced();
     if (!f.methods[i].spec.own_base.empty()) continue;
-    const TrainConfig c = method_config(f.methods[i], config);
+    const TrainConfig c = f.methods[i].run(config);
     const int ranks = c.sync.family == SyncFamily::serial ? 1 : world.size();  // rank 0 alone trains serial's steps
     if (const std::string problem = validate(c, ranks); !problem.empty())
       return fmt::format("--methods {}: {}", f.method_entries[i], problem);
@@ -166,7 +154,7 @@ std::vector<MethodTimes> make_methods(const Flags& f, const TrainConfig& config,
       timed.push_back({name, entry, std::move(shared), window, false, 0, 0, 0, 0, false, 0, {}});
       continue;
     }
-    const TrainConfig c = method_config(entry, config);
+    const TrainConfig c = entry.run(config);
     if (c.sync.family == SyncFamily::serial) {
       timed.push_back(
           {name, entry, make_synchronizer(c, {world, world, r.serial_sgd}), r.grads, true, 0, 0, 0, 0, true, 0, {}});
@@ -322,7 +310,7 @@ void append_rows(const Flags& f, const TrainConfig& config, int ranks, const std
     // xcore is no family's: a bound on what a ring could do through shared memory.
     const std::string_view bound = entry.spec.own_base;
     const std::string dimensions =
-        bound.empty() ? sync_dimension_fields(method_config(entry, config)) : fmt::format("bound,{},,blocking", bound);
+        bound.empty() ? sync_dimension_fields(entry.run(config)) : fmt::format("bound,{},,blocking", bound);
     append_csv_line(
         "--csv", f.csv, kHeader,
         fmt::format("{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{},{},{},{}", timed[i].name, ranks,
@@ -341,7 +329,7 @@ int run(int argc, char** argv, const Comm& world) {
     if (world.rank() == 0) fmt::print(stderr, "bench_sync: error: {}\n", why);
     return 2;
   };
-  TrainConfig config;  // the settings every method shares (method_config)
+  TrainConfig config;  // the settings every method shares (SyncMethodEntry::run)
   config.model = f.model;
   config.hidden = f.hidden;
   config.bucket_bytes = f.bucket_kib << 10;

@@ -45,6 +45,16 @@ std::string method_problem(const std::string& entry) {
 
 }  // namespace
 
+TrainConfig SyncMethodEntry::run(const TrainConfig& base) const {
+  TrainConfig c = choices;
+  c.model = base.model;
+  c.hidden = base.hidden;
+  c.bucket_bytes = base.bucket_bytes;
+  c.batch = base.batch;
+  c.data_dir = base.data_dir;
+  return c;
+}
+
 std::optional<int> parse_sync_flags(int argc, char** argv, bool lead, SyncFlags& f) {
   CLI::App app{"bench_sync: synchronizers alternated within one training run, whole steps timed per method"};
   app.add_option("--methods", f.method_entries,

@@ -24,6 +24,9 @@ struct SyncMethodEntry {
   TrainConfig choices;  // spec_config(spec): train's defaults elsewhere, where bench_sync's own settings go
 
   bool traced() const { return spec.has("traced"); }
+  // The run it spells with bench_sync's own settings, which `base` holds: the model, the batch, the buckets' size
+  // and the data (train's defaults elsewhere).
+  TrainConfig run(const TrainConfig& base) const;
   // The table's row and the CSV's method column: the bound's name, or train's name of the run; "-traced" after it.
   std::string name() const {
     return (spec.own_base.empty() ? choices.sync_name() : std::string(spec.own_base)) + (traced() ? "-traced" : "");
