@@ -48,9 +48,9 @@ int print_run(const gradsync::CliOutcome& cli) {
   return 0;
 }
 
-int run(const gradsync::CliOutcome& cli, const gradsync::BlisConfig& blis) {
+// `cli`: the command line `config` came from, whose --spec names the modifier behind a refused flag.
+int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis, const gradsync::CliOutcome& cli) {
   using namespace gradsync;
-  const TrainConfig& config = *cli.config;
   const Comm world = Comm::world();
   const bool lead = world.rank() == 0;
   if (const std::string problem = validate(config, world.size()); !problem.empty()) {
@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
   const gradsync::MpiSession mpi(argc, argv, MPI_THREAD_SERIALIZED);
   try {
     gradsync::install_agreed_kernel_plan(gradsync::Comm::world(), *cli.config);  // every rank: one plan
-    return run(cli, blis);
+    return run(*cli.config, blis, cli);
   } catch (const gradsync::KernelPlanError& e) {  // thrown on every rank together, as run()'s usage errors return
     if (mpi.world_rank() == 0) fmt::print(stderr, "train: error: {}\n", e.what());
     return kUsageError;
