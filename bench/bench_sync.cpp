@@ -86,8 +86,8 @@ void idle_barrier(const Comm& comm) {
 }
 
 struct MethodTimes {
-  std::string name;  // SyncSpec::name: the table's row, the CSV's method column
-  SyncSpec spec;
+  std::string name;  // SyncMethodEntry::name: the table's row, the CSV's method column
+  bench::SyncMethodEntry entry;
   std::unique_ptr<Synchronizer> sync;
   std::span<float> grads;  // where this method's steps write their gradient
   bool serial = false;     // rank 0 steps alone, on `serial_params`
@@ -113,9 +113,9 @@ std::string check_flags(const Flags& f, const TrainConfig& config, const Comm& w
   if (lo != hi) return "the ranks were given different flags (every rank needs the same command line)";
   bool traced = false;
   for (std::size_t i = 0; i < f.methods.size(); ++i) {
-    traced |= f.methods[i].traced;
-    if (!f.methods[i].bound.empty()) continue;
-    const TrainConfig c = f.methods[i].applied_to(config);
+    traced |= f.methods[i].traced();
+    if (!f.methods[i].spec.own_base.empty()) continue;
+    const TrainConfig c = f.methods[i].run(config);
     const int ranks = c.sync.family == SyncFamily::serial ? 1 : world.size();  // rank 0 alone trains serial's steps
     if (const std::string problem = validate(c, ranks); !problem.empty())
       return fmt::format("--methods {}: {}", f.method_entries[i], problem);
@@ -145,19 +145,19 @@ struct Replicas {
 std::vector<MethodTimes> make_methods(const Flags& f, const TrainConfig& config, const Comm& world, const Model& model,
                                       Replicas& r) {
   std::vector<MethodTimes> timed;
-  for (const SyncSpec& spec : f.methods) {
-    const std::string name = spec.name(config);
-    if (spec.bound == "xcore") {
+  for (const bench::SyncMethodEntry& entry : f.methods) {
+    const std::string name = entry.name();
+    if (entry.spec.own_base == "xcore") {
       auto shared = std::make_unique<SharedWindowSgd>(world, model.parameter_count(), r.sgd);
       const std::span<float> window = shared->gradient_buffer().first(model.parameter_count());
       // No messages: a shared window.
-      timed.push_back({name, spec, std::move(shared), window, false, 0, 0, 0, 0, false, 0, {}});
+      timed.push_back({name, entry, std::move(shared), window, false, 0, 0, 0, 0, false, 0, {}});
       continue;
     }
-    const TrainConfig c = spec.applied_to(config);
+    const TrainConfig c = entry.run(config);
     if (c.sync.family == SyncFamily::serial) {
       timed.push_back(
-          {name, spec, make_synchronizer(c, {world, world, r.serial_sgd}), r.grads, true, 0, 0, 0, 0, true, 0, {}});
+          {name, entry, make_synchronizer(c, {world, world, r.serial_sgd}), r.grads, true, 0, 0, 0, 0, true, 0, {}});
       continue;
     }
     // The same refusal as train's, the same on every rank: a compressor the model cannot carry.
@@ -165,7 +165,7 @@ std::vector<MethodTimes> make_methods(const Flags& f, const TrainConfig& config,
       throw std::invalid_argument(fmt::format("--methods {}: {}", name, problem));
     auto sync = make_synchronizer(c, {world, world, r.sgd, model.layers(), model.parameter_count()});
     const bool pipelined = sync->gradient_buffers() > 1;
-    timed.push_back({name, spec, std::move(sync), r.grads, false, 0, 0, 0, 0, c.wire_bytes_counted(), 0,
+    timed.push_back({name, entry, std::move(sync), r.grads, false, 0, 0, 0, 0, c.wire_bytes_counted(), 0,
                      pipelined ? std::span<float>(r.spare) : std::span<float>()});
   }
   return timed;
@@ -202,7 +202,7 @@ void timed_step(const Flags& f, long s, const TrainTest& data, const Model& mode
 // With a +traced method among them, `recorder` records only during the +traced methods' steps.
 void train_alternating(const Flags& f, const TrainTest& data, const Model& model, const Comm& world, std::uint64_t seed,
                        Replicas& r, std::vector<MethodTimes>& timed, TraceRecorder* recorder) {
-  const bool switched = std::any_of(timed.begin(), timed.end(), [](const MethodTimes& m) { return m.spec.traced; });
+  const bool switched = std::any_of(timed.begin(), timed.end(), [](const MethodTimes& m) { return m.entry.traced(); });
   const std::size_t n = data.train.rows, w = static_cast<std::size_t>(world.size()),
                     me = static_cast<std::size_t>(world.rank());
   std::vector<std::uint32_t> perm(n), slice(f.batch);
@@ -215,7 +215,8 @@ void train_alternating(const Flags& f, const TrainTest& data, const Model& model
     const std::size_t first = (static_cast<std::size_t>(s % per_epoch) * w + me) * f.batch;
     for (std::size_t j = 0; j < f.batch; ++j) slice[j] = perm[first + j];
     MethodTimes& m = timed[static_cast<std::size_t>(s / f.block) % timed.size()];
-    if (switched) install_trace_recorder(m.spec.traced ? recorder : nullptr);  // between steps: nothing in flight records
+    if (switched)
+      install_trace_recorder(m.entry.traced() ? recorder : nullptr);  // between steps: nothing in flight records
     if (TraceRecorder* t = trace_recorder()) t->set_step(s);
     const TraceScope traced(SpanKind::step, "step");
     // In a serial block rank 0 steps alone; the other ranks sleep in a barrier it joins after the block's last step.
@@ -305,15 +306,17 @@ void append_rows(const Flags& f, const TrainConfig& config, int ranks, const std
   static_assert(std::string_view(kHeader).ends_with(kSyncDimensionColumns));
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
-    const SyncSpec& spec = timed[i].spec;
+    const bench::SyncMethodEntry& entry = timed[i].entry;
     // xcore is no family's: a bound on what a ring could do through shared memory.
-    const std::string dimensions = spec.bound.empty() ? sync_dimension_fields(spec.applied_to(config))
-                                                      : fmt::format("bound,{},,blocking", spec.bound);
-    append_csv_line("--csv", f.csv, kHeader,
-                    fmt::format("{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{},{},{},{}", timed[i].name, ranks,
-                                config.model_name(), f.batch, timed[i].steps, r.compute_us, r.sync_us, r.hidden_us,
-                                r.step_us, r.over_first, r.wire_kb == "-" ? "" : r.wire_kb,
-                                r.speedup > 0 ? fmt::format("{:.4f}", r.speedup) : "", spec.traced ? 1 : 0, dimensions));
+    const std::string_view bound = entry.spec.own_base;
+    const std::string dimensions =
+        bound.empty() ? sync_dimension_fields(entry.run(config)) : fmt::format("bound,{},,blocking", bound);
+    append_csv_line(
+        "--csv", f.csv, kHeader,
+        fmt::format("{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{},{},{},{}", timed[i].name, ranks,
+                    config.model_name(), f.batch, timed[i].steps, r.compute_us, r.sync_us, r.hidden_us, r.step_us,
+                    r.over_first, r.wire_kb == "-" ? "" : r.wire_kb,
+                    r.speedup > 0 ? fmt::format("{:.4f}", r.speedup) : "", entry.traced() ? 1 : 0, dimensions));
   }
 }
 
@@ -326,7 +329,7 @@ int run(int argc, char** argv, const Comm& world) {
     if (world.rank() == 0) fmt::print(stderr, "bench_sync: error: {}\n", why);
     return 2;
   };
-  TrainConfig config;
+  TrainConfig config;  // the settings every method shares (SyncMethodEntry::run)
   config.model = f.model;
   config.hidden = f.hidden;
   config.bucket_bytes = f.bucket_kib << 10;

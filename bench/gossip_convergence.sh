@@ -2,10 +2,12 @@
 # "The better connected, the faster it converges", measured per step: each method of --methods trains the same MLP
 # on --np ranks (oversubscribed above the core count: per-step convergence does not depend on timing), evaluated
 # every --every steps: the test accuracy of the evaluated model (for gossip, the ranks' mean) and, for gossip, the
-# consensus distance (1/p) sum ||x_i - mean||^2 and the spread of the ranks' own accuracies. The methods are
-# scripts/common.sh method_flags names: gossip-TOPOLOGY[-async], ring (the allreduce, one model everywhere), ...
+# consensus distance (1/p) sum ||x_i - mean||^2 and the spread of the ranks' own accuracies. The methods are train's
+# sync specs (train --spec; train --help lists the modifiers): gossip+topology=GRAPH[+async], ring (the allreduce,
+# one model everywhere), ring+average=H, ...; the table names each run as train does (gossip-exp1, gossip-ring-async).
 # Usage: bench/gossip_convergence.sh [--np-list "16 64"] [--steps 500] [--every 25] [--batch 32] [--lr 0.1]
-#          [--methods "gossip-ring gossip-torus gossip-exp gossip-exp1 gossip-complete ring"] [--out DIR]
+#          [--methods "gossip+topology=ring gossip+topology=torus gossip+topology=exp gossip+topology=exp1
+#                      gossip+topology=complete ring"] [--out DIR]
 # Writes into DIR (default results/gossip-convergence-DATE): epochs.csv (train --epoch-csv rows, an "epoch" being
 # --every steps), runs.csv (train --csv rows), convergence.txt (accuracy and consensus distance at the end, the
 # spectral gap, steps to the accuracies of --targets), the charts convergence.png/svg, logs/. Exit status 1 if a run
@@ -20,7 +22,8 @@ every=25
 batch=32
 lr=0.1
 targets="0.95 0.97"
-methods="gossip-ring gossip-torus gossip-exp gossip-exp1 gossip-complete ring"
+methods="gossip+topology=ring gossip+topology=torus gossip+topology=exp gossip+topology=exp1 gossip+topology=complete"
+methods+=" ring"
 out=""
 parse_flags gossip_convergence.sh \
   "--np-list np_list" \
@@ -35,32 +38,37 @@ parse_flags gossip_convergence.sh \
 read_np_list "$np_list" 1
 read -ra toks <<<"$methods"
 [ "${#toks[@]}" -gt 0 ] || die "--methods is empty"
-for m in "${toks[@]}"; do need_method "$m"; done
 [ $((steps % every)) -eq 0 ] || die "--steps $steps is not a multiple of --every $every"
 need_bins train
+names=()
+for m in "${toks[@]}"; do
+  spec_run "$m"
+  names+=("$run_name")
+done
 mpi_setup
 driver_results gossip-convergence epochs.csv runs.csv convergence.txt
 
 evaluations=$((steps / every))
 failed=()
 for np in "${nps[@]}"; do
-  for m in "${toks[@]}"; do
-    method_flags "$m"
-    tag="$m-np$np"
+  for i in "${!toks[@]}"; do
+    m="${toks[$i]}"
+    name="${names[$i]}"
+    tag="$name-np$np"
     mpirun_flags "$np"
     rc=0
-    run_limited $((600 + np * 20)) "$logs/$tag.log" "$MPIEXEC" -n "$np" "${MPIRUN_FLAGS[@]}" "$BIN/train" "${mflags[@]}" \
+    run_limited $((600 + np * 20)) "$logs/$tag.log" "$MPIEXEC" -n "$np" "${MPIRUN_FLAGS[@]}" "$BIN/train" --spec "$m" \
       --model mlp --hidden 128 --lr "$lr" --batch "$batch" --iterations-per-epoch "$every" --epochs "$evaluations" \
       --csv "$work/$tag.csv" --epoch-csv "$work/$tag.epochs.csv" --quiet || rc=$?
     wrote=""
     [ "$(lines "$work/$tag.csv")" -eq 2 ] || wrote="wrote no CSV row"
-    if ! check_run "$m np=$np" "$rc" $((600 + np * 20)) "$logs/$tag.log" "$wrote"; then
+    if ! check_run "$name np=$np" "$rc" $((600 + np * 20)) "$logs/$tag.log" "$wrote"; then
       say_failed "$logs/$tag.log"
       continue
     fi
     append_rows "$work/$tag.csv" "$out/runs.csv"
     append_rows "$work/$tag.epochs.csv" "$out/epochs.csv"
-    say "$m np=$np: $(tail -1 "$work/$tag.csv" | cut -d, -f14) test accuracy after $steps steps"
+    say "$name np=$np: $(tail -1 "$work/$tag.csv" | cut -d, -f14) test accuracy after $steps steps"
   done
 done
 

@@ -3,9 +3,12 @@
 # at constant total work (one pass over the training set per epoch, split across the workers: the lab's
 # convention), R times each, and reduces the runs to one median row per point. The serial run is always measured
 # first: it is the baseline of every speedup.
-# Usage: bench/scaling.sh [--np-list "1 2 3 4"] [--methods "ring mpi ps-bsp ps-ssp ring-avg"] [--epochs E]
-#                         [--batch B] [--reps R] [--model mlp|softmax] [--hostfile F] [--out DIR]
-# Methods: ring, mpi, ring-bf16, ps-bsp, ps-asp, ps-ssp[S], ring-avg[H], mpi-avg[H], ps-...-kK (see scripts/common.sh).
+# Usage: bench/scaling.sh [--np-list "1 2 3 4"] [--methods "ring mpi ps ps+mode=ssp+staleness=2 ring+average=4"]
+#                         [--epochs E] [--batch B] [--reps R] [--model mlp|softmax] [--hostfile F] [--out DIR]
+# Methods are train's sync specs (train --spec; train --help lists the modifiers): ring, mpi, ring-bf16, ps (bsp),
+# ps+mode=asp, ps+mode=ssp+staleness=S, ps+servers=K, ring+average=H, gossip+topology=exp1, ring+buckets, ... A
+# method runs at the np of --np-list that train accepts it on (ps+servers=K: K + 1 and up); the tables and CSVs name
+# it as train does (ps-ssp2, ring-avg4).
 # Writes into DIR (default results/scaling-DATE): train.csv (a row per run), epochs.csv (a row per epoch),
 # scaling.csv (a row per point: method,np,workers,oversubscribed,wall_s,speedup,efficiency,compute_s,sync_s,
 # steps,test_accuracy,wall_min_s,wall_max_s,runs,left_out,host_state), train_median.csv and epochs_median.csv (the
@@ -27,7 +30,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 TRAIN_ROWS=60000                                  # MNIST training images: per-worker steps follow from it
 
 np_list="1 2 3 4"
-methods="ring mpi ps-bsp ps-ssp ring-avg"
+methods="ring mpi ps ps+mode=ssp+staleness=2 ring+average=4"
 epochs=5
 batch=32
 reps=3
@@ -52,12 +55,18 @@ esac
 MODEL+=(--lr 0.1 --iterations-per-epoch auto)
 
 read_np_list "$np_list" 1
-read -ra toks <<<"$methods"
-for m in "${toks[@]}"; do
-  [ "$m" != serial ] || die "--methods: serial is always measured; list only the parallel methods"
-  need_method "$m"
-done
 need_bins train bench_allreduce
+read -ra toks <<<"$methods"
+# Each spec's name and fewest ranks, as train says (scripts/common.sh spec_run).
+declare -A name_of min_np_of
+for m in serial "${toks[@]}"; do
+  spec_run "$m"
+  name_of[$m]="$run_name"
+  min_np_of[$m]="$run_min_np"
+done
+for m in "${toks[@]}"; do
+  [ "${name_of[$m]}" != serial ] || die "--methods: serial is always measured; list only the parallel methods"
+done
 mpi_setup
 mpi_extra=()
 if [ -n "$hostfile" ]; then
@@ -81,9 +90,8 @@ for ((r = 1; r <= reps; r++)); do
   runs+=("1 serial $r")
   for n in "${nps[@]}"; do
     for m in "${toks[@]}"; do
-      method_flags "$m"
-      if [ "$n" -lt "$mmin_np" ]; then
-        [ "$r" -gt 1 ] || skipped+=("$m at np=$n (needs at least $mmin_np ranks)")
+      if [ "$n" -lt "${min_np_of[$m]}" ]; then
+        [ "$r" -gt 1 ] || skipped+=("$m at np=$n (train accepts it on ${min_np_of[$m]} ranks and more)")
         continue
       fi
       runs+=("$n $m $r")
@@ -108,11 +116,11 @@ row=0
 for run in "${runs[@]}"; do
   read -r n m r <<<"$run"
   i=$((i + 1))
-  method_flags "$m"
-  tag="$m-np$n-r$r"
+  name="${name_of[$m]}"
+  tag="$name-np$n-r$r"
   csv="$work/$tag.csv"
   ecsv="$work/$tag.epochs.csv"
-  cmd=("$BIN/train" "${mflags[@]}" "${MODEL[@]}" --epochs "$epochs" --batch "$batch" --csv "$csv" --epoch-csv "$ecsv")
+  cmd=("$BIN/train" --spec "$m" "${MODEL[@]}" --epochs "$epochs" --batch "$batch" --csv "$csv" --epoch-csv "$ecsv")
   if oversub "$n"; then
     mpirun_flags "$n"
   elif [ -n "$hostfile" ]; then
@@ -121,8 +129,8 @@ for run in "${runs[@]}"; do
     mpirun_flags "$n" bound
     MPIRUN_FLAGS+=("${TRAINING_SHM_FLAGS[@]}")  # one node, ranks on their own cores
   fi
-  [ "$m" = serial ] || cmd=("$MPIEXEC" -n "$n" "${MPIRUN_FLAGS[@]}" "${mpi_extra[@]+"${mpi_extra[@]}"}" "${cmd[@]}")
-  where="[$i/${#runs[@]}] $m np=$n rep $r/$reps"
+  [ "$name" = serial ] || cmd=("$MPIEXEC" -n "$n" "${MPIRUN_FLAGS[@]}" "${mpi_extra[@]+"${mpi_extra[@]}"}" "${cmd[@]}")
+  where="[$i/${#runs[@]}] $name np=$n rep $r/$reps"
   rc=0
   run_limited "$limit" "$logs/$tag.log" "${cmd[@]}" || rc=$?
   after="$(probe "$i")"
@@ -136,14 +144,14 @@ for run in "${runs[@]}"; do
   fi
   if ! check_run "$where" "$rc" "$limit" "$logs/$tag.log" "$wrote"; then
     say_failed "$logs/$tag.log"
-    [ "$m" != serial ] || die "the serial baseline failed, so no speedup can be computed (log: $logs/$tag.log)"
+    [ "$name" != serial ] || die "the serial baseline failed, so no speedup can be computed (log: $logs/$tag.log)"
     continue
   fi
   append_rows "$csv" "$out/train.csv"
   append_rows "$ecsv" "$out/epochs.csv"
   row=$((row + 1))
-  echo "$row,$m,$n,$r,$prev,$after" >>"$out/host_state.csv"
-  awk -F, -v w="$where" -v tok="$m" -v ov="$(if oversub "$n"; then echo ", oversubscribed"; fi)" \
+  echo "$row,$name,$n,$r,$prev,$after" >>"$out/host_state.csv"
+  awk -F, -v w="$where" -v tok="$name" -v ov="$(if oversub "$n"; then echo ", oversubscribed"; fi)" \
     -v xc="$(if [ -z "$hostfile" ]; then echo ", xcore $prev/$after us"; fi)" '
     NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
     { b = $c["compute_s"] + $c["comm_s"]

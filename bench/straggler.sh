@@ -6,7 +6,9 @@
 # --kind fixed: the last rank is slow at every step (a persistent straggler; every worker owns an equal share of
 # the data, so no mode can finish an epoch before it). --kind random: each step one worker, drawn from the seed,
 # is slow (a transient straggler: BSP pays it every step, SSP absorbs it).
-#                           [--methods "ps-bsp ps-ssp2 ps-ssp4 ps-asp ring"] [--out DIR]
+#     [--methods "ps ps+mode=ssp+staleness=2 ps+mode=ssp+staleness=4 ps+mode=asp ring"] [--out DIR]
+# The methods are train's sync specs (train --spec; train --help lists the modifiers); the tables name each run as
+# train does (ps-bsp, ps-ssp2).
 # Writes into DIR (default results/straggler-DATE): straggler.csv (train CSV, a row per run), straggler_epochs.csv
 # (a row per epoch), staleness.csv (method,np,staleness_bound,images_per_s,staleness_mean,staleness_max,
 # test_accuracy: the last epoch of each parameter-server run) and logs/straggler/. Prints time per epoch, staleness
@@ -23,7 +25,7 @@ kind=fixed
 np=4
 epochs=2
 batch=32
-methods="ps-bsp ps-ssp2 ps-ssp4 ps-asp ring"
+methods="ps ps+mode=ssp+staleness=2 ps+mode=ssp+staleness=4 ps+mode=asp ring"
 out=""
 # --np: a server and two workers at least: with one worker there is nobody to wait for the straggler.
 parse_flags straggler.sh \
@@ -37,12 +39,15 @@ parse_flags straggler.sh \
   -- "$@"
 read -ra toks <<<"$methods"
 [ "${#toks[@]}" -gt 0 ] || die "--methods is empty"
-for m in "${toks[@]}"; do
-  [ "$m" != serial ] || die "--methods: serial has no other worker to wait for"
-  need_method "$m"
-  [ "$np" -gt "$mmin_np" ] || die "--methods: $m needs more than $mmin_np ranks for a straggler to have a peer (--np is $np)"
-done
 need_bins train
+names=()
+for m in "${toks[@]}"; do
+  spec_run "$m"
+  [ "$run_name" != serial ] || die "--methods: serial has no other worker to wait for"
+  [ "$np" -gt "$run_min_np" ] ||
+    die "--methods: $m needs more than $run_min_np ranks for a straggler to have a peer (--np is $np)"
+  names+=("$run_name")
+done
 mpi_setup
 
 driver_results straggler straggler.csv straggler_epochs.csv staleness.csv
@@ -59,14 +64,14 @@ say "straggler: np=$np, $what sleeps ${ms} ms per step, $epochs epoch(s), batch 
 failed=()
 i=0
 for m in "${toks[@]}"; do
+  name="${names[$i]}"
   i=$((i + 1))
-  method_flags "$m"
-  tag="$m"
+  tag="$name"
   rc=0
   mpirun_flags "$np"
-  run_limited "$limit" "$logs/$tag.log" "$MPIEXEC" -n "$np" "${MPIRUN_FLAGS[@]}" "$BIN/train" "${mflags[@]}" "${MODEL[@]}" \
+  run_limited "$limit" "$logs/$tag.log" "$MPIEXEC" -n "$np" "${MPIRUN_FLAGS[@]}" "$BIN/train" --spec "$m" "${MODEL[@]}" \
     --epochs "$epochs" --batch "$batch" --straggler "$who:$ms" --csv "$work/$tag.csv" --epoch-csv "$work/$tag.epochs.csv" || rc=$?
-  where="[$i/${#toks[@]}] $m np=$np"
+  where="[$i/${#toks[@]}] $name np=$np"
   wrote=""
   [ "$(lines "$work/$tag.csv")" -eq 2 ] || wrote="wrote no CSV row"
   if ! check_run "$where" "$rc" "$limit" "$logs/$tag.log" "$wrote"; then

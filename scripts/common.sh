@@ -275,54 +275,17 @@ _stop_limited() {
   exit 130
 }
 
-# Method names as they appear in the train CSV's sync column, and the train flags behind them:
-#   serial, ring, mpi, ps-bsp, ps-asp, ps-ssp[S] (S=2), ring-avg[H] / mpi-avg[H] (local SGD, H=4),
-#   and any ps method with -kK for K server shards (ps-bsp-k2).
-# The allreduce methods train synchronizes with (those that leave the sum on every rank), from the method table
-# through bench_allreduce --list-methods once $BIN has it (else the three every build has): $training_allreduces,
-# space-separated, read once.
-load_training_allreduces() {
-  [ -z "${training_allreduces:-}" ] || return 0
-  if [ -x "${BIN:-}/bench_allreduce" ]; then
-    training_allreduces="$("$BIN/bench_allreduce" --list-methods | awk -F'\t' '$2 ~ /servers=none/ {print $1}' |
-      paste -sd' ')"
-  fi
-  training_allreduces="${training_allreduces:-ring mpi ring-bf16}"
-}
-# method_flags NAME sets mflags (train arguments) and mmin_np (fewest ranks it runs on); unknown names fail. The
-# names are TrainConfig::sync_name()'s, the `method` column of train's CSVs.
-method_flags() {
-  local m="$1"
-  mflags=(); mmin_np=1
-  load_training_allreduces
-  if [ "$m" = serial ]; then mflags=(--sync serial)
-  elif [[ " $training_allreduces " == *" $m "* ]]; then mflags=(--sync "$m")
-  elif [[ $m =~ ^(ring|mpi)-avg([0-9]*)$ ]]; then
-    mflags=(--sync "${BASH_REMATCH[1]}" --average-every "${BASH_REMATCH[2]:-4}")
-  elif [[ $m =~ ^(ring|mpi)-avg([0-9]+)-outer([0-9.]+)m([0-9.]+)$ ]]; then
-    mflags=(--sync "${BASH_REMATCH[1]}" --average-every "${BASH_REMATCH[2]}" --outer-lr "${BASH_REMATCH[3]}"
-            --outer-momentum "${BASH_REMATCH[4]}")
-  elif [[ $m =~ ^gossip-([a-z0-9]+)(-async)?$ ]]; then  # the topology's name is train's to check (--topology)
-    mflags=(--sync gossip --topology "${BASH_REMATCH[1]}")
-    [ -z "${BASH_REMATCH[2]}" ] || mflags+=(--async)
-  elif [[ $m =~ ^ps-(bsp|asp|ssp([0-9]*))(-k([0-9]+))?$ ]]; then
-    local servers="${BASH_REMATCH[4]:-1}"
-    case "${BASH_REMATCH[1]}" in
-      bsp) mflags=(--sync ps --ps-mode bsp) ;;
-      asp) mflags=(--sync ps --ps-mode asp) ;;
-      *) mflags=(--sync ps --ps-mode ssp --staleness "${BASH_REMATCH[2]:-2}") ;;
-    esac
-    mflags+=(--servers "$servers")
-    mmin_np=$((servers + 1))   # the server ranks plus at least one worker
-  else
-    return 1
-  fi
-}
-# need_method NAME [FLAG]: method_flags NAME, for an entry of FLAG (--methods): an unknown name dies listing the
-# known ones.
-need_method() {
-  method_flags "$1" \
-    || die "${2:---methods}: unknown method '$1' (serial, an allreduce: $training_allreduces; ps-bsp, ps-asp, ps-ssp[S], ps-...-kK; ring-avg[H], mpi-avg[H], ring-avgH-outerLRmMU; gossip-TOPOLOGY[-async])"
+# spec_run SPEC [FLAG]: what train makes of the run spec SPEC (train --spec SPEC --print-run; the grammar is
+# trainers/config/sync_spec.hpp, train --help lists the modifiers): sets run_name, the run's name in train's CSVs
+# (their sync and method columns, a safe file name), and run_min_np, the fewest ranks train accepts it on. Any
+# further arguments are train flags the run will have (--straggler), checked with it. A spec train refuses ends the
+# script with train's message after FLAG (default --methods). Needs $BIN/train (need_bins train first).
+spec_run() {
+  local spec="$1" flag="${2:---methods}" out
+  shift $(($# < 2 ? $# : 2))
+  out="$("$BIN/train" --spec "$spec" "$@" --print-run 2>&1)" || die "$flag: ${out#train: error: }"
+  IFS=$'\t' read -r run_name run_min_np <<<"$out"
+  [[ $run_min_np =~ ^[1-9][0-9]*$ ]] || die "$flag: train --spec '$spec' --print-run said '$out', not NAME<tab>RANKS"
 }
 
 # Installs those of the given Debian packages that are not installed yet (so a second run is fast); `why` is

@@ -90,16 +90,16 @@ TEST_CASE("cnn: the 2NN has 199,210 parameters and the CNN 1,663,370, laid out a
 }
 
 TEST_CASE("cnn: the command line takes --model 2nn and cnn, refuses --hidden with them and a cnn on non-square data") {
-  const CliOutcome cnn = test::parse_train_args({"--model", "cnn"});
+  const CliOutcome cnn = parse_train_args({"--model", "cnn"});
   REQUIRE(cnn.config);
   CHECK(cnn.config->model_name() == "cnn");
-  const CliOutcome two_nn = test::parse_train_args({"--model", "2nn"});
+  const CliOutcome two_nn = parse_train_args({"--model", "2nn"});
   REQUIRE(two_nn.config);
   CHECK(two_nn.config->model_name() == "2nn");
-  const CliOutcome hidden = test::parse_train_args({"--model", "cnn", "--hidden", "64"});
+  const CliOutcome hidden = parse_train_args({"--model", "cnn", "--hidden", "64"});
   CHECK(!hidden.config);
   CHECK(hidden.message.find("--hidden: not with --model cnn") != std::string::npos);
-  const CliOutcome unknown = test::parse_train_args({"--model", "resnet"});
+  const CliOutcome unknown = parse_train_args({"--model", "resnet"});
   CHECK(!unknown.config);
   CHECK(unknown.message.find("--model: unknown model 'resnet' (choose softmax, mlp, 2nn, cnn)") != std::string::npos);
   CHECK(validate_model_against_data(*cnn.config, 784).empty());

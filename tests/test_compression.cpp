@@ -171,22 +171,22 @@ TEST_CASE("--compress is refused before any step when the name, its parameter or
         Refused{{"--compress", "sign:3"}, "'sign' takes no parameter"},
         Refused{{"--compress", "sign", "--error-feedback", "2"}, "--error-feedback: is 0 or 1, got 2"}}) {
     CAPTURE(r.args[1]);
-    const CliOutcome out = test::parse_train_args(r.args);
+    const CliOutcome out = parse_train_args(r.args);
     CHECK(!out.config);
     CHECK(out.exit_code == 2);
     test::check_mentions(out.message, {r.message});
   }
-  const CliOutcome ok = test::parse_train_args({"--sync", "rhd", "--compress", "powersgd:4", "--error-feedback", "0"});
+  const CliOutcome ok = parse_train_args({"--sync", "rhd", "--compress", "powersgd:4", "--error-feedback", "0"});
   REQUIRE(ok.config);
   CHECK(ok.config->sync_name() == "rhd-powersgd4-noef");
   CHECK(validate(*ok.config, 4).empty());
-  const CliOutcome listed = test::parse_train_args({"--list-compressors"});
+  const CliOutcome listed = parse_train_args({"--list-compressors"});
   CHECK(!listed.config);
   CHECK(listed.exit_code == 0);
   CHECK(listed.message == compressor_listing());
   for (const CompressorInfo* c : compressor_table()) test::check_mentions(listed.message, {std::string(c->name)});
 
-  const TrainConfig ring = *test::parse_train_args({"--sync", "ring", "--compress", "sign"}).config;
+  const TrainConfig ring = *parse_train_args({"--sync", "ring", "--compress", "sign"}).config;
   struct Invalid {
     TrainConfig config;
     std::string message;

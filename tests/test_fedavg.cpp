@@ -298,7 +298,6 @@ TEST_CASE("a federated run resumes at a round bit for bit, drawing the same clie
 
 TEST_CASE("fedavg's flags are refused where they mean nothing, and its refusals say why") {
   using test::check_mentions;
-  using test::parse_train_args;
   check_mentions(parse_train_args({"--sync", "ring", "--clients", "10"}).message, {"--clients", "fedavg"});
   check_mentions(parse_train_args({"--sync", "ring", "--batch", "all"}).message, {"--batch", "fedavg"});
   check_mentions(parse_train_args({"--sync", "fedavg", "--epochs", "3"}).message, {"--epochs", "--rounds"});

@@ -418,7 +418,6 @@ TEST_CASE("train --sync gossip reports the mean model, the consensus distance, t
 
 TEST_CASE("gossip's flags are refused where they mean nothing, and its refusals say why") {
   using test::check_mentions;
-  using test::parse_train_args;
   CHECK_FALSE(parse_train_args({"--sync", "ring", "--topology", "exp"}).config);
   check_mentions(parse_train_args({"--sync", "ring", "--topology", "exp"}).message, {"--topology", "gossip"});
   check_mentions(parse_train_args({"--sync", "ring", "--async"}).message, {"--async", "gossip"});

@@ -37,14 +37,6 @@ inline void check_mentions(const std::string& message, std::initializer_list<std
 }
 
 // ||a - b|| / ||b||
-// `train ARGS...` through the command-line parser, as main() would call it.
-inline CliOutcome parse_train_args(std::vector<std::string> args) {
-  args.insert(args.begin(), "train");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  return parse_train_cli(static_cast<int>(argv.size()), argv.data());
-}
-
 inline double relative_difference(std::span<const float> a, std::span<const float> b) {
   double diff = 0, norm = 0;
   for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {

@@ -145,9 +145,9 @@ TEST_CASE("bad training configurations are rejected with a message naming the fl
   CHECK(validate(c, 1).find("--sync ps needs at least 2 ranks") != std::string::npos);
   c.servers = 4;
   CHECK(validate(c, 4).find("--servers 4") != std::string::npos);
-  CHECK(test::parse_train_args({"--model", "resnet"})
+  CHECK(parse_train_args({"--model", "resnet"})
             .message.find("--model: unknown model 'resnet' (choose softmax, mlp, 2nn, cnn)") != std::string::npos);
-  CHECK(test::parse_train_args({"--dataset", "cifar"})
+  CHECK(parse_train_args({"--dataset", "cifar"})
             .message.find("--dataset: unknown dataset 'cifar' (choose mnist, fashion)") != std::string::npos);
   c = TrainConfig{};
   CHECK(validate(c, 2).find("--sync serial runs on one rank") != std::string::npos);
@@ -184,19 +184,18 @@ TEST_CASE("the train command line turns names into typed choices once, refusing 
                            Refused{{"--inject-pause", "7:1:-1"}, "--inject-pause: '7:1:-1' is not STEP:SECONDS"},
                            Refused{{"--inject-pause", "7:1x"}, "--inject-pause: '7:1x' is not STEP:SECONDS"}}) {
     CAPTURE(r.args[1]);
-    const CliOutcome out = test::parse_train_args(r.args);
+    const CliOutcome out = parse_train_args(r.args);
     CHECK(!out.config);
     CHECK(out.exit_code == 2);
     CHECK(out.message.find(r.message) != std::string::npos);
   }
-  const CliOutcome ps =
-      test::parse_train_args({"--sync", "ps", "--ps-mode", "ssp", "--staleness", "2", "--servers", "2"});
+  const CliOutcome ps = parse_train_args({"--sync", "ps", "--ps-mode", "ssp", "--staleness", "2", "--servers", "2"});
   REQUIRE(ps.config);
   CHECK(ps.config->sync == sync_method("ps"));
   CHECK(ps.config->ps_mode == PsMode::ssp);
   CHECK(ps.config->sync_name() == "ps-ssp2-k2");
-  const CliOutcome ring = test::parse_train_args({"--sync", "ring", "--pipeline", "1", "--progress", "thread",
-                                                  "--straggler", "random:5", "--inject-pause", "7:0.5"});
+  const CliOutcome ring = parse_train_args({"--sync", "ring", "--pipeline", "1", "--progress", "thread", "--straggler",
+                                            "random:5", "--inject-pause", "7:0.5"});
   REQUIRE(ring.config);
   CHECK(ring.config->sync.allreduce == find_allreduce_method("ring"));
   CHECK(ring.config->progress == Progress::thread);
@@ -205,14 +204,14 @@ TEST_CASE("the train command line turns names into typed choices once, refusing 
   CHECK(ring.config->faults.straggler_ms == 5);
   CHECK(ring.config->faults.pause_step == 7);
   CHECK(ring.config->faults.pause_rank == -1);
-  const CliOutcome one = test::parse_train_args({"--sync", "ring", "--inject-pause", "7:600:3"});
+  const CliOutcome one = parse_train_args({"--sync", "ring", "--inject-pause", "7:600:3"});
   REQUIRE(one.config);
   CHECK(one.config->faults.pause_rank == 3);
   CHECK(validate(one.config->faults, 3, 0).find("--inject-pause: rank 3 is not a worker rank (0..2)") == 0);
-  const CliOutcome avg = test::parse_train_args({"--sync", "mpi", "--average-every", "4"});
+  const CliOutcome avg = parse_train_args({"--sync", "mpi", "--average-every", "4"});
   REQUIRE(avg.config);
   CHECK(avg.config->sync_name() == "mpi-avg4");
-  const CliOutcome bsp = test::parse_train_args({"--sync", "ps", "--servers", "2"});
+  const CliOutcome bsp = parse_train_args({"--sync", "ps", "--servers", "2"});
   REQUIRE(bsp.config);
   CHECK(bsp.config->sync_name() == "ps-bsp-k2");
 }
@@ -229,16 +228,18 @@ TEST_CASE("a flag that would be ignored, or left to a default it has none of, is
                 "--staleness: only with --sync ps --ps-mode ssp"},
         Refused{{"--sync", "ring", "--ps-mode", "asp"}, "--ps-mode: only with --sync ps (this run's --sync is ring)"},
         Refused{{"--sync", "ring", "--average-every", "0"}, "--average-every: must be >= 1, got 0"},
+        Refused{{"--sync", "ring", "--progress", "thread"}, "--progress: thread moves overlapped communication on"},
         Refused{{"--threads", "0"}, "--threads: must be >= 1, got 0"}}) {
     CAPTURE(r.message);
-    const CliOutcome out = test::parse_train_args(r.args);
+    const CliOutcome out = parse_train_args(r.args);
     CHECK(!out.config);
     CHECK(out.exit_code == 2);
     CHECK(out.message.find(r.message) != std::string::npos);
   }
-  CHECK(test::parse_train_args({"--sync", "ps", "--ps-mode", "ssp", "--staleness", "0"}).config);
-  CHECK(test::parse_train_args({"--sync", "ring", "--average-every", "4"}).config);
-  const CliOutcome help = test::parse_train_args({"--help"});
+  CHECK(parse_train_args({"--sync", "ps", "--ps-mode", "ssp", "--staleness", "0"}).config);
+  CHECK(parse_train_args({"--sync", "ring", "--average-every", "4"}).config);
+  CHECK(parse_train_args({"--sync", "ps", "--pipeline", "1", "--progress", "thread"}).config);
+  const CliOutcome help = parse_train_args({"--help"});
   CHECK(help.message.find("default " + default_data_dir(DatasetId::mnist)) != std::string::npos);
 }
 

@@ -30,12 +30,31 @@ namespace {
 constexpr int kUsageError = 2;
 constexpr int kRuntimeError = 1;
 
-int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis) {
+// An error about the flags, naming the --spec modifier behind the flag it names.
+std::string explained(const gradsync::CliOutcome& cli, const std::string& problem) {
+  return cli.spec ? fmt::format("--spec {}", cli.spec->explain(problem)) : problem;
+}
+
+// --print-run: the run's name and the fewest ranks it runs on, for the drivers that take specs (scripts/common.sh).
+int print_run(const gradsync::CliOutcome& cli) {
+  std::string problem;
+  const int ranks = gradsync::fewest_ranks(*cli.config, problem);
+  if (ranks == 0) {
+    fmt::print(stderr, "train: error: {} (refused on every rank count up to {})\n", explained(cli, problem),
+               gradsync::kMostRanks);
+    return kUsageError;
+  }
+  fmt::print("{}\t{}\n", cli.config->sync_name(), ranks);
+  return 0;
+}
+
+// `cli`: the command line `config` came from, whose --spec names the modifier behind a refused flag.
+int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis, const gradsync::CliOutcome& cli) {
   using namespace gradsync;
   const Comm world = Comm::world();
   const bool lead = world.rank() == 0;
   if (const std::string problem = validate(config, world.size()); !problem.empty()) {
-    if (lead) fmt::print(stderr, "train: error: {}\n", problem);
+    if (lead) fmt::print(stderr, "train: error: {}\n", explained(cli, problem));
     return kUsageError;
   }
   // A straggler that sleeps past the watchdog's limit is how tests stage a hung rank; anyone else gets warned.
@@ -122,13 +141,14 @@ int main(int argc, char** argv) {
     if (cli.exit_code != 0) std::this_thread::sleep_for(std::chrono::seconds(2));
     return cli.exit_code;
   }
+  if (cli.print_run) return lead ? print_run(cli) : 0;
   gradsync::refuse_bad_isa_request("train", lead);
   const gradsync::BlisConfig blis = gradsync::configure_blis(cli.config->threads);  // before MPI_Init: it forks
   // Serialized: an overlap run's communication thread makes MPI calls while this thread makes none.
   const gradsync::MpiSession mpi(argc, argv, MPI_THREAD_SERIALIZED);
   try {
     gradsync::install_agreed_kernel_plan(gradsync::Comm::world(), *cli.config);  // every rank: one plan
-    return run(*cli.config, blis);
+    return run(*cli.config, blis, cli);
   } catch (const gradsync::KernelPlanError& e) {  // thrown on every rank together, as run()'s usage errors return
     if (mpi.world_rank() == 0) fmt::print(stderr, "train: error: {}\n", e.what());
     return kUsageError;

@@ -10,21 +10,24 @@
 # Usage (root): bench/cluster/bench_decentralized.sh [--hosts 4] [--rate 1gbit] [--slow-host I --slow-rate R]
 #                 [--straggler RANK:MS] [--hidden 256] [--batch 256] [--lr 0.2] [--momentum 0.9] [--epochs 10]
 #                 [--iterations-per-epoch 20] [--target 0.95] [--runs "RUN ..."] [--data DIR] [--out DIR]
-# A run is a method as train's CSVs name it (scripts/common.sh method_flags; N workers, one per host, unless said):
-#   gossip-TOPO         D-PSGD: --sync gossip --topology TOPO (ring, torus, exp, exp1 or complete): every rank keeps
-#                       its own model and averages it with its graph neighbours' each step
-#   gossip-TOPO-async   AD-PSGD: the same with --async (even ranks average with one odd neighbour a step, no barrier)
+# A run is a train sync spec (train --spec; train --help lists the modifiers; N workers, one per host, unless said),
+# named in the table and the CSVs as train names it:
+#   gossip+topology=TOPO        D-PSGD (gossip-TOPO): TOPO is ring, torus, exp, exp1 or complete; every rank keeps
+#                               its own model and averages it with its graph neighbours' each step
+#   gossip+topology=TOPO+async  AD-PSGD (gossip-TOPO-async): even ranks average with one odd neighbour a step, no
+#                               barrier
 #   ring, auto, mpi, rd, rhd, hier, ring-bf16
-#                       --sync METHOD: the gradient allreduced every step (bench_allreduce --list-methods); `ring` is
-#                       the baseline of the table's ratio column
-#   ps-bsp, ps-asp, ps-sspS
-#                       --sync ps with one server on the first host (rank 0): N-1 workers, so a global batch of
-#                       (N-1) x --batch (the table says so); bsp, asp, or ssp with staleness S
-#   ring-avgH           local SGD: --sync ring --average-every H (the models averaged every H steps)
-#   ring-avgH-outerLRmMU
-#                       the same with the outer optimizer: --outer-lr LR --outer-momentum MU (Nesterov)
-# Default runs: gossip-ring gossip-torus gossip-exp gossip-exp1 gossip-complete gossip-ring-async gossip-exp-async
-#   ring auto ps-bsp ring-avg8 ring-avg8-outer0.7m0.9. On 4 hosts the 2 x 2 torus gives every rank the ring's two
+#                               the gradient allreduced every step (bench_allreduce --list-methods); `ring` is the
+#                               baseline of the table's ratio column
+#   ps, ps+mode=asp, ps+mode=ssp+staleness=S
+#                               one server on the first host (rank 0): N-1 workers, so a global batch of (N-1) x
+#                               --batch (the table says so); bsp, asp, or ssp with staleness S
+#   ring+average=H              local SGD (ring-avgH): the models averaged every H steps
+#   ring+average=H+outer-lr=LR+outer-momentum=MU
+#                               the same with the outer optimizer (Nesterov): ring-avgH-outerLRmMU
+# Default runs: gossip+topology=ring gossip+topology=torus gossip+topology=exp gossip+topology=exp1
+#   gossip+topology=complete gossip+topology=ring+async gossip+topology=exp+async ring auto ps ring+average=8
+#   ring+average=8+outer-lr=0.7+outer-momentum=0.9. On 4 hosts the 2 x 2 torus gives every rank the ring's two
 #   neighbours, and exp (+-1, +-2) the complete graph's three: train prints each graph and its spectral gap in the
 #   run's log.
 # Scenarios (the same runs; host I runs rank I):
@@ -58,8 +61,9 @@ momentum=0.9
 epochs=10
 every=20
 target=0.95
-runs="gossip-ring gossip-torus gossip-exp gossip-exp1 gossip-complete gossip-ring-async gossip-exp-async ring auto"
-runs+=" ps-bsp ring-avg8 ring-avg8-outer0.7m0.9"
+runs="gossip+topology=ring gossip+topology=torus gossip+topology=exp gossip+topology=exp1 gossip+topology=complete"
+runs+=" gossip+topology=ring+async gossip+topology=exp+async ring auto ps ring+average=8"
+runs+=" ring+average=8+outer-lr=0.7+outer-momentum=0.9"
 data_dir="$GRADSYNC_ROOT/data/mnist"
 out=""
 rate_re='^[0-9]+(\.[0-9]+)?([kKmMgG]bit)(/s|ps)?$'
@@ -87,23 +91,23 @@ slow_host_args "$hosts" "$slow_host" "$slow_rate"
 # Every run and the scenario are checked before the cluster comes up: a typo should not cost the runs before it.
 read -ra run_list <<<"$runs"
 [ "${#run_list[@]}" -gt 0 ] || die "--runs is empty"
-has_ps=0
-seen=" "
-for run in "${run_list[@]}"; do
-  need_method "$run" --runs
-  [[ $seen != *" $run "* ]] || die "--runs: '$run' is given twice"
-  seen+="$run "
-  [[ $run != ps-* ]] || has_ps=1
-done
 if [ -n "$straggler" ]; then
   straggler_rank="${straggler%%:*}"
-  if [ "$straggler_rank" != random ]; then
-    [ "$straggler_rank" -lt "$hosts" ] \
-      || die "--straggler $straggler: there is no rank $straggler_rank among the $hosts ranks (0 to $((hosts - 1)))"
-    [ "$has_ps" = 0 ] || [ "$straggler_rank" != 0 ] \
-      || die "--straggler $straggler: rank 0 is the ps runs' server; pick a worker rank (1 to $((hosts - 1)))"
-  fi
+  [ "$straggler_rank" = random ] || [ "$straggler_rank" -lt "$hosts" ] \
+    || die "--straggler $straggler: there is no rank $straggler_rank among the $hosts ranks (0 to $((hosts - 1)))"
 fi
+# Each run as train names it (its log's name), asked with the straggler, which train refuses on a server's rank.
+with=()
+[ -z "$straggler" ] || with=(--straggler "$straggler")
+names=()
+seen=" "
+for run in "${run_list[@]}"; do
+  spec_run "$run" --runs "${with[@]+"${with[@]}"}"
+  [ "$run_min_np" -le "$hosts" ] || die "--runs: $run needs $run_min_np ranks, one a host: --hosts is $hosts"
+  [[ $seen != *" $run_name "* ]] || die "--runs: '$run' is given twice (train names both $run_name)"
+  seen+="$run_name "
+  names+=("$run_name")
+done
 why="$("$CLUSTER" check)" || die "$why"
 
 cores="$(nproc)"
@@ -124,10 +128,9 @@ common=(--model mlp --hidden "$hidden" --batch "$batch" --lr "$lr" --momentum "$
 # A run's time limit: 300 s for the launch and the evaluations, and 2 s a step (a dense ring step on 4 hosts at
 # 1gbit takes about 30 ms here, and 1 s at 10mbit).
 limit=$((300 + 2 * every * epochs))
-for run in "${run_list[@]}"; do
-  method_flags "$run"
-  args=("${mflags[@]}")
-  log="train_$run"
+for i in "${!run_list[@]}"; do
+  run="${run_list[$i]}"
+  log="train_${names[$i]}"
   rc=0
   # Open MPI's rsh launch into the namespaces now and then hangs before MPI_Init with a daemon missing
   # (cluster_test.sh): a run whose train never started (no "gradsync train:" line) is launched again, twice at most.
@@ -135,7 +138,7 @@ for run in "${run_list[@]}"; do
     rm -f "$out/logs/$log.csv" "$out/logs/$log.epochs.csv"
     if [ "$attempt" = 1 ]; then say "$run"; else say "$run (attempt $attempt of 3)"; fi
     rc=0
-    run_limited "$limit" "$out/logs/$log.log" "$CLUSTER" run -- "$BIN/train" "${args[@]}" "${common[@]}" \
+    run_limited "$limit" "$out/logs/$log.log" "$CLUSTER" run -- "$BIN/train" --spec "$run" "${common[@]}" \
       --csv "$out/logs/$log.csv" --epoch-csv "$out/logs/$log.epochs.csv" || rc=$?
     if [ "$rc" -eq 0 ] || grep -q '^gradsync train:' "$out/logs/$log.log"; then break; fi
     mv "$out/logs/$log.log" "$out/logs/$log.attempt$attempt.log"

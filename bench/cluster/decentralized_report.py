@@ -109,13 +109,14 @@ def main():
     def fmt(v, spec, none="-"):
         return format(v, spec) if v is not None else none
 
-    head = (f"{'run':<22} {'method':<24} {'workers':>7} {'to ' + format(a.target, 'g') + ' s':>9} {'steps':>6} "
+    w = max([22] + [len(s["run"]) for s in table])  # a run is the spec given (--runs), train's name is its method
+    head = (f"{'run':<{w}} {'method':<24} {'workers':>7} {'to ' + format(a.target, 'g') + ' s':>9} {'steps':>6} "
             f"{'/ ' + a.baseline:>7} {'final acc':>9} {'wire KB/step':>12} {'train s':>8} {'consensus':>9}")
     print(head)
     notes = []
     for s in table:
         if s["status"] != 0 and s["acc"] is None:
-            print(f"{s['run']:<22} failed (exit {s['status']}{', out of time' if s['status'] == 124 else ''})")
+            print(f"{s['run']:<{w}} failed (exit {s['status']}{', out of time' if s['status'] == 124 else ''})")
             continue
         reached = s["time"] is not None
         to = fmt(s["time"], ".2f") if reached else "not"
@@ -123,7 +124,7 @@ def main():
         workers = fmt(s["workers"], "d")
         if s["workers"] is not None and s["workers"] < a.hosts:
             workers += "*"
-        print(f"{s['run']:<22} {s['method']:<24} {workers:>7} {to:>9} {fmt(s['steps'], '.0f'):>6} {ratio:>7} "
+        print(f"{s['run']:<{w}} {s['method']:<24} {workers:>7} {to:>9} {fmt(s['steps'], '.0f'):>6} {ratio:>7} "
               f"{fmt(s['acc'], '.4f'):>9} {fmt(s['wire'] / 1024 if s['wire'] is not None else None, '.1f'):>12} "
               f"{fmt(s['wall'], '.2f'):>8} {fmt(s['consensus'], '.3g'):>9}")
         if s["status"] != 0:

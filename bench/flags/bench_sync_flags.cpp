@@ -8,6 +8,7 @@
 #include "bench/flags/command_line.hpp"
 #include "model/models.hpp"
 #include "trace/recorder.hpp"
+#include "trainers/config/cli.hpp"
 #include "trainers/config/sync_method.hpp"
 #include "trainers/config/sync_spec.hpp"
 
@@ -15,30 +16,56 @@ namespace gradsync::bench {
 
 namespace {
 
+// The entry `text` spells, or nullopt with `problem` set: its words are not bench_sync's, its values not train's, or
+// its method not one bench_sync runs.
+std::optional<SyncMethodEntry> method_entry(const std::string& text, std::string& problem) {
+  std::optional<SyncSpec> spec = parse_sync_spec(text, problem, kSyncWords);
+  if (!spec) return std::nullopt;
+  if (!spec->own_base.empty()) return SyncMethodEntry{*std::move(spec), TrainConfig{}};
+  std::optional<TrainConfig> choices = spec_config(*spec, problem);
+  if (!choices) return std::nullopt;
+  if (choices->sync.family != SyncFamily::allreduce && choices->sync.family != SyncFamily::serial) {
+    problem = fmt::format("'{}': bench_sync runs serial, xcore and the allreduce methods, not --sync {}", text,
+                          choices->sync.name());
+    return std::nullopt;
+  }
+  if (choices->average_every > 0) {  // the parallel methods step one shared replica, which must stay the same
+    problem = fmt::format("'{}': bench_sync times gradient synchronization, not local SGD's averages (+average)", text);
+    return std::nullopt;
+  }
+  return SyncMethodEntry{*std::move(spec), *std::move(choices)};
+}
+
 // Empty, or why a --methods entry is not one bench_sync runs.
 std::string method_problem(const std::string& entry) {
   std::string problem;
-  const std::optional<SyncSpec> spec = parse_sync_spec(entry, problem, kSyncBounds);
-  if (spec && spec->bound.empty() && spec->sync.family != SyncFamily::allreduce &&
-      spec->sync.family != SyncFamily::serial)
-    problem = fmt::format("'{}': bench_sync runs serial, xcore and the allreduce methods, not --sync {}", entry,
-                          spec->sync.name());
+  method_entry(entry, problem);
   return problem;
 }
 
 }  // namespace
 
+TrainConfig SyncMethodEntry::run(const TrainConfig& base) const {
+  TrainConfig c = choices;
+  c.model = base.model;
+  c.hidden = base.hidden;
+  c.bucket_bytes = base.bucket_bytes;
+  c.batch = base.batch;
+  c.data_dir = base.data_dir;
+  return c;
+}
+
 std::optional<int> parse_sync_flags(int argc, char** argv, bool lead, SyncFlags& f) {
   CLI::App app{"bench_sync: synchronizers alternated within one training run, whole steps timed per method"};
   app.add_option("--methods", f.method_entries,
-                 fmt::format("comma-separated: {}. METHOD is serial (rank 0 alone: the baseline for the speedup "
-                             "column), an allreduce method that leaves the sum on every rank ({}) or xcore (the "
-                             "ring's schedule through a shared window, one node only); the modifiers are train's "
-                             "flags: +buckets (--buckets), +pipe (--pipeline 1), +thread (--progress thread), "
-                             "+compress=NAME[:PARAM] (--compress), +noef (--error-feedback 0); +traced: with --trace, "
-                             "only the +traced methods' steps are recorded (ring,ring+traced measures what tracing "
-                             "costs). E.g. ring+compress=topk:0.01+pipe+thread",
-                             sync_spec_grammar(), allreduce_method_names(trains)))
+                 fmt::format("comma-separated sync specs as train --spec takes them (train --help lists every "
+                             "modifier and the flag it stands for): METHOD[+MODIFIER...], METHOD serial (rank 0 "
+                             "alone: the baseline for the speedup column), an allreduce method that leaves the sum on "
+                             "every rank ({}) or xcore (the ring's schedule through a shared window, one node only, "
+                             "no modifier but +traced); e.g. +buckets, +pipe+thread, +compress=NAME[:PARAM], +noef. "
+                             "+traced: with --trace, only the +traced methods' steps are recorded (ring,ring+traced "
+                             "measures what tracing costs). E.g. ring+compress=topk:0.01+pipe+thread",
+                             allreduce_method_names(trains)))
       ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::Validator(method_problem, "SPEC"));
@@ -76,7 +103,7 @@ std::optional<int> parse_sync_flags(int argc, char** argv, bool lead, SyncFlags&
   f.model = find_model(model);                         // checked by the option
   for (const std::string& entry : f.method_entries) {  // each passed --methods' check
     std::string problem;
-    f.methods.push_back(*parse_sync_spec(entry, problem, kSyncBounds));
+    f.methods.push_back(*method_entry(entry, problem));
   }
   return std::nullopt;
 }

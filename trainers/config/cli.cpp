@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <cstdio>
+#include <algorithm>
 #include <span>
 #include <sstream>
 #include <string_view>
@@ -11,8 +11,10 @@
 #include "collectives/methods.hpp"
 #include "compression/compressors.hpp"
 #include "model/models.hpp"
+#include "trainers/config/fault_flags.hpp"
 #include "trainers/config/federated_flags.hpp"
 #include "trainers/config/observe_flags.hpp"
+#include "trainers/config/spec_flags.hpp"
 #include "trainers/config/sync_method.hpp"
 #include "trainers/families/sync_registry.hpp"
 #include "trainers/loop/data_source.hpp"
@@ -48,7 +50,7 @@ std::vector<std::size_t> parse_widths(const std::string& text) {
 // What CLI11 reads as text or as a wider type, before it becomes TrainConfig's typed and checked values.
 struct RawFlags {
   std::string sync = "serial", hidden = "128", iterations = "full", ps_mode = "bsp", progress = "calls";
-  std::string straggler, pause, trace_steps, topology = "ring";
+  std::string trace_steps, topology = "ring";
   std::string batch;  // a count, or "all" (fedavg)
   std::string model, dataset;
   long chunk = 0, bucket_kib = 0, global_batch = 0;
@@ -211,17 +213,6 @@ void add_run_options(CLI::App& app, TrainConfig& c) {
                "number of ranks)");
 }
 
-void add_fault_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
-  app.add_option("--straggler", raw.straggler,
-                 "RANK:MS: that rank sleeps MS milliseconds every step; random:MS: each step one worker, drawn from the "
-                 "seed, does");
-  app.add_option("--inject-pause", raw.pause,
-                 "testing: STEP:SECONDS[:RANK], every worker (or that rank alone) sleeps after STEP global steps")
-      ->group("");
-  app.add_option("--inject-nan-step", c.faults.nan_step, "testing: the last rank's gradient turns NaN at this step")
-      ->group("");
-}
-
 // --sync, --ps-mode and --progress: text to typed values.
 void take_choices(const RawFlags& raw, TrainConfig& c) {
   const std::optional<SyncMethod> sync = find_sync_method(raw.sync);
@@ -296,6 +287,10 @@ void check_given_flags(const CLI::App& app, const TrainConfig& c) {
     if (family->check_given_flags)
       if (const std::string problem = family->check_given_flags(c, given); !problem.empty())
         throw CLI::ValidationError(problem);
+  if (app.count("--progress") > 0 && c.progress == Progress::thread && !c.buckets && !c.pipeline)
+    throw CLI::ValidationError("--progress",
+                               "thread moves overlapped communication on: only with --buckets or "
+                               "--pipeline 1");
   if (app.count("--average-every") > 0 && c.average_every < 1)
     throw CLI::ValidationError("--average-every", fmt::format("must be >= 1, got {} (leave it out to average the "
                                                               "gradients every step)",
@@ -308,37 +303,8 @@ void check_given_flags(const CLI::App& app, const TrainConfig& c) {
   if (c.threads < 1) throw CLI::ValidationError("--threads", fmt::format("must be >= 1, got {}", c.threads));
 }
 
-void take_faults(const RawFlags& raw, FaultInjection& f) {
-  if (!raw.pause.empty()) {
-    char tail = 0;
-    const char* text = raw.pause.c_str();
-    int rank = -1;
-    const bool with_rank = std::sscanf(text, "%ld:%lf:%d%c", &f.pause_step, &f.pause_s, &rank, &tail) == 3;
-    const bool parsed = (with_rank && rank >= 0) || std::sscanf(text, "%ld:%lf%c", &f.pause_step, &f.pause_s, &tail) == 2;
-    f.pause_rank = with_rank ? rank : -1;
-    if (!parsed || f.pause_step < 0 || !(f.pause_s >= 0))
-      throw CLI::ValidationError("--inject-pause",
-                                 fmt::format("'{}' is not STEP:SECONDS or STEP:SECONDS:RANK", raw.pause));
-  }
-  if (raw.straggler.empty()) return;
-  int rank = -1;
-  double ms = -1;
-  char tail = 0;
-  if (std::sscanf(raw.straggler.c_str(), "random:%lf%c", &ms, &tail) == 1 && ms >= 0)
-    rank = FaultInjection::kRandomStraggler;
-  else if (std::sscanf(raw.straggler.c_str(), "%d:%lf%c", &rank, &ms, &tail) != 2 || rank < 0 || !(ms >= 0))
-    throw CLI::ValidationError("--straggler", fmt::format("'{}' is not RANK:MS or random:MS (e.g. 3:5)", raw.straggler));
-  f.straggler_rank = rank;
-  f.straggler_ms = ms;
-}
-
-}  // namespace
-
-CliOutcome parse_train_cli(int argc, char** argv) {
-  TrainConfig c;
-  CLI::App app{
-      "gradsync train: data-parallel SGD on MNIST with a pluggable gradient synchronization.\n"
-      "Run under mpirun for ring, mpi and ps; e.g. mpirun -n 2 build/bin/train --sync ring --model mlp"};
+// CLI11's defaults for the flags it reads as text: the configuration's defaults, spelled as the flags spell them.
+RawFlags raw_defaults(const TrainConfig& c) {
   RawFlags raw;
   raw.batch = std::to_string(c.batch);
   raw.chunk = static_cast<long>(c.chunk_bytes);
@@ -346,31 +312,83 @@ CliOutcome parse_train_cli(int argc, char** argv) {
   raw.seed = c.seed;
   raw.model = c.model->name;
   raw.dataset = dataset_name(c.dataset);
+  return raw;
+}
+
+// No training: after --help or --list-compressors (0), or an error (2).
+CliOutcome ended(int exit_code, std::string message) {
+  CliOutcome out;
+  out.exit_code = exit_code;
+  out.message = std::move(message);
+  return out;
+}
+
+CliOutcome parse_spec(const CLI::App& app, const SpecFlags& f, const std::vector<std::string>& args);
+
+// The flags `args` holds. `expanded`: the spec whose flags are among them, which an error then names after `context`
+// (null: a command line, whose --spec is parsed here and its flags then parsed with the others).
+CliOutcome parse_args(const std::vector<std::string>& args, const SyncSpec* expanded, std::string_view context) {
+  TrainConfig c;
+  CLI::App app{
+      "gradsync train: data-parallel SGD on MNIST with a pluggable gradient synchronization.\n"
+      "Run under mpirun for ring, mpi and ps; e.g. mpirun -n 2 build/bin/train --sync ring --model mlp"};
+  RawFlags raw = raw_defaults(c);
   add_model_options(app, c, raw);
   add_overlap_and_ps_options(app, c, raw);
   add_run_options(app, c);
   add_decentralized_options(app, c, raw);
   add_compression_options(app, raw);
-  add_fault_options(app, c, raw);
+  FaultFlags faults;
+  add_fault_options(app, c.faults, faults);
   FederatedFlags fed;
   add_federated_options(app, c, fed);
   add_observe_options(app, c.observe, raw.trace_steps);
+  SpecFlags spec;
+  add_spec_options(app, spec);
   try {
-    app.parse(argc, argv);
-    if (raw.list_compressors) return {std::nullopt, 0, compressor_listing()};
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes the last argument first
+    app.parse(reversed);
+    if (raw.list_compressors) return ended(0, compressor_listing());
+    if (!expanded && app.count("--spec") > 0) return parse_spec(app, spec, args);
     take_choices(raw, c);
     take_compression(app, raw, c);
     take_numbers(app, raw, c);
-    take_faults(raw, c.faults);
+    take_faults(faults, c.faults);
     check_given_flags(app, c);
     take_federated(app, fed, c);
     c.observe.window = parse_trace_window(raw.trace_steps);
   } catch (const CLI::CallForHelp&) {
-    return {std::nullopt, 0, app.help()};
+    return ended(0, app.help());
   } catch (const CLI::ParseError& e) {
-    return {std::nullopt, 2, fmt::format("train: error: {}", e.what())};
+    return ended(2, expanded ? fmt::format("{}{}", context, expanded->explain(e.what())) : e.what());
   }
-  return {c, 0, {}};
+  return {c, 0, {}, spec.print_run, expanded ? std::optional<SyncSpec>(*expanded) : std::nullopt};
+}
+
+// --spec: the flags it spells, parsed with the others of the command line.
+CliOutcome parse_spec(const CLI::App& app, const SpecFlags& f, const std::vector<std::string>& args) {
+  const SyncSpec spec = take_spec(app, f);
+  std::vector<std::string> all = spec.flags;
+  all.insert(all.end(), args.begin(), args.end());
+  return parse_args(all, &spec, "--spec ");
+}
+
+}  // namespace
+
+CliOutcome parse_train_args(std::vector<std::string> args) {
+  CliOutcome out = parse_args(args, nullptr, {});
+  if (out.exit_code != 0) out.message = fmt::format("train: error: {}", out.message);
+  return out;
+}
+
+CliOutcome parse_train_cli(int argc, char** argv) {
+  return parse_train_args(std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
+}
+
+std::optional<TrainConfig> spec_config(const SyncSpec& spec, std::string& problem) {
+  CliOutcome out = parse_args(spec.flags, &spec, {});
+  problem = out.config ? std::string() : out.message;
+  return std::move(out.config);
 }
 
 }  // namespace gradsync

@@ -93,6 +93,12 @@ std::string validate(const TrainConfig& c, int ranks) {
   return {};
 }
 
+int fewest_ranks(const TrainConfig& c, std::string& problem) {
+  for (int ranks = 1; ranks <= kMostRanks; ++ranks)
+    if ((problem = validate(c, ranks)).empty()) return ranks;
+  return 0;
+}
+
 std::string validate_model_against_data(const TrainConfig& c, std::size_t features) {
   const std::string problem = c.model->check ? c.model->check(features) : std::string();
   return problem.empty() ? problem : fmt::format("--model {}: {}", c.model->name, problem);

@@ -12,6 +12,11 @@ namespace gradsync {
 // a one-line message naming the flag and the problem.
 std::string validate(const TrainConfig& config, int ranks);
 
+// The fewest ranks, up to kMostRanks, on which validate() accepts the configuration (train --print-run, for drivers
+// that skip a run on fewer); 0 when it accepts none, with `problem` set to its message on kMostRanks ranks.
+inline constexpr int kMostRanks = 4096;
+int fewest_ranks(const TrainConfig& config, std::string& problem);
+
 // The checks that need the training set, once it is loaded: `train_rows` images shared by the workers of a run
 // on `ranks` processes. Returns an empty string if the configuration fits the data, otherwise a one-line message
 // naming the flag, its value and the limit. A per-worker batch larger than a worker's share would make every

@@ -129,6 +129,10 @@ std::unique_ptr<Synchronizer> make_job_sync(const TrainConfig& config, const Syn
   return make_blocking_sync(s.workers, s.sgd, std::move(jobs));
 }
 
+// Local SGD: the averaging period and its outer optimizer.
+constexpr SpecModifier kAllreduceModifiers[] = {
+    {"average=H", "--average-every"}, {"outer-lr=LR", "--outer-lr"}, {"outer-momentum=MU", "--outer-momentum"}};
+
 std::unique_ptr<Synchronizer> make_allreduce_family(const TrainConfig& config, const SyncSetup& s) {
   if (config.compression.enabled() || config.pipeline || config.buckets) return make_job_sync(config, s);
   auto allreduce = config.sync.allreduce->make(s.workers, allreduce_options(config));
@@ -145,6 +149,7 @@ extern const SyncFamilyInfo allreduce_sync_family = {
     .name = "",  // named by its methods (collectives/methods.hpp)
     .pipelines = true,
     .buckets = true,
+    .spec_modifiers = kAllreduceModifiers,
     .check_compression = [](const TrainConfig& c) -> std::string {
       if (c.average_every > 0)
         return fmt::format("--compress {}: not with --average-every (that averages models, not gradients)",

@@ -96,6 +96,8 @@ std::string validate_gossip(const TrainConfig& c, int) {
   return {};
 }
 
+constexpr SpecModifier kGossipModifiers[] = {{"topology=GRAPH", "--topology"}, {"async", "--async"}};
+
 std::unique_ptr<Synchronizer> make_gossip(const TrainConfig& c, const SyncSetup& s) {
   if (c.gossip_async)
     return std::make_unique<AsyncGossipSgd>(s.workers, c.topology, s.sgd, s.parameter_count, s.steps_done);
@@ -108,6 +110,7 @@ extern const SyncFamilyInfo gossip_sync_family = {
     .family = SyncFamily::gossip,
     .name = "gossip",
     .validate = validate_gossip,
+    .spec_modifiers = kGossipModifiers,
     .check_given_flags = [](const TrainConfig& c, const FlagGiven& given) -> std::string {
       for (const char* flag : {"--topology", "--async"})
         if (given(flag) && c.sync.family != SyncFamily::gossip)

@@ -46,6 +46,9 @@ std::string check_ps_compression(const TrainConfig& c) {
       choice.name(), pushable_compressors(), allreduce_method_names(trains));
 }
 
+constexpr SpecModifier kPsModifiers[] = {
+    {"mode=MODE", "--ps-mode"}, {"staleness=S", "--staleness"}, {"servers=K", "--servers"}};
+
 std::string describe_ps(const TrainConfig& c) {
   std::string name = fmt::format("-{}", ps_mode_name(c.ps_mode));
   if (c.ps_mode == PsMode::ssp) name += std::to_string(c.staleness);
@@ -61,6 +64,7 @@ extern const SyncFamilyInfo ps_sync_family = {
     .servers = true,
     .pipelines = true,
     .validate = validate_ps,
+    .spec_modifiers = kPsModifiers,
     .check_given_flags = check_ps_flags,
     .check_compression = check_ps_compression,
     .describe = describe_ps,

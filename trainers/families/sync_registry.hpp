@@ -50,6 +50,14 @@ struct ServerSetup {
 // Whether a flag ("--staleness") was given on the command line (a default cannot be told from a choice by value).
 using FlagGiven = std::function<bool(std::string_view flag)>;
 
+// A modifier of the sync spec (trainers/config/sync_spec.hpp: ps+mode=ssp+staleness=2): one of train's flags spelled
+// as a word of the spec. Its value is train's to check, as the flag's.
+struct SpecModifier {
+  std::string_view spelling;    // as the spec writes it: "staleness=S" (a value follows '=') or "async"
+  std::string_view flag;        // the train flag it stands for: "--staleness"
+  std::string_view value = {};  // the flag's value for a word without '=' ("pipe": "1"); empty: a flag without one
+};
+
 struct SyncFamilyInfo {
   SyncFamily family;
   std::string_view name;   // its --sync text; empty for the family its allreduce methods name
@@ -64,6 +72,9 @@ struct SyncFamilyInfo {
   // Its checks against the training set of `train_rows` examples on `workers` workers, where they differ from every
   // worker's batch fitting its share (validate_against_data); nullptr: that check.
   std::string (*validate_against_data)(const TrainConfig& config, int workers, std::size_t train_rows) = nullptr;
+  // The modifiers its sync specs take, each one of the flags it owns (every family also takes the overlap and
+  // compression modifiers, trainers/config/sync_spec.cpp).
+  std::span<const SpecModifier> spec_modifiers = {};
   // Checks of the flags the family owns, by whether they were given (`given("--flag")`), made on every run whatever
   // its --sync (a family's flag given to another family is refused here): empty, or "--flag: message".
   std::string (*check_given_flags)(const TrainConfig& config, const FlagGiven& given) = nullptr;

@@ -1,33 +1,42 @@
 # shellcheck shell=bash
 # gossip-scale [--nps "64 256"] [--platforms "flat-1g fattree-10g-1pn"] [--steps 40]
-#              [--syncs "ring auto gossip-ring gossip-torus gossip-exp gossip-exp1 gossip-complete gossip-ring-async
-#                        gossip-exp-async ring-avg8"]
+#              [--syncs "ring auto gossip+topology=ring gossip+topology=torus gossip+topology=exp gossip+topology=exp1
+#                        gossip+topology=complete gossip+topology=ring+async gossip+topology=exp+async ring+average=8"]
 #                  the simulated time of a training step (MLP-128, batch 32 per rank, --steps steps) for each
-#                  sync (scripts/common.sh method names) at each p: what decentralized training costs per step
+#                  sync (train's sync specs, train --spec; the CSV and the table name each run as train does:
+#                  gossip-exp1, ring-avg8; build/bin/train answers for the spec) at each p: what decentralized
+#                  training costs per step
 #                  past this machine. Per-step convergence is measured apart (bench/gossip_convergence.sh), so time
 #                  to an accuracy is steps to it (measured) times seconds a step (simulated): gossip_scale.md says
 #                  which. gossip_scale.csv: platform,np,method,steps,sim_s_per_step,wire_bytes_per_step.
 nps="64 256"
 platforms="flat-1g fattree-10g-1pn"
-syncs="ring auto gossip-ring gossip-torus gossip-exp gossip-exp1 gossip-complete gossip-ring-async gossip-exp-async ring-avg8"
+syncs="ring auto gossip+topology=ring gossip+topology=torus gossip+topology=exp gossip+topology=exp1"
+syncs+=" gossip+topology=complete gossip+topology=ring+async gossip+topology=exp+async ring+average=8"
 steps=40
 parse_flags gossip-scale "--nps nps" "--platforms platforms" "--syncs syncs" "--steps steps uint 1" -- "$@"
 [ -x "$SMPI_BUILD/bin/train" ] || die "gossip-scale needs train: run scripts/simulate.sh build --all first"
 for p in $platforms; do [ -f "$SIM_DIR/$p.xml" ] || die "gossip-scale: no platform '$p' ($(platforms))"; done
-for s in $syncs; do need_method "$s" --syncs; done
+# The simulated train runs only under smpirun: this build's answers for the specs (the same sources).
+need_bins train
+declare -A name_of
+for s in $syncs; do
+  spec_run "$s" --syncs
+  name_of[$s]="$run_name"
+done
 csv="$out/gossip_scale.csv"
 [ -s "$csv" ] || echo "platform,np,method,steps,sim_s_per_step,wire_bytes_per_step" >"$csv"
 for platform in $platforms; do
   for np in $nps; do
     for sync in $syncs; do
-      method_flags "$sync"
-      tag="$platform-$sync-np$np"
-      if grep -q "^$platform,$np,$sync," "$csv"; then say "gossip-scale: $tag done before"; continue; fi
+      name="${name_of[$sync]}"
+      tag="$platform-$name-np$np"
+      if grep -q "^$platform,$np,$name," "$csv"; then say "gossip-scale: $tag done before"; continue; fi
       rm -f "$out/$tag.csv"
-      SELECTOR=ompi smpi_run "$platform" "$np" "$out/$tag.log" train "${mflags[@]}" --model mlp --hidden 128 \
+      SELECTOR=ompi smpi_run "$platform" "$np" "$out/$tag.log" train --spec "$sync" --model mlp --hidden 128 \
         --batch 32 --iterations-per-epoch "$steps" --epochs 1 --quiet --timeout 0 --data "$GRADSYNC_ROOT/data/mnist" \
         --csv "$out/$tag.csv"
-      awk -F, -v p="$platform" -v n="$np" -v m="$sync" -v s="$steps" '
+      awk -F, -v p="$platform" -v n="$np" -v m="$name" -v s="$steps" '
         NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
         { printf "%s,%s,%s,%s,%.6f,%s\n", p, n, m, s, $c["wall_s"] / s, $c["wire_bytes_per_step"] }' "$out/$tag.csv" >>"$csv"
     done

@@ -2,9 +2,12 @@
 # train-scale [--nps "2 4 8 16 32 64"] [--platforms "flat-1g fattree-10g-1pn"] [--syncs "ring mpi auto ps ps-sharded"]
 #             [--modes "blocking buckets pipe"] [--epochs 3]
 #                  the course lab's table at scale: MLP-128, batch 32 per worker, constant total work
-#                  (--iterations-per-epoch auto), every sync blocking, bucketed (allreduce methods) and pipelined;
-#                  ps has 1 server, ps-sharded p/8 (at least 2); any other sync is a scripts/common.sh method name
-#                  (gossip-TOPOLOGY[-async], ring-avgH, ...), run blocking; train.md: speedup over serial, time to 97% test
+#                  (--iterations-per-epoch auto), every sync blocking, bucketed (+buckets) and pipelined (+pipe)
+#                  where train takes it so (gossip and local SGD run blocking only, ps without buckets); a sync is
+#                  a train sync spec (train --spec: ps has 1 server, gossip+topology=exp1, ring+average=8, ...) or
+#                  ps-sharded, this experiment's own: ps with p/8 servers (at least 2); a run is labelled with
+#                  train's name of the sync and the mode (ring-blocking, ps-bsp-pipe, ps-sharded-buckets);
+#                  build/bin/train answers for the specs; train.md: speedup over serial, time to 97% test
 #                  accuracy. mpi runs blocking only: SMPI's MPI_Iallreduce sends every buffer to every rank (Open
 #                  MPI's libnbc does not), which says nothing about overlap and takes hours of simulation at p = 64.
 #                  A run whose epochs are all in the results folder is not run again (an interrupted sweep resumes).
@@ -38,28 +41,40 @@ run_one() {
   SELECTOR="$selector" smpi_run "$platform" "$np" "$out/$tag.log" train "${common[@]}" "$@" \
     --epoch-csv "$out/$tag-epochs.csv"
 }
+for mode in $modes; do
+  [[ " blocking buckets pipe " == *" $mode "* ]] || die "train-scale: unknown mode '$mode' (blocking, buckets, pipe)"
+done
+# The simulated train runs only under smpirun: this build's answers for the specs (the same sources). A sync's label
+# is train's name of it; a typo in --syncs ends the experiment here.
+need_bins train
+declare -A label_of
+for sync in $syncs; do
+  if [ "$sync" = ps-sharded ]; then label_of[$sync]=ps-sharded; continue; fi
+  spec_run "$sync" --syncs
+  label_of[$sync]="$run_name"
+done
+# mode_spec SYNC MODE NP: sets spec to SYNC's spec in MODE on NP ranks, or returns 1 where train refuses it (the mode
+# does not apply to the sync, or NP ranks are too few), saying so once per sync and mode.
+declare -A refused
+mode_spec() {
+  spec="$1"
+  [ "$1" != ps-sharded ] || spec="ps+servers=$(($3 / 8 > 2 ? $3 / 8 : 2))"
+  [ "$2" = blocking ] || spec+="+$2"
+  local answer
+  if answer="$("$BIN/train" --spec "$spec" --print-run 2>&1)" && [ "$3" -ge "${answer##*$'\t'}" ]; then return 0; fi
+  [[ $answer == *$'\t'* ]] && return 1  # accepted, on more ranks than NP
+  [ -n "${refused[$1/$2]:-}" ] || say "train-scale: no $1 $2 runs: ${answer#train: error: }"
+  refused[$1/$2]=1
+  return 1
+}
 for platform in $platforms; do
-  run_one "$platform" 1 serial --sync serial
+  run_one "$platform" 1 serial --spec serial
   for np in $nps; do
     for sync in $syncs; do
-      args=(--sync "$sync")
-      case "$sync" in
-        ps) args=(--sync ps --servers 1) ;;
-        ps-sharded) args=(--sync ps --servers $((np / 8 > 2 ? np / 8 : 2))) ;;
-        *) need_method "$sync" --syncs; args=("${mflags[@]}") ;;  # the allreduces, gossip, local SGD
-      esac
-      # A parameter server needs a worker besides its servers.
-      [[ "$sync" != ps* ]] || [ "$np" -gt "${args[3]}" ] || continue
       for mode in $modes; do
-        # gossip and local SGD have no overlap modes of their own
-        [[ "$sync" != gossip* && "$sync" != *-avg* ]] || [ "$mode" = blocking ] || continue
-        case "$mode" in
-          blocking) extra=() ;;
-          buckets) [[ "$sync" != ps* && "$sync" != mpi ]] || continue; extra=(--buckets) ;;
-          pipe) [ "$sync" != mpi ] || continue; extra=(--pipeline 1) ;;
-          *) die "train-scale: unknown mode '$mode' (blocking, buckets, pipe)" ;;
-        esac
-        run_one "$platform" "$np" "$sync-$mode" "${args[@]}" "${extra[@]+"${extra[@]}"}"
+        [ "$mode" = blocking ] || [ "$sync" != mpi ] || continue  # see above: SMPI's MPI_Iallreduce
+        mode_spec "$sync" "$mode" "$np" || continue
+        run_one "$platform" "$np" "${label_of[$sync]}-$mode" --spec "$spec"
       done
     done
   done

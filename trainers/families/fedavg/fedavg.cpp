@@ -174,6 +174,18 @@ std::string validate_fedavg_data(const TrainConfig& c, int, std::size_t train_ro
   return {};
 }
 
+// The clients, their rounds and the server's step; --rounds and --batch are the run's length and batch, as
+// --epochs and --batch are for the other families.
+constexpr SpecModifier kFedavgModifiers[] = {{"clients=K", "--clients"},
+                                             {"client-fraction=C", "--client-fraction"},
+                                             {"local-epochs=E", "--local-epochs"},
+                                             {"local-steps=S", "--local-steps"},
+                                             {"partition=P", "--partition"},
+                                             {"aggregate=METHOD", "--aggregate"},
+                                             {"prox-mu=MU", "--prox-mu"},
+                                             {"outer-lr=LR", "--outer-lr"},
+                                             {"outer-momentum=MU", "--outer-momentum"}};
+
 std::string describe_fedavg(const TrainConfig& c) {
   const FederatedOptions& fed = c.fed;
   std::string name =
@@ -205,6 +217,7 @@ extern const SyncFamilyInfo fedavg_sync_family = {
     .rounds = true,
     .validate = validate_fedavg,
     .validate_against_data = validate_fedavg_data,
+    .spec_modifiers = kFedavgModifiers,
     .check_given_flags = check_fedavg_flags,
     .describe = describe_fedavg,
     .dimensions =
