@@ -21,8 +21,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 start=$SECONDS
 
 # Every sync method the trainer has, as train's sync specs (train --spec); the tables name them as train does (ps-bsp,
-# ps-ssp2, ring-avg4, ps-bsp-k2). A sharded server (ps+servers=2) needs 3 ranks and is skipped below that.
-METHODS="ring mpi ring-bf16 ps ps+mode=ssp+staleness=2 ps+mode=asp ring+average=4 ps+servers=2"
+# ps-ssp2, ring-avg4, gossip-exp1, ps-bsp-k2). A sharded server (ps+servers=2) needs 3 ranks and is skipped below that.
+METHODS="ring mpi ring-bf16 ps ps+mode=ssp+staleness=2 ps+mode=asp ring+average=4 gossip+topology=exp1 gossip+topology=ring+async ps+servers=2"
 
 np=$(( $(cores) < 2 ? 2 : $(cores) ))
 epochs=5
