@@ -87,6 +87,7 @@ if [ -n "$hostfile" ]; then
     || die "--hosts-per-switch $per_switch: $hostfile has $nhosts hosts, so none is under a second switch"
   hostfile_flags "$hostfile"
 fi
+[ -z "$out" ] || out="$(realpath -m "$out")"   # the ranks of other hosts write into it too
 driver_results tune tuning.txt pingpong_intra.csv membw.txt choices.txt fit_intra
 tuned="$out/tuning.txt"
 limit_of() { echo "${GRADSYNC_TIMEOUT:-$1}"; }
