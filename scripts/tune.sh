@@ -9,7 +9,7 @@
 # cluster fit wrote into the file before are kept.
 # With --hostfile FILE, one rank on each of its hosts, every run bounded in time:
 #   1. a probe: a rank on every host, which checks the binaries are there (a host that cannot be reached fails
-#      here with its name and the launcher's error, in about a minute at most, never a hang);
+#      here with its name and the launcher's error, within two minutes at most, never a hang);
 #   2. a ping-pong between the first two hosts: the inter link's alpha and beta;
 #   3. with --hosts-per-switch N, a ping-pong between the first host and host N+1 (the first under the second
 #      switch: list the hosts switch by switch): the far link;
