@@ -102,6 +102,39 @@ hostfile_flags() {
   esac
 }
 
+# hostfile_hosts FILE: sets HOSTFILE_HOSTS, the hosts of a hostfile in its order, read in the launcher's format
+# (Open MPI: "host [slots=N ...]"; Hydra: "host[:N]"; # starts a comment). A line in the other launcher's format or
+# a host listed twice is named on stderr, and the function returns 1.
+hostfile_hosts() {
+  local line lineno=0 host rest h keys='^( +[a-z_]+=[0-9]+)* *$'
+  HOSTFILE_HOSTS=()
+  while IFS= read -r line || [ -n "$line" ]; do
+    lineno=$((lineno + 1))
+    line="${line%%#*}"
+    read -r host rest <<<"$line" || true
+    [ -n "${host:-}" ] || continue
+    case "$MPI_FLAVOUR" in
+      mpich)
+        if [ -n "$rest" ] || [[ ! $host =~ ^[^:]+(:[0-9]+)?$ ]]; then
+          printf 'error: %s line %d: "%s" is not "host" or "host:N" (MPICH Hydra'"'"'s format, this tree'"'"'s launcher)\n' \
+            "$1" "$lineno" "$line" >&2
+          return 1
+        fi
+        host="${host%%:*}" ;;
+      *)
+        if [[ $host == *:* ]] || [[ ! " $rest " =~ $keys ]]; then
+          printf 'error: %s line %d: "%s" is not "host slots=N" (Open MPI'"'"'s format, this tree'"'"'s launcher)\n' \
+            "$1" "$lineno" "$line" >&2
+          return 1
+        fi ;;
+    esac
+    for h in ${HOSTFILE_HOSTS[@]+"${HOSTFILE_HOSTS[@]}"}; do
+      [ "$h" != "$host" ] || { printf 'error: %s line %d: host %s is listed twice\n' "$1" "$lineno" "$host" >&2; return 1; }
+    done
+    HOSTFILE_HOSTS+=("$host")
+  done <"$1"
+}
+
 # The environment a launcher needs (NAME=VALUE words): Open MPI refuses to run as root unless told.
 mpi_env() {
   case "$MPI_FLAVOUR" in
