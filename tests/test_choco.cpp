@@ -119,6 +119,7 @@ TEST_CASE("choco: with zero gradient the ranks' mean model stays where it was, f
       Sgd sgd(c.sgd, kCount);
       const auto sync = make_synchronizer(c, {world, world, sgd, kLayers, kCount, 0});
       std::vector<float> x = values_of(world.rank(), kCount, 2);
+      sync->start_from(x);  // models that differ: the public copies start at zero
       const std::vector<double> before = mean_of(world, x);
       const double apart = consensus_distance(world, x);
       mix_only(*sync, x, 20);
@@ -136,9 +137,44 @@ TEST_CASE("choco: with zero gradient and top-k 10 % the ranks agree, to float ro
   Sgd sgd(c.sgd, kCount);
   const auto sync = make_synchronizer(c, {world, world, sgd, kLayers, kCount, 0});
   std::vector<float> x = values_of(world.rank(), kCount, 3);
+  sync->start_from(x);
   const double apart = consensus_distance(world, x);
   mix_only(*sync, x, 400);
   CHECK(consensus_distance(world, x) < 1e-9 * apart);
+}
+
+// From one model x0 every public copy starts at x0, so once each rank has stepped to x0 + delta_i (delta_i on fewer
+// entries than top-k keeps), the next part is delta_i itself and, with gamma 1, the exchange is D-PSGD's mix of the
+// x0 + delta_j. Copies started at zero would send x0's largest entries instead, and delta would not move.
+TEST_CASE("choco: from one starting model the public copies start there, and the first parts carry the updates") {
+  const Comm world = Comm::world();
+  SKIP_UNLESS(world.size() >= 2, "needs two ranks to mix");
+  const int p = world.size(), me = world.rank();
+  const TrainConfig c = gossip_config(Topology::ring, "topk:0.05", 1.0f, 0.5f, 0.0f);
+  Sgd sgd(c.sgd, kCount);
+  const auto sync = make_synchronizer(c, {world, world, sgd, kLayers, kCount, 0});
+  std::vector<float> x = values_of(0, kCount, 6), g(kCount, 0.0f);  // one model on every rank
+  sync->start_from(x);
+  std::vector<std::vector<double>> ref(static_cast<std::size_t>(p), std::vector<double>(x.begin(), x.end()));
+  for (int r = 0; r < p; ++r)
+    for (std::size_t k = 0; k < 10; ++k) {  // rank r's update: 10 entries, 1e-3 in size
+      const std::size_t at = 37 * k + 5 * static_cast<std::size_t>(r);
+      const float step = 1e-3f * static_cast<float>(r + 1) * (k % 2 ? 1.0f : -1.0f);
+      if (r == me) g[at] = -step / c.sgd.lr;
+      ref[static_cast<std::size_t>(r)][at] = static_cast<double>(x[at] + step);
+    }
+  sync->observer(x, g);  // every copy is x0: the parts are zero, and the step moves x to x0 + delta
+  sync->step(x, g);
+  std::fill(g.begin(), g.end(), 0.0f);
+  mix_only(*sync, x, 1);
+  const std::vector<double> w = mixing_matrix(Topology::ring, p, 0);
+  double worst = 0;
+  for (std::size_t k = 0; k < kCount; ++k) {
+    double mixed = 0;
+    for (int j = 0; j < p; ++j) mixed += w[static_cast<std::size_t>(me * p + j)] * ref[static_cast<std::size_t>(j)][k];
+    worst = std::max(worst, std::abs(mixed - x[k]));
+  }
+  CHECK(worst < 1e-6);
 }
 
 TEST_CASE("choco: a diverged model is refused before it is compressed, on the rank that holds it") {

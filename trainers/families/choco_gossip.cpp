@@ -68,6 +68,7 @@ class ChocoGossipSgd final : public Synchronizer, public PassObserver {
   void between_kernels() override { test(); }
   void step(std::span<float> params, std::span<float> grads) override;
 
+  // Collective over the workers in a fresh run (it asks whether they all start from one model).
   void start_from(std::span<float> params) override;
   std::size_t state_size() const override { return replicas_.state_size() + choco_state_size(count_, workers_.size()); }
   void save_state(std::span<float> out) override;
@@ -170,9 +171,16 @@ void ChocoGossipSgd::step(std::span<float> params, std::span<float> grads) {
 
 void ChocoGossipSgd::start_from(std::span<float> params) {
   replicas_.start_from(params);
-  if (pending_.empty()) return;
-  std::ranges::copy(pending_, public_.begin());
-  pending_.clear();
+  if (!pending_.empty()) {
+    std::ranges::copy(pending_, public_.begin());
+    pending_.clear();
+    return;
+  }
+  // Workers that all start from one model (a fresh run's: every rank draws it from the seed) know each other's
+  // public copy to be that model, and d_i = 0 is exact: the first parts then carry the updates alone, where copies
+  // from zero would spend the first steps sending the model itself. Otherwise they start at zero, as in the paper.
+  const auto crc = static_cast<std::int64_t>(crc32_floats(params));
+  if (workers_.min(crc) == workers_.max(crc)) std::ranges::copy(params, public_.begin());
 }
 
 // Gossip's replicas (every worker's model and optimizer state), then every worker's xhat_i and d_i.
