@@ -305,6 +305,9 @@ method_flags() {
   elif [[ $m =~ ^gossip-([a-z0-9]+)(-async)?$ ]]; then  # the topology's name is train's to check (--topology)
     mflags=(--sync gossip --topology "${BASH_REMATCH[1]}")
     [ -z "${BASH_REMATCH[2]}" ] || mflags+=(--async)
+  elif [[ $m =~ ^gossip-([a-z0-9]+)(-g([0-9.]+))?-(topk([0-9.]+)|sign)$ ]]; then  # CHOCO-SGD, gamma when not default
+    mflags=(--sync gossip --topology "${BASH_REMATCH[1]}" --compress "${BASH_REMATCH[4]/#topk/topk:}")
+    [ -z "${BASH_REMATCH[3]}" ] || mflags+=(--gossip-gamma "${BASH_REMATCH[3]}")
   elif [[ $m =~ ^ps-(bsp|asp|ssp([0-9]*))(-k([0-9]+))?$ ]]; then
     local servers="${BASH_REMATCH[4]:-1}"
     case "${BASH_REMATCH[1]}" in
@@ -322,7 +325,7 @@ method_flags() {
 # known ones.
 need_method() {
   method_flags "$1" \
-    || die "${2:---methods}: unknown method '$1' (serial, an allreduce: $training_allreduces; ps-bsp, ps-asp, ps-ssp[S], ps-...-kK; ring-avg[H], mpi-avg[H], ring-avgH-outerLRmMU; gossip-TOPOLOGY[-async])"
+    || die "${2:---methods}: unknown method '$1' (serial, an allreduce: $training_allreduces; ps-bsp, ps-asp, ps-ssp[S], ps-...-kK; ring-avg[H], mpi-avg[H], ring-avgH-outerLRmMU; gossip-TOPOLOGY[-async]; gossip-TOPOLOGY[-gG]-topkF|sign)"
 }
 
 # Installs those of the given Debian packages that are not installed yet (so a second run is fast); `why` is

@@ -14,6 +14,10 @@
 #   gossip-TOPO         D-PSGD: --sync gossip --topology TOPO (ring, torus, exp, exp1 or complete): every rank keeps
 #                       its own model and averages it with its graph neighbours' each step
 #   gossip-TOPO-async   AD-PSGD: the same with --async (even ranks average with one odd neighbour a step, no barrier)
+#   gossip-TOPO-topkF, gossip-TOPO-sign, gossip-TOPO-gG-topkF, ...
+#                       CHOCO-SGD: --sync gossip --topology TOPO --compress topk:F or sign [--gossip-gamma G] (not in
+#                       the default runs): each rank sends its neighbours the compressed difference between its model
+#                       and its public copy instead of the model (docs/decentralized.md)
 #   ring, auto, mpi, rd, rhd, hier, ring-bf16
 #                       --sync METHOD: the gradient allreduced every step (bench_allreduce --list-methods); `ring` is
 #                       the baseline of the table's ratio column

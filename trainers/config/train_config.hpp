@@ -47,7 +47,7 @@ struct TrainConfig {
   Topology topology = Topology::ring;
   bool gossip_async = false;  // AD-PSGD: one peer a step, no barrier (collectives/pair_gossip.hpp)
   // With --compress: CHOCO-SGD's consensus step size (trainers/families/choco_gossip.cpp), in (0, 1].
-  static constexpr float kDefaultGossipGamma = 0.4f;
+  static constexpr float kDefaultGossipGamma = 0.1f;
   float gossip_gamma = kDefaultGossipGamma;
   double target_accuracy = 0;                 // > 0: the run reports when the evaluated model first reached it
   bool stop_at_target = false;                // and ends after the epoch (round) that reached it
