@@ -29,13 +29,7 @@ using namespace gradsync;
 
 namespace {
 
-// A vector of `count` values particular to `rank` and `salt`, in [-1, 1).
-std::vector<float> values_of(int rank, std::size_t count, int salt = 0) {
-  std::vector<float> v(count);
-  for (std::size_t k = 0; k < count; ++k)
-    v[k] = static_cast<float>(std::sin(0.37 * static_cast<double>(k + 1) * (rank + 1) + 0.11 * salt));
-  return v;
-}
+using test::values_of;
 
 // Every rank's vector on every rank (rank order), in double.
 std::vector<std::vector<double>> all_vectors(const Comm& comm, std::span<const float> mine) {
@@ -98,22 +92,6 @@ double gap_by_power_iteration(Topology t, int p) {
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = z[i] / norm;
   }
   return 1 - std::pow(std::sqrt(std::max(lambda, 0.0)), 1.0 / period);
-}
-
-// Two epochs of `c` (which checkpoints to `dir` every epoch) in one run, then again as one epoch and a resumed
-// second: the results of both, on `world`. `c` comes back resumed, for a further attempt by the caller.
-std::pair<TrainResult, TrainResult> whole_and_resumed(TrainConfig& c, const TrainTest& data, const Comm& world,
-                                                      const std::filesystem::path& dir) {
-  c.epochs = 2;
-  c.checkpoint_every = 1;
-  TrainResult whole = train(c, data, world);
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  c.epochs = 1;
-  train(c, data, world);
-  c.epochs = 2;
-  c.resume = true;
-  return {std::move(whole), train(c, data, world)};
 }
 
 }  // namespace
@@ -426,11 +404,6 @@ TEST_CASE("gossip's flags are refused where they mean nothing, and its refusals 
   const CliOutcome ok = parse_train_args({"--sync", "gossip", "--topology", "exp1", "--async"});
   REQUIRE(ok.config);
   CHECK(ok.config->sync_name() == "gossip-exp1-async");
-  TrainConfig c = *ok.config;
-  const CliOutcome compressed = parse_train_args({"--sync", "ring", "--compress", "topk:0.01"});
-  REQUIRE(compressed.config);
-  c.compression = compressed.config->compression;
-  check_mentions(validate(c, 4), {"--compress", "CHOCO"});
 }
 
 TEST_CASE(
@@ -445,7 +418,7 @@ TEST_CASE(
     c.topology = Topology::exp1;
     c.gossip_async = async;
     c.sgd.momentum = 0.9f;
-    const auto [whole, resumed] = whole_and_resumed(c, data, world, dir);
+    const auto [whole, resumed] = test::whole_and_resumed(c, data, world, dir);
     if (world.rank() == 0 && !async) {  // asynchronous pairs average in an order timing decides
       REQUIRE(resumed.epochs.size() == 1u);
       CHECK(resumed.params == whole.params);
@@ -480,7 +453,7 @@ TEST_CASE("local SGD resumes bit for bit between its averages, with and without 
     c.outer_lr = outer_lr;
     c.outer_momentum = outer_lr == 1.0f ? 0.0f : 0.9f;
     c.sgd.momentum = 0.9f;
-    const auto [whole, resumed] = whole_and_resumed(c, data, world, dir);
+    const auto [whole, resumed] = test::whole_and_resumed(c, data, world, dir);
     if (world.rank() == 0) {
       REQUIRE(resumed.epochs.size() == 1u);
       CHECK(resumed.params == whole.params);

@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/dataset.hpp"
@@ -16,6 +17,7 @@
 #include "model/synthetic.hpp"
 #include "trainers/config/cli.hpp"
 #include "trainers/config/train_config.hpp"
+#include "trainers/loop/trainer.hpp"
 
 namespace gradsync::test {
 
@@ -73,6 +75,30 @@ inline TrainConfig checkpointed_mlp(const std::string& sync, std::size_t batch, 
   c.checkpoint_dir = dir;
   c.quiet = true;
   return c;
+}
+
+// A vector of `count` values particular to `rank` and `salt`, in [-1, 1).
+inline std::vector<float> values_of(int rank, std::size_t count, int salt = 0) {
+  std::vector<float> v(count);
+  for (std::size_t k = 0; k < count; ++k)
+    v[k] = static_cast<float>(std::sin(0.37 * static_cast<double>(k + 1) * (rank + 1) + 0.11 * salt));
+  return v;
+}
+
+// Two epochs of `c` (which checkpoints to `dir` every epoch) in one run, then again as one epoch and a resumed
+// second: the results of both, on `world`. `c` comes back resumed, for a further attempt by the caller.
+inline std::pair<TrainResult, TrainResult> whole_and_resumed(TrainConfig& c, const TrainTest& data, const Comm& world,
+                                                             const std::filesystem::path& dir) {
+  c.epochs = 2;
+  c.checkpoint_every = 1;
+  TrainResult whole = train(c, data, world);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  c.epochs = 1;
+  train(c, data, world);
+  c.epochs = 2;
+  c.resume = true;
+  return {std::move(whole), train(c, data, world)};
 }
 
 // Puts back the kernel plan tests/main.cpp adopted when a test case ends, whatever the case installed.

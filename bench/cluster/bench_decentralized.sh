@@ -16,6 +16,10 @@
 #                               its own model and averages it with its graph neighbours' each step
 #   gossip+topology=TOPO+async  AD-PSGD (gossip-TOPO-async): even ranks average with one odd neighbour a step, no
 #                               barrier
+#   gossip+topology=TOPO+compress=topk:F (or sign)[+gamma=G]
+#                               CHOCO-SGD (gossip-TOPO-topkF, gossip-TOPO-sign; not in the default runs): each rank
+#                               sends its neighbours the compressed difference between its model and its public copy
+#                               instead of the model (docs/decentralized.md)
 #   ring, auto, mpi, rd, rhd, hier, ring-bf16
 #                               the gradient allreduced every step (bench_allreduce --list-methods); `ring` is the
 #                               baseline of the table's ratio column

@@ -150,6 +150,8 @@ void add_decentralized_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
       ->capture_default_str();
   app.add_flag("--async", c.gossip_async,
                "--sync gossip: asynchronous (AD-PSGD): even ranks average with one odd neighbour a step, no barrier");
+  app.add_option("--gossip-gamma", c.gossip_gamma, "--sync gossip --compress: CHOCO-SGD's consensus step size, in (0, 1]")
+      ->capture_default_str();
   app.add_option("--outer-lr", c.outer_lr,
                  "--average-every: the outer optimizer's step on the averaged difference (1 with momentum 0: plain "
                  "averaging)")

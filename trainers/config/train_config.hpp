@@ -45,7 +45,10 @@ struct TrainConfig {
   float outer_momentum = 0.0f;
   // Gossip (trainers/families/gossip.cpp): each worker keeps its own model and mixes it with its neighbours'.
   Topology topology = Topology::ring;
-  bool gossip_async = false;                  // AD-PSGD: one peer a step, no barrier (collectives/pair_gossip.hpp)
+  bool gossip_async = false;  // AD-PSGD: one peer a step, no barrier (collectives/pair_gossip.hpp)
+  // With --compress: CHOCO-SGD's consensus step size (trainers/families/choco_gossip.cpp), in (0, 1].
+  static constexpr float kDefaultGossipGamma = 0.1f;
+  float gossip_gamma = kDefaultGossipGamma;
   double target_accuracy = 0;                 // > 0: the run reports when the evaluated model first reached it
   bool stop_at_target = false;                // and ends after the epoch (round) that reached it
   FederatedOptions fed;                       // --sync fedavg: clients, rounds' sampling, partition

@@ -2,12 +2,13 @@
 // --topology names (collectives/topology.hpp); no server and no global collective. Synchronous (D-PSGD, Lian et al.
 // 2017): x_i <- sum_j W_ij x_j - lr * g_i(x_i), the exchange of the step's starting parameters overlapping the
 // backward pass. With --async (AD-PSGD): each even rank averages with one odd neighbour a step and nobody waits
-// for anyone else (collectives/pair_gossip.hpp).
+// for anyone else (collectives/pair_gossip.hpp). With --compress: CHOCO-SGD (choco_gossip.cpp).
 #include <fmt/format.h>
 
 #include "collectives/gossip_exchange.hpp"
 #include "collectives/pair_gossip.hpp"
 #include "trainers/config/train_config.hpp"
+#include "trainers/families/choco_gossip.hpp"
 #include "trainers/families/replicas.hpp"
 #include "trainers/families/sync_registry.hpp"
 
@@ -88,17 +89,32 @@ class AsyncGossipSgd final : public ReplicaSync {
   std::int64_t step_;
 };
 
-std::string validate_gossip(const TrainConfig& c, int) {
-  if (c.compression.enabled())
-    return "--compress: not with --sync gossip: the compressors compress gradients that are summed, while gossip mixes "
-           "models; compressing it needs CHOCO-SGD's public copies of every neighbour's model, which gradsync does "
-           "not keep";
+std::string validate_gossip(const TrainConfig& c, int ranks) {
+  return c.compression.enabled() ? check_choco_run(c, ranks) : std::string();
+}
+
+std::string check_gossip_flags(const TrainConfig& c, const FlagGiven& given) {
+  for (const char* flag : {"--topology", "--async", "--gossip-gamma"})
+    if (given(flag) && c.sync.family != SyncFamily::gossip)
+      return fmt::format("{}: only with --sync gossip (this run's --sync is {})", flag, c.sync.name());
+  if (given("--gossip-gamma") && !c.compression.enabled())
+    return "--gossip-gamma: only with --compress (CHOCO-SGD's consensus step; uncompressed gossip mixes the models "
+           "themselves)";
   return {};
 }
 
-constexpr SpecModifier kGossipModifiers[] = {{"topology=GRAPH", "--topology"}, {"async", "--async"}};
+constexpr SpecModifier kGossipModifiers[] = {
+    {"topology=GRAPH", "--topology"}, {"async", "--async"}, {"gamma=G", "--gossip-gamma"}};
+
+std::string describe_gossip(const TrainConfig& c) {
+  std::string name = fmt::format("-{}{}", topology_info(c.topology).name, c.gossip_async ? "-async" : "");
+  if (c.compression.enabled() && c.gossip_gamma != TrainConfig::kDefaultGossipGamma)
+    name += fmt::format("-g{}", c.gossip_gamma);
+  return name;
+}
 
 std::unique_ptr<Synchronizer> make_gossip(const TrainConfig& c, const SyncSetup& s) {
+  if (c.compression.enabled()) return make_choco_gossip(c, s);
   if (c.gossip_async)
     return std::make_unique<AsyncGossipSgd>(s.workers, c.topology, s.sgd, s.parameter_count, s.steps_done);
   return std::make_unique<GossipSgd>(s.workers, c.topology, s.sgd, s.parameter_count, s.steps_done);
@@ -110,23 +126,20 @@ extern const SyncFamilyInfo gossip_sync_family = {
     .family = SyncFamily::gossip,
     .name = "gossip",
     .validate = validate_gossip,
-    .spec_modifiers = kGossipModifiers,
-    .check_given_flags = [](const TrainConfig& c, const FlagGiven& given) -> std::string {
-      for (const char* flag : {"--topology", "--async"})
-        if (given(flag) && c.sync.family != SyncFamily::gossip)
-          return fmt::format("{}: only with --sync gossip (this run's --sync is {})", flag, c.sync.name());
-      return {};
-    },
-    .describe =
-        [](const TrainConfig& c) {
-          return fmt::format("-{}{}", topology_info(c.topology).name, c.gossip_async ? "-async" : "");
-        },
+constexpr SpecModifier kGossipModifiers[] = {
+    {"topology=GRAPH", "--topology"}, {"async", "--async"}, {"gamma=G", "--gossip-gamma"}};
+
+    .check_given_flags = check_gossip_flags,
+    .check_compression = check_choco_compression,
+    .compresses_itself = true,
+    .describe = describe_gossip,
     .dimensions = [](const TrainConfig& c, SyncDimensions& d) { d.mode = c.gossip_async ? "async" : "sync"; },
     .spectral_gap = [](const TrainConfig& c, int workers) { return spectral_gap(c.topology, workers); },
     .state_size =
         [](const TrainConfig& c, std::size_t parameter_count, int workers) {
           const std::size_t momentum = c.sgd.momentum != 0.0f ? parameter_count : 0;
-          return static_cast<std::size_t>(workers) * (parameter_count + momentum);
+          return static_cast<std::size_t>(workers) * (parameter_count + momentum) +
+                 (c.compression.enabled() ? choco_state_size(parameter_count, workers) : 0);
         },
     .make = make_gossip,
 };

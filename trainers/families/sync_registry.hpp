@@ -81,6 +81,10 @@ struct SyncFamilyInfo {
   // Its check of --compress when one is given (the compressor's own checks have passed): empty, or a one-line
   // message naming the flag. nullptr: --compress is refused with this family.
   std::string (*check_compression)(const TrainConfig& config) = nullptr;
+  // --compress compresses what the family's synchronizers send themselves, and state_size counts whatever that keeps
+  // (gossip's CHOCO-SGD); false: the gradients go through the gradient compressors' jobs
+  // (trainers/compression/compressed_jobs.hpp), whose residuals and warm starts a checkpoint carries besides.
+  bool compresses_itself = false;
   // What its run name (TrainConfig::sync_name) adds to the --sync text: its settings, e.g. "-bsp-k2"; nullptr: none.
   std::string (*describe)(const TrainConfig& config) = nullptr;
   // Its part of the CSVs' dimensions (TrainConfig::sync_dimensions): the mode word of its own ("ssp", "async") and,

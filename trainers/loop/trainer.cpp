@@ -39,7 +39,7 @@ StateLayout state_layout(const TrainConfig& config, int ranks, const Model& mode
   const int servers = config.server_ranks(), workers = config.worker_count(ranks);
   const SyncFamilyInfo& family = sync_family(config.sync.family);
   const std::size_t optimizer = (config.sgd.momentum != 0.0f ? parameter_count : 0) +
-                                compressed_state_size(config, model.layers(), workers) +
+                                (family.compresses_itself ? 0 : compressed_state_size(config, model.layers(), workers)) +
                                 (family.state_size ? family.state_size(config, parameter_count, workers) : 0);
   return {parameter_count, optimizer, servers > 0, servers, ranks, workers, config.batch};
 }
