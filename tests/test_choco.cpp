@@ -284,7 +284,6 @@ TEST_CASE("choco: a run resumes bit for bit, public copies included; other rank 
 
 TEST_CASE("choco: what CHOCO-SGD cannot take is refused, saying why") {
   using test::check_mentions;
-  using test::parse_train_args;
   const auto refusal = [](std::vector<std::string> args, int ranks) {
     const CliOutcome parsed = parse_train_args(std::move(args));
     return parsed.config ? validate(*parsed.config, ranks) : parsed.message;

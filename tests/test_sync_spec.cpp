@@ -116,6 +116,9 @@ const Equivalent kEquivalents[] = {
      "ps-bsp-topk0.01-pipe"},
     {"gossip", {"--sync", "gossip"}, "gossip-ring"},
     {"gossip+topology=exp1+async", {"--sync", "gossip", "--topology", "exp1", "--async"}, "gossip-exp1-async"},
+    {"gossip+compress=sign+gamma=0.4",
+     {"--sync", "gossip", "--compress", "sign", "--gossip-gamma", "0.4"},
+     "gossip-ring-g0.4-sign"},
     {"fedavg+clients=10+client-fraction=0.5+local-steps=3+partition=shards:3+aggregate=mpi+prox-mu=0.01+outer-lr="
      "0.8+outer-momentum=0.5",
      {"--sync", "fedavg", "--clients", "10", "--client-fraction", "0.5", "--local-steps", "3", "--partition", "shards:3",

@@ -126,9 +126,7 @@ extern const SyncFamilyInfo gossip_sync_family = {
     .family = SyncFamily::gossip,
     .name = "gossip",
     .validate = validate_gossip,
-constexpr SpecModifier kGossipModifiers[] = {
-    {"topology=GRAPH", "--topology"}, {"async", "--async"}, {"gamma=G", "--gossip-gamma"}};
-
+    .spec_modifiers = kGossipModifiers,
     .check_given_flags = check_gossip_flags,
     .check_compression = check_choco_compression,
     .compresses_itself = true,
