@@ -22,11 +22,13 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Columns, centralized first; a method a view does not have stays an empty cell.
 ORDER = ["ring", "auto", "ps-bsp", "ring-avg8", "ring-avg8-outer0.7m0.9", "gossip-ring", "gossip-torus", "gossip-exp",
-         "gossip-exp1", "gossip-complete", "gossip-ring-async", "gossip-exp-async"]
+         "gossip-exp1", "gossip-complete", "gossip-ring-async", "gossip-exp-async", "gossip-ring-topk0.01",
+         "gossip-ring-g0.8-sign", "gossip-ring-g0.4-topk0.1"]
 LABEL = {"ring": "ring allreduce", "auto": "auto", "ps-bsp": "param. server", "ring-avg8": "local SGD H=8",
          "ring-avg8-outer0.7m0.9": "local SGD+outer", "gossip-ring": "gossip ring", "gossip-torus": "gossip torus",
          "gossip-exp": "gossip exp", "gossip-exp1": "gossip exp1", "gossip-complete": "gossip complete",
-         "gossip-ring-async": "async ring", "gossip-exp-async": "async exp"}
+         "gossip-ring-async": "async ring", "gossip-exp-async": "async exp",
+         "gossip-ring-topk0.01": "CHOCO top-k 1%", "gossip-ring-g0.8-sign": "CHOCO sign", "gossip-ring-g0.4-topk0.1": "CHOCO top-k 10%"}
 
 
 def read_table(path):
@@ -90,7 +92,7 @@ def main():
             for j, m in enumerate(methods):
                 if m in r:
                     w.writerow([j, len(views) - 1 - i, f"{math.log2(r[m]):.4f}", f"{r[m]:.2f}", int(m == best)])
-    xt = ", ".join(f"'{LABEL.get(m, m)}' {j}" for j, m in enumerate(methods))
+    xt = ", ".join(f"'{LABEL.get(m, m).replace('%', '%%')}' {j}" for j, m in enumerate(methods))
     yt = ", ".join(f"'{v.replace('%', '%%')}' {len(views) - 1 - i}" for i, (v, _) in enumerate(views))
     cmd = ["gnuplot", "-e", f"data='{os.path.join(a.out, 'decentralized_map.csv')}'; outdir='{a.out}'; "
            f"subtitle='{a.subtitle}'; columns={len(methods)}; rows={len(views)}; xt=\"{xt}\"; yt=\"{yt}\"",
