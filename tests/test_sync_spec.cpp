@@ -294,7 +294,7 @@ TEST_CASE("--print-run's rank count is the fewest validate() accepts") {
   CHECK(fewest_ranks(train_flags({"--spec", "ring", "--straggler", "3:5"}), problem) == 4);
   CHECK(fewest_ranks(train_flags({"--spec", "ps", "--straggler", "0:5"}), problem) == 0);
   test::check_mentions(problem, {"--straggler", "parameter server"});
-  CHECK(fewest_ranks(train_flags({"--spec", "gossip+compress=topk:0.01"}), problem) == 0);
+  CHECK(fewest_ranks(train_flags({"--spec", "gossip+compress=powersgd:2"}), problem) == 0);
   test::check_mentions(problem, {"--compress", "gossip"});
 }
 
