@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out="${1:-plots/results/decentralized-map}"
 r=plots/results
-sim=$r/sim-gossip/gossip_scale.csv
+sim=$r/sim-gossip-fattree/after/gossip_scale.csv
 python3 plots/decentralized_map.py --out "$out" \
   --subtitle "4 emulated hosts (4 ranks on 2 cores) and SMPI; AMD EPYC family 0x19 model 0x11; 2026-11-27/28" \
   "4 hosts, 1 Gbit/s: time to 97 %=$r/decentralized-uniform-97/decentralized.txt" \
