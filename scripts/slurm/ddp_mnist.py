@@ -99,7 +99,10 @@ def main() -> int:
     wall = time.perf_counter() - start
 
     digest = hashlib.sha256(b"".join(p.detach().numpy().tobytes() for p in model.parameters())).hexdigest()[:16]
-    print(f"ddp rank {rank}/{world} on {socket.gethostname()}: parameters sha256 {digest}", flush=True)
+    # One write per line: print() writes the text and its newline apart when Python runs unbuffered
+    # (PYTHONUNBUFFERED), and mpiexec.hydra then joins another rank's line to this one.
+    sys.stdout.write(f"ddp rank {rank}/{world} on {socket.gethostname()}: parameters sha256 {digest}\n")
+    sys.stdout.flush()
     dist.barrier()
     if rank == 0:
         test_x, test_y = load(Path(args.data), "t10k")
