@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <stdexcept>
 
 namespace gradsync {
@@ -47,6 +48,28 @@ std::vector<double> multiply(const std::vector<double>& a, const std::vector<dou
       for (int j = 0; j < n; ++j) c[static_cast<std::size_t>(i) * n + j] += aik * b[static_cast<std::size_t>(k) * n + j];
     }
   return c;
+}
+
+// The gap of a W that looks the same from every rank: ring, exp and complete are circulant (rank 0's peer q sits at
+// offset q of Z_p) and torus is the same over Z_rows x Z_columns. The group's characters are then W's eigenvectors,
+// so each eigenvalue is rank 0's weights summed against one character: O(p * degree) where the dense road is O(p^3)
+// (0.78 s at p = 256, some 64 times that at 1024). W is symmetric, so its singular values are the |lambda|s.
+double translation_invariant_gap(Topology t, int p) {
+  const Neighbourhood n = neighbourhood(t, p, 0, 0);
+  const TorusShape shape = t == Topology::torus ? torus_shape(p) : TorusShape{1, p};
+  double second = 0;
+  for (int a = 0; a < shape.rows; ++a)
+    for (int b = 0; b < shape.columns; ++b) {
+      if (a == 0 && b == 0) continue;  // the all-ones vector, eigenvalue 1
+      double lambda = n.self_weight;
+      for (const Peer& q : n.peers) {
+        const double phase = static_cast<double>(a) * (q.rank / shape.columns) / shape.rows +
+                             static_cast<double>(b) * (q.rank % shape.columns) / shape.columns;
+        lambda += q.weight * std::cos(2 * std::numbers::pi * phase);
+      }
+      second = std::max(second, std::abs(lambda));
+    }
+  return 1 - second;
 }
 
 }  // namespace
@@ -120,6 +143,8 @@ std::vector<double> mixing_matrix(Topology t, int p, long step) {
 
 double spectral_gap(Topology t, int p) {
   if (p == 1) return 1;
+  if (t != Topology::exp1) return translation_invariant_gap(t, p);
+  if ((p & (p - 1)) == 0) return 1;  // one period of weights 1/2 is J/p exactly: the dense road would find S = 0
   const int period = topology_period(t, p);
   std::vector<double> m = mixing_matrix(t, p, 0);
   for (int s = 1; s < period; ++s) m = multiply(mixing_matrix(t, p, s), m, p);

@@ -65,7 +65,8 @@ std::vector<double> mixing_matrix(Topology t, int p, long step);
 // 1 - sigma_2(M)^(1/period), where M is the product of W over one period and sigma_2 its largest singular value on
 // the vectors orthogonal to the all-ones one: how much of the disagreement between ranks one step removes, averaged
 // over a period. For the static topologies that is the usual 1 - |lambda_2(W)|. 0 when the graph is disconnected;
-// 1 when one period averages exactly (complete, exp1 on a power of two). Dense: O(p^3), meant for p <= 1024.
+// 1 when one period averages exactly (complete, exp1 on a power of two). O(p * degree) for every topology but exp1,
+// whose W is not the same from every rank: exp1 on p not a power of two takes the dense road, O(p^3).
 double spectral_gap(Topology t, int p);
 
 // The eigenvalues of the symmetric n x n matrix `a` (row-major, read only), in no particular order: cyclic Jacobi
