@@ -118,7 +118,9 @@ cluster_down
 } >"$out/overlap.txt"
 cat "$out/overlap.txt" >&2
 if command -v gnuplot >/dev/null; then
-  gnuplot -e "data='$out/overlap_steps.csv'; outdir='$out'" "$GRADSYNC_ROOT/plots/overlap.gp" >&2 || failed+=("chart overlap")
+  subtitle="$(sed -n "1s/^# *//p" "$out/host.txt" | tr -d "'")"  # the CPU and the date, as the other cluster charts
+  gnuplot -e "data='$out/overlap_steps.csv'; outdir='$out'; subtitle='$subtitle'" "$GRADSYNC_ROOT/plots/overlap.gp" \
+    >&2 || failed+=("chart overlap")
 fi
 say "results in $out"
 exit_if_cluster_failed
