@@ -17,26 +17,24 @@ export GRADSYNC_MPIEXEC="$MPIEXEC"
 HOSTS=4
 RUN_LIMIT_S=60
 
-fail() { printf 'cluster_test: FAIL: %s\n' "$*" >&2; exit 1; }
-why="$("$CLUSTER" check 2>&1)" || { printf 'cluster_test: SKIP: %s\n' "$why"; exit 77; }
+TEST=cluster_test
+# shellcheck source=tests/cluster/test_lib.sh
+source "$HERE/test_lib.sh"
+why="$("$CLUSTER" check 2>&1)" || skip "$why"
 [ -x "$BIN/bench_allreduce" ] || fail "$BIN/bench_allreduce is missing (build first)"
 
 root_links() { ip -o link show | awk -F': ' '{print $2}' | sort; }
-test_namespaces() { ip netns list | awk '{print $1}' | grep -E '^gt-(switch|h[0-9]+)$' || true; }
 links_before="$(root_links)"
 "$CLUSTER" down >/dev/null 2>&1 || true   # a previous run of this test that was killed
 
 teardown() {
-  "$CLUSTER" down >/dev/null 2>&1
-  local left links_after
-  left="$(test_namespaces)"
-  [ -z "$left" ] || { printf 'cluster_test: FAIL: namespaces left behind: %s\n' "$left" >&2; return 1; }
+  cluster_gone || return 1
+  local links_after
   links_after="$(root_links)"
   [ "$links_before" = "$links_after" ] || {
     printf 'cluster_test: FAIL: root namespace links changed:\n%s\n' "$(diff <(echo "$links_before") <(echo "$links_after"))" >&2
     return 1
   }
-  [ ! -e "$GS_CLUSTER_STATE" ] || { printf 'cluster_test: FAIL: %s left behind\n' "$GS_CLUSTER_STATE" >&2; return 1; }
   return 0
 }
 status=0

@@ -34,8 +34,9 @@ REF_LIMIT_S=120    # the reference run outside Slurm
 PYTHON=/usr/bin/python3   # Debian's, where python3-torch installs (a python3 earlier in PATH may lack it)
 DATA="${GRADSYNC_MNIST_DIR:-$ROOT/data/mnist}"
 
-fail() { printf 'slurm_test (%s): FAIL: %s\n' "$CASE" "$*" >&2; exit 1; }
-skip() { printf 'slurm_test (%s): SKIP: %s\n' "$CASE" "$*"; exit 77; }
+TEST="slurm_test ($CASE)"
+# shellcheck source=tests/cluster/test_lib.sh
+source "$ROOT/tests/cluster/test_lib.sh"
 [[ $CASE == sbatch-train || $CASE == srun-ddp || $CASE == srun-ddp-gradsync ]] \
   || { echo "usage: slurm_test.sh sbatch-train|srun-ddp|srun-ddp-gradsync [BIN_DIR]" >&2; exit 2; }
 why="$("$CLUSTER" check 2>&1)" || skip "$why"
@@ -55,7 +56,6 @@ if [ "$CASE" = srun-ddp-gradsync ]; then
   [ -d "$PYPKG/gradsync" ] || skip "no gradsync Python package in $PYPKG (the build makes it where pybind11 and torch are found)"
 fi
 
-test_namespaces() { ip netns list | awk '{print $1}' | grep -E "^$GS_CLUSTER_PREFIX-(switch|h[0-9]+)\$" || true; }
 # our_daemons: Slurm's and munge's processes of this test's cluster (its state folder in their command line, or
 # its slurm.conf in their environment), one "pid command" line each.
 our_daemons() {
@@ -73,14 +73,11 @@ our_daemons() {
 work="$(mktemp -d /tmp/gradsync-slurm-test.XXXXXX)"
 teardown() {
   "$SLURM" down >/dev/null 2>&1
-  "$CLUSTER" down >/dev/null 2>&1
   rm -rf "$work"
+  cluster_gone || return 1
   local left
-  left="$(test_namespaces)"
-  [ -z "$left" ] || { printf 'slurm_test: FAIL: namespaces left behind: %s\n' "$left" >&2; return 1; }
   left="$(our_daemons)"
   [ -z "$left" ] || { printf 'slurm_test: FAIL: daemons left behind:\n%s\n' "$left" >&2; return 1; }
-  [ ! -e "$GS_CLUSTER_STATE" ] || { printf 'slurm_test: FAIL: %s left behind\n' "$GS_CLUSTER_STATE" >&2; return 1; }
   return 0
 }
 trap 'status=$?; teardown || status=1; exit $status' EXIT

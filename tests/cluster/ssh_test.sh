@@ -21,8 +21,9 @@ HOSTS=4
 RUN_LIMIT_S=120
 DATA="${GRADSYNC_MNIST_DIR:-$ROOT/data/mnist}"
 
-fail() { printf 'ssh_test: FAIL: %s\n' "$*" >&2; exit 1; }
-skip() { printf 'ssh_test: SKIP: %s\n' "$*"; exit 77; }
+TEST=ssh_test
+# shellcheck source=tests/cluster/test_lib.sh
+source "$HERE/test_lib.sh"
 source "$ROOT/scripts/mpi.sh"
 mpi_launcher "$BIN/.." || exit 1
 [ "$MPI_FLAVOUR" = openmpi ] || skip "the README's cross-host command is Open MPI's mpirun; this tree is built against $MPI_FLAVOUR"
@@ -45,7 +46,6 @@ cmd="${cmd//--epochs 5/--epochs 1} --iterations-per-epoch 30"
   || fail "README.md's command no longer has the subnet 10.0.0.0/24, --data /shared/mnist and --epochs 5 this test replaces: '$readme_cmd'"
 
 root_links() { ip -o link show | awk -F': ' '{print $2}' | sort; }
-test_namespaces() { ip netns list | awk '{print $1}' | grep -E '^gq-(switch|h[0-9]+)$' || true; }
 links_before="$(root_links)"
 privsep_before="$([ -d /run/sshd ] && echo yes || echo no)"
 "$CLUSTER" down >/dev/null 2>&1 || true   # a previous run of this test that was killed
@@ -53,13 +53,9 @@ work="$(mktemp -d /tmp/gradsync-ssh-test.XXXXXX)"
 ssh_dir=""
 
 teardown() {
-  "$CLUSTER" down >/dev/null 2>&1
   rm -rf "$work"
-  local left
-  left="$(test_namespaces)"
-  [ -z "$left" ] || { printf 'ssh_test: FAIL: namespaces left behind: %s\n' "$left" >&2; return 1; }
+  cluster_gone || return 1
   [ "$links_before" = "$(root_links)" ] || { printf 'ssh_test: FAIL: root namespace links changed\n' >&2; return 1; }
-  [ ! -e "$GS_CLUSTER_STATE" ] || { printf 'ssh_test: FAIL: %s left behind\n' "$GS_CLUSTER_STATE" >&2; return 1; }
   [ -z "$ssh_dir" ] || [ ! -e "$ssh_dir" ] || { printf 'ssh_test: FAIL: keys left in %s\n' "$ssh_dir" >&2; return 1; }
   if pgrep -f "sshd -f /tmp/gradsync-ssh\." >/dev/null; then printf 'ssh_test: FAIL: an sshd of the cluster still runs\n' >&2; return 1; fi
   [ "$privsep_before" = "$([ -d /run/sshd ] && echo yes || echo no)" ] \

@@ -22,8 +22,9 @@ HOSTS=2
 RUN_LIMIT_S=300   # the tiny fit: about a minute here
 FAIL_LIMIT_S=90   # the failing run: the probe's minute, and the per-host probes' at once
 
-fail() { printf 'tune_test: FAIL: %s\n' "$*" >&2; exit 1; }
-skip() { printf 'tune_test: SKIP: %s\n' "$*"; exit 77; }
+TEST=tune_test
+# shellcheck source=tests/cluster/test_lib.sh
+source "$HERE/test_lib.sh"
 source "$ROOT/scripts/mpi.sh"
 mpi_launcher "$BIN/.." || exit 1
 [ "$MPI_FLAVOUR" = openmpi ] || skip "the ranks are started with Open MPI's ssh launcher; this tree is built against $MPI_FLAVOUR"
@@ -32,17 +33,12 @@ why="$("$CLUSTER" check 2>&1)" || skip "$why"
 command -v ssh >/dev/null || skip "the ssh client is missing (apt-get install openssh-client)"
 for b in pingpong bench_membw bench_allreduce cost_model; do [ -x "$BIN/$b" ] || fail "$BIN/$b is missing (build first)"; done
 
-test_namespaces() { ip netns list | awk '{print $1}' | grep -E '^gu-(switch|h[0-9]+)$' || true; }
 "$CLUSTER" down >/dev/null 2>&1 || true   # a previous run of this test that was killed
 work="$(mktemp -d /tmp/gradsync-tune-test.XXXXXX)"
 ssh_dir=""
 teardown() {
-  "$CLUSTER" down >/dev/null 2>&1
   rm -rf "$work"
-  local left
-  left="$(test_namespaces)"
-  [ -z "$left" ] || { printf 'tune_test: FAIL: namespaces left behind: %s\n' "$left" >&2; return 1; }
-  [ ! -e "$GS_CLUSTER_STATE" ] || { printf 'tune_test: FAIL: %s left behind\n' "$GS_CLUSTER_STATE" >&2; return 1; }
+  cluster_gone || return 1
   [ -z "$ssh_dir" ] || [ ! -e "$ssh_dir" ] || { printf 'tune_test: FAIL: keys left in %s\n' "$ssh_dir" >&2; return 1; }
   return 0
 }
