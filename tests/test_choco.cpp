@@ -13,7 +13,6 @@
 
 #include "collectives/topology.hpp"
 #include "compression/compressors.hpp"
-#include "model/checkpoint.hpp"
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
 #include "trainers/config/validate_config.hpp"
@@ -265,20 +264,7 @@ TEST_CASE("choco: a run resumes bit for bit, public copies included; other rank 
     CHECK(resumed.params == whole.params);
     CHECK(resumed.epochs.back().consensus_distance == whole.epochs.back().consensus_distance);
   }
-  if (world.size() >= 2) {  // the checkpoint of world.size() replicas, resumed on one rank
-    std::string error = "(resumed without an error)";
-    if (world.rank() == 0) {
-      try {
-        TrainConfig more = c;
-        more.epochs = 3;
-        train(more, data, Comm(MPI_COMM_SELF));
-      } catch (const CheckpointError& e) {
-        error = e.what();
-      }
-      test::check_mentions(error, {"one model per worker", std::to_string(world.size())});
-    }
-    world.barrier();
-  }
+  test::check_replicas_refused_on_one_rank(c, data, world);
   std::filesystem::remove_all(dir);
 }
 

@@ -18,7 +18,6 @@
 #include "collectives/gossip_exchange.hpp"
 #include "collectives/pair_gossip.hpp"
 #include "collectives/topology.hpp"
-#include "model/checkpoint.hpp"
 #include "model/rng.hpp"
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
@@ -445,20 +444,7 @@ TEST_CASE(
       CHECK(resumed.params == whole.params);
       CHECK(resumed.epochs.back().consensus_distance == whole.epochs.back().consensus_distance);
     }
-    if (world.size() >= 2) {  // the checkpoint of world.size() replicas, resumed on one rank
-      std::string error = "(resumed without an error)";
-      if (world.rank() == 0) {
-        try {
-          TrainConfig more = c;
-          more.epochs = 3;  // the set of the resumed run's end, at epoch 2
-          train(more, data, Comm(MPI_COMM_SELF));
-        } catch (const CheckpointError& e) {
-          error = e.what();
-        }
-        test::check_mentions(error, {"one model per worker", std::to_string(world.size())});
-      }
-      world.barrier();
-    }
+    test::check_replicas_refused_on_one_rank(c, data, world);
     std::filesystem::remove_all(dir);
   }
 }

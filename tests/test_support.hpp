@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/checkpoint.hpp"
 #include "model/dataset.hpp"
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/installed_plan.hpp"
@@ -99,6 +100,24 @@ inline std::pair<TrainResult, TrainResult> whole_and_resumed(TrainConfig& c, con
   c.epochs = 2;
   c.resume = true;
   return {std::move(whole), train(c, data, world)};
+}
+
+// After whole_and_resumed(c, ...): rank 0 alone resuming the checkpoint of world.size() replicas to a third epoch is
+// refused, naming "one model per worker" and the count. Every rank of `world` calls it; with one rank it checks nothing.
+inline void check_replicas_refused_on_one_rank(const TrainConfig& c, const TrainTest& data, const Comm& world) {
+  if (world.size() < 2) return;
+  std::string error = "(resumed without an error)";
+  if (world.rank() == 0) {
+    try {
+      TrainConfig more = c;
+      more.epochs = 3;  // the set of the resumed run's end, at epoch 2
+      train(more, data, Comm(MPI_COMM_SELF));
+    } catch (const CheckpointError& e) {
+      error = e.what();
+    }
+    check_mentions(error, {"one model per worker", std::to_string(world.size())});
+  }
+  world.barrier();
 }
 
 // Puts back the kernel plan tests/main.cpp adopted when a test case ends, whatever the case installed.
