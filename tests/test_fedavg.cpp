@@ -277,16 +277,7 @@ TEST_CASE("a federated run resumes at a round bit for bit, drawing the same clie
     c.fed.partition = {PartitionKind::dirichlet, 2, 0.5};
     c.outer_momentum = server_momentum;
     c.checkpoint_dir = dir.string();
-    c.checkpoint_every = 1;
-    c.epochs = 4;
-    const TrainResult whole = train(c, data, world);
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    c.epochs = 2;
-    train(c, data, world);
-    c.epochs = 4;
-    c.resume = true;
-    const TrainResult resumed = train(c, data, world);
+    const auto [whole, resumed] = test::whole_and_resumed(c, data, world, dir, 4);
     if (world.rank() == 0) {
       REQUIRE(resumed.epochs.size() == 2u);
       CHECK(resumed.params == whole.params);

@@ -86,18 +86,19 @@ inline std::vector<float> values_of(int rank, std::size_t count, int salt = 0) {
   return v;
 }
 
-// Two epochs of `c` (which checkpoints to `dir` every epoch) in one run, then again as one epoch and a resumed
-// second: the results of both, on `world`. `c` comes back resumed, for a further attempt by the caller.
+// `epochs` (even) epochs of `c` (which checkpoints to `dir` every epoch) in one run, then again as the first half
+// and a resumed second half: the results of both, on `world`. `c` comes back resumed, for a further attempt by the
+// caller.
 inline std::pair<TrainResult, TrainResult> whole_and_resumed(TrainConfig& c, const TrainTest& data, const Comm& world,
-                                                             const std::filesystem::path& dir) {
-  c.epochs = 2;
+                                                             const std::filesystem::path& dir, int epochs = 2) {
+  c.epochs = epochs;
   c.checkpoint_every = 1;
   TrainResult whole = train(c, data, world);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  c.epochs = 1;
+  c.epochs = epochs / 2;
   train(c, data, world);
-  c.epochs = 2;
+  c.epochs = epochs;
   c.resume = true;
   return {std::move(whole), train(c, data, world)};
 }
