@@ -39,6 +39,13 @@ std::string compressor_names(std::string_view separator) {
   return names;
 }
 
+std::string codec_compressor_names() {
+  std::string names;
+  for (const CompressorInfo* c : kCompressors)
+    if (c->make_codec) names += fmt::format("{}{}", names.empty() ? "" : ", ", c->name);
+  return names;
+}
+
 std::string compressor_listing() {
   std::string lines;
   for (const CompressorInfo* c : kCompressors)

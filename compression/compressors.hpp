@@ -37,6 +37,9 @@ std::span<const CompressorInfo* const> compressor_table();
 const CompressorInfo* find_compressor(std::string_view name);
 // "powersgd:R, topk:F, sign": for help and error texts.
 std::string compressor_names(std::string_view separator = ", ");
+// "topk, sign": the compressors with a part codec (each worker's part its own, compression/part_codec.hpp), which
+// the parameter server's pushes and CHOCO-SGD's gossip can carry; for their error texts.
+std::string codec_compressor_names();
 // One line per compressor, "name[:PARAM]<TAB>allreduce|own-exchange<TAB>summary".
 std::string compressor_listing();
 

@@ -204,14 +204,6 @@ void ChocoGossipSgd::load_state(std::span<const float> saved, int saved_workers,
   pending_.assign(own, own + static_cast<std::ptrdiff_t>(public_.size()));
 }
 
-// Compressors whose each worker's part is its own (compression/part_codec.hpp), for messages.
-std::string codec_compressors() {
-  std::string names;
-  for (const CompressorInfo* c : compressor_table())
-    if (c->make_codec) names += fmt::format("{}{}", names.empty() ? "" : ", ", c->name);
-  return names;
-}
-
 // The topologies whose neighbours stay the same on `workers` workers, for messages.
 std::string fixed_topologies(int workers) {
   std::string names;
@@ -229,7 +221,7 @@ std::string check_choco_compression(const TrainConfig& c) {
         "--compress {}: not with --sync gossip: CHOCO-SGD sends each worker's own compressed difference to its "
         "neighbours, a part that {} write; this compressor's factors are sums over every worker, formed by an "
         "allreduce",
-        choice.name(), codec_compressors());
+        choice.name(), codec_compressor_names());
   if (c.gossip_async)
     return fmt::format(
         "--compress {}: not with --async: CHOCO-SGD's public copies need every neighbour to add the same "

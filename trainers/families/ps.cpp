@@ -29,13 +29,6 @@ std::string check_ps_flags(const TrainConfig& c, const FlagGiven& given) {
   return {};
 }
 
-std::string pushable_compressors() {
-  std::string names;
-  for (const CompressorInfo* c : compressor_table())
-    if (c->make_codec) names += fmt::format("{}{}", names.empty() ? "" : ", ", c->name);
-  return names;
-}
-
 std::string check_ps_compression(const TrainConfig& c) {
   const CompressionChoice& choice = c.compression;
   if (choice.compressor->make_codec) return {};
@@ -43,7 +36,7 @@ std::string check_ps_compression(const TrainConfig& c) {
       "--compress {}: the parameter server (--sync ps) takes pushes it can decode key range by key range ({}); this "
       "compressor has no such part (PowerSGD's factors are sums that every worker needs back before its next "
       "product), so it needs an allreduce method ({})",
-      choice.name(), pushable_compressors(), allreduce_method_names(trains));
+      choice.name(), codec_compressor_names(), allreduce_method_names(trains));
 }
 
 constexpr SpecModifier kPsModifiers[] = {

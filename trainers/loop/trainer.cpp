@@ -86,9 +86,9 @@ class EpochLoop {
   // Returns whether the run stops here: its last epoch, or with config.stop_at_target the first to reach the target.
   bool run(int epoch, TrainResult& result, const EpochObserver& on_epoch) {
     // The epoch's time is the slowest rank's from its own start, so the ranks start together: work one rank does
-    // alone before it (rank 0's spectral gap, O(p^3): 0.78 s of CPU at 256 ranks on the ring) would otherwise count
-    // as the waiting of every rank whose exchange needs it, and gossip, with no collective to absorb it, would report
-    // it as steps.
+    // alone before it (rank 0's report of the graph, whose spectral gap once took 0.78 s of CPU at 256 ranks) would
+    // otherwise count as the waiting of every rank whose exchange needs it, and gossip, with no collective to absorb
+    // it, would report it as steps. Every epoch: the end-of-epoch broadcast lets its root, rank 0, run ahead.
     {
       const WaitScope wait("MPI_Barrier (the epoch starts on every rank together)");
       world_.barrier();
