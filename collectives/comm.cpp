@@ -1,4 +1,5 @@
 #include "collectives/comm.hpp"
+#include "collectives/revocable.hpp"
 #include "collectives/wire_meter.hpp"
 
 #include <fmt/format.h>
@@ -31,10 +32,14 @@ std::shared_ptr<MPI_Comm> owned(MPI_Comm comm) {
     if (*c != MPI_COMM_NULL && !finalized) MPI_Comm_free(c);
     delete c;
   };
-  return std::shared_ptr<MPI_Comm>(new MPI_Comm(comm), deleter);
+  std::shared_ptr<MPI_Comm> handle(new MPI_Comm(comm), deleter);
+  if (comm != MPI_COMM_NULL) track_for_revoke(handle);
+  return handle;
 }
 
 }  // namespace
+
+Comm Comm::adopt(MPI_Comm comm) { return Comm(owned(comm)); }
 
 Comm Comm::split(int color, int key) const {
   MPI_Comm out = MPI_COMM_NULL;

@@ -40,6 +40,9 @@ class Comm {
   static Comm world();
   // Wraps `comm` without taking ownership (and sets MPI_ERRORS_RETURN on it).
   explicit Comm(MPI_Comm comm);
+  // Takes ownership of `comm`, a communicator the caller made (MPIX_Comm_shrink, MPI_Intercomm_merge): freed when
+  // the last copy goes away, and revoked by revoke_all() (collectives/fault_tolerance.hpp) while alive.
+  static Comm adopt(MPI_Comm comm);
 
   int rank() const { return rank_; }
   int size() const { return size_; }

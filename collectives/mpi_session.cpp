@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "collectives/comm.hpp"
+#include "collectives/fault_tolerance.hpp"
 
 namespace gradsync {
 
@@ -12,8 +13,17 @@ MpiSession::MpiSession(int& argc, char**& argv, int thread_level) {
   check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &world_size_), "MPI_Comm_size (MPI_COMM_WORLD)", world_rank_);
 }
 
+namespace {
+int exit_code = 0;
+}  // namespace
+
+void MpiSession::set_exit_code(int code) { exit_code = code; }
+
 // A destructor cannot report a failed MPI_Finalize; the process is ending either way.
-MpiSession::~MpiSession() { MPI_Finalize(); }
+MpiSession::~MpiSession() {
+  if (survived_failure()) leave_after_failure(exit_code);
+  MPI_Finalize();
+}
 
 void MpiSession::abort(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);

@@ -9,8 +9,11 @@ class MpiSession {
   // MPI_Init_thread, asking for `thread_level` (MPI_THREAD_SINGLE ... MPI_THREAD_MULTIPLE); MPI may provide less,
   // which provided() says. Call once per process, before any other MPI call. Throws MpiError if MPI cannot start.
   MpiSession(int& argc, char**& argv, int thread_level);
-  // MPI_Finalize: collective over MPI_COMM_WORLD, so every rank's session must end (or the job be aborted).
+  // MPI_Finalize: collective over MPI_COMM_WORLD, so every rank's session must end (or the job be aborted). A process
+  // that survived a failure (collectives/fault_tolerance.hpp) ends here without it, with set_exit_code's status.
   ~MpiSession();
+  // The status the process ends with if ~MpiSession ends it (main's own return value otherwise).
+  static void set_exit_code(int code);
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
 

@@ -37,4 +37,13 @@ if [ -n "$skips" ]; then
   echo "Test cases skipped, with the reason:"
   echo "$skips"
 fi
+# The in-place recovery tests (label ulfm) skip themselves in a tree whose MPI has no ULFM; where the ULFM MPI is
+# installed (scripts/ulfm.sh, which CI runs), they run again in build-ulfm, built from this same source.
+if [ "$mpi" = openmpi ] && [ -z "$user_build_dir" ] && ulfm_prefix="$("$GRADSYNC_ROOT/scripts/ulfm.sh" prefix)"; then
+  echo "The in-place recovery tests under ULFM ($ulfm_prefix), in build-ulfm:"
+  "$GRADSYNC_ROOT/scripts/ulfm.sh" build
+  (cd "$GRADSYNC_ROOT/build-ulfm" && ctest --output-on-failure -L ulfm) || status=$?
+elif [ "$mpi" = openmpi ]; then
+  echo "The in-place recovery tests (ctest -L ulfm) were skipped: no ULFM MPI here (bash scripts/ulfm.sh build installs it, about 15 minutes)"
+fi
 exit "$status"

@@ -8,6 +8,7 @@
 
 #include "collectives/auto_explain.hpp"
 #include "collectives/comm.hpp"
+#include "collectives/fault_tolerance.hpp"
 #include "collectives/mpi_session.hpp"
 #include "collectives/watchdog.hpp"
 #include "cpu/isa.hpp"
@@ -48,6 +49,17 @@ int print_run(const gradsync::CliOutcome& cli) {
   return 0;
 }
 
+// --recover inplace where the run cannot recover in place: the reason, naming the flag; empty otherwise.
+std::string check_recovery(const gradsync::TrainConfig& config) {
+  using namespace gradsync;
+  if (config.recover != Recover::in_place || recovers_in_place(config)) return {};
+  if (!ulfm_enabled()) return fmt::format("--recover inplace: {}", ulfm_missing_reason());
+  return fmt::format(
+      "--recover inplace: --sync {} does not re-form in place yet (its servers' key ranges have no live "
+      "replicas); give --recover abort and relaunch with scripts/elastic.sh",
+      config.sync.name());
+}
+
 // `cli`: the command line `config` came from, whose --spec names the modifier behind a refused flag.
 int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis, const gradsync::CliOutcome& cli) {
   using namespace gradsync;
@@ -65,6 +77,10 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis, c
                "will stop the job (raise --timeout, or 0 to turn it off)\n",
                config.faults.straggler_ms, config.timeout_s);
   if (const std::string problem = check_trace_file(config.observe, world); !problem.empty()) {
+    if (lead) fmt::print(stderr, "train: error: {}\n", problem);
+    return kUsageError;
+  }
+  if (const std::string problem = check_recovery(config); !problem.empty()) {
     if (lead) fmt::print(stderr, "train: error: {}\n", problem);
     return kUsageError;
   }
@@ -109,8 +125,9 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis, c
     if (lead) fmt::print(stderr, "train: error: {}\n", e.what());
     return kUsageError;
   }
-  if (lead) {
+  if (result.reports) {  // rank 0 of the last world: a recovery may have lost world rank 0
     fmt::print("{}\n", format_summary(result));
+    if (!result.recoveries.empty()) fmt::print("{}\n", format_recoveries(result));
     if (const std::string target = format_target(result); !target.empty()) fmt::print("{}\n", target);
     if (config.observe.explain) fmt::print("auto's choices on rank 0:\n{}", format_auto_choices(auto_choices()));
     if (!config.csv.empty() && !result.epochs.empty()) append_csv(config.csv, config, result);  // no row of zeros
@@ -148,7 +165,9 @@ int main(int argc, char** argv) {
   const gradsync::MpiSession mpi(argc, argv, MPI_THREAD_SERIALIZED);
   try {
     gradsync::install_agreed_kernel_plan(gradsync::Comm::world(), *cli.config);  // every rank: one plan
-    return run(*cli.config, blis, cli);
+    const int code = run(*cli.config, blis, cli);
+    gradsync::MpiSession::set_exit_code(code);
+    return code;
   } catch (const gradsync::KernelPlanError& e) {  // thrown on every rank together, as run()'s usage errors return
     if (mpi.world_rank() == 0) fmt::print(stderr, "train: error: {}\n", e.what());
     return kUsageError;

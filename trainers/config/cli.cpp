@@ -14,6 +14,7 @@
 #include "trainers/config/fault_flags.hpp"
 #include "trainers/config/federated_flags.hpp"
 #include "trainers/config/observe_flags.hpp"
+#include "trainers/config/recovery_options.hpp"
 #include "trainers/config/spec_flags.hpp"
 #include "trainers/config/sync_method.hpp"
 #include "trainers/families/sync_registry.hpp"
@@ -50,7 +51,7 @@ std::vector<std::size_t> parse_widths(const std::string& text) {
 // What CLI11 reads as text or as a wider type, before it becomes TrainConfig's typed and checked values.
 struct RawFlags {
   std::string sync = "serial", hidden = "128", iterations = "full", ps_mode = "bsp", progress = "calls";
-  std::string trace_steps, topology = "ring";
+  std::string trace_steps, topology = "ring", recover = "auto";
   std::string batch;  // a count, or "all" (fedavg)
   std::string model, dataset;
   long chunk = 0, bucket_kib = 0, global_batch = 0;
@@ -215,6 +216,15 @@ void add_run_options(CLI::App& app, TrainConfig& c) {
                "number of ranks)");
 }
 
+void add_recovery_options(CLI::App& app, RawFlags& raw) {
+  app.add_option("--recover", raw.recover,
+                 "a lost process: inplace re-forms the run over the survivors (a ULFM MPI started with mpirun --with-ft "
+                 "ulfm); abort ends the job (scripts/elastic.sh relaunches it from checkpoints); auto: inplace where "
+                 "the MPI and the family can")
+      ->capture_default_str()
+      ->check(one_of(find_recover, "recovery", "auto, inplace, abort"));
+}
+
 // --sync, --ps-mode and --progress: text to typed values.
 void take_choices(const RawFlags& raw, TrainConfig& c) {
   const std::optional<SyncMethod> sync = find_sync_method(raw.sync);
@@ -224,6 +234,7 @@ void take_choices(const RawFlags& raw, TrainConfig& c) {
   c.sync = *sync;
   c.model = find_model(raw.model);  // checked by the option (one_of)
   c.dataset = *find_dataset(raw.dataset);
+  c.recover = *find_recover(raw.recover);  // checked by the option (one_of)
   c.ps_mode = named<PsMode>(kPsModeNames, raw.ps_mode, "--ps-mode",
                             fmt::format("unknown mode '{}' (choose bsp, asp or ssp)", raw.ps_mode));
   const TopologyInfo* topology = find_topology(raw.topology);
@@ -338,6 +349,7 @@ CliOutcome parse_args(const std::vector<std::string>& args, const SyncSpec* expa
   add_model_options(app, c, raw);
   add_overlap_and_ps_options(app, c, raw);
   add_run_options(app, c);
+  add_recovery_options(app, raw);
   add_decentralized_options(app, c, raw);
   add_compression_options(app, raw);
   FaultFlags faults;

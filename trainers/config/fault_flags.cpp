@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace gradsync {
@@ -12,6 +13,9 @@ void add_fault_options(CLI::App& app, FaultInjection& f, FaultFlags& raw) {
                  "seed, does");
   app.add_option("--inject-pause", raw.pause,
                  "testing: STEP:SECONDS[:RANK], every worker (or that rank alone) sleeps after STEP global steps")
+      ->group("");
+  app.add_option("--inject-kill", raw.kill,
+                 "testing: STEP:RANK[,STEP:RANK...], that world rank SIGKILLs itself as global step STEP begins")
       ->group("");
   app.add_option("--inject-nan-step", f.nan_step, "testing: the last rank's gradient turns NaN at this step")->group("");
 }
@@ -27,6 +31,16 @@ void take_faults(const FaultFlags& raw, FaultInjection& f) {
     if (!parsed || f.pause_step < 0 || !(f.pause_s >= 0))
       throw CLI::ValidationError("--inject-pause",
                                  fmt::format("'{}' is not STEP:SECONDS or STEP:SECONDS:RANK", raw.pause));
+  }
+  for (std::size_t begin = 0; begin < raw.kill.size();) {
+    const std::size_t comma = std::min(raw.kill.find(',', begin), raw.kill.size());
+    const std::string item = raw.kill.substr(begin, comma - begin);
+    FaultInjection::Kill k;
+    char tail = 0;
+    if (std::sscanf(item.c_str(), "%ld:%d%c", &k.step, &k.rank, &tail) != 2 || k.step < 0 || k.rank < 0)
+      throw CLI::ValidationError("--inject-kill", fmt::format("'{}' is not STEP:RANK (e.g. 30:2)", item));
+    f.kills.push_back(k);
+    begin = comma + 1;
   }
   if (raw.straggler.empty()) return;
   int rank = -1;

@@ -10,7 +10,7 @@ namespace gradsync {
 
 // What CLI11 reads as text before it becomes FaultInjection.
 struct FaultFlags {
-  std::string straggler, pause;
+  std::string straggler, pause, kill;
 };
 
 void add_fault_options(CLI::App& app, FaultInjection& f, FaultFlags& raw);

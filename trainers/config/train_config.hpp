@@ -17,6 +17,7 @@
 #include "trainers/config/federated_options.hpp"
 #include "trainers/config/observe_options.hpp"
 #include "trainers/config/progress.hpp"
+#include "trainers/config/recovery_options.hpp"
 #include "trainers/config/sync_method.hpp"
 #include "trainers/loop/fault_injection.hpp"
 
@@ -85,8 +86,11 @@ struct TrainConfig {
   double checkpoint_seconds = kDefaultCheckpointSeconds;
   int checkpoint_replicas = 2;  // every checkpoint piece is written on this many hosts (fewer if fewer exist)
   bool resume = false;          // continue from the checkpoint in checkpoint_dir
-  FaultInjection faults;        // testing: none by default
-  ObserveOptions observe;       // tracing, the slow-rank report, auto's explanations: off by default
+  // A lost process: automatic re-forms the run in place over the survivors when the MPI can (ULFM, started with
+  // --with-ft ulfm) and the family can (recovers_in_place), else the job ends as with abort.
+  Recover recover = Recover::automatic;
+  FaultInjection faults;   // testing: none by default
+  ObserveOptions observe;  // tracing, the slow-rank report, auto's explanations: off by default
 
   // World ranks 0..server_ranks()-1 serve (a family with servers: sync_registry.hpp), the others work.
   int server_ranks() const;

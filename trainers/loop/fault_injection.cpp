@@ -1,8 +1,10 @@
 #include "trainers/loop/fault_injection.hpp"
 
 #include <fmt/format.h>
+#include <mpi.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <limits>
 #include <thread>
@@ -21,11 +23,26 @@ std::string validate(const FaultInjection& f, int ranks, int servers) {
                        servers - 1);
   if (f.pause_rank >= ranks || (f.pause_rank >= 0 && f.pause_rank < servers))
     return fmt::format("--inject-pause: rank {} is not a worker rank ({}..{})", f.pause_rank, servers, ranks - 1);
+  for (const FaultInjection::Kill& k : f.kills)
+    if (k.rank >= ranks || k.rank < servers)
+      return fmt::format("--inject-kill: rank {} is not a worker rank ({}..{})", k.rank, servers, ranks - 1);
   return {};
 }
 
 FaultHook::FaultHook(const FaultInjection& faults, std::uint64_t seed, int rank, int ranks, int index, int workers)
-    : faults_(faults), seed_(seed), rank_(rank), ranks_(ranks), index_(index), workers_(workers) {}
+    : faults_(faults), seed_(seed), rank_(rank), ranks_(ranks), index_(index), workers_(workers) {
+  // Kills name ranks as the job started them: MPI_COMM_WORLD's numbering, which a re-formed run's world renumbers.
+  if (!faults_.kills.empty()) MPI_Comm_rank(MPI_COMM_WORLD, &job_rank_);
+}
+
+void FaultHook::on_step_start(std::int64_t global) const {
+  for (const FaultInjection::Kill& k : faults_.kills)
+    if (k.step == global && k.rank == job_rank_) {
+      fmt::print(stderr, "gradsync: rank {} killing itself at step {} (--inject-kill)\n", job_rank_, global);
+      std::fflush(stderr);
+      std::raise(SIGKILL);
+    }
+}
 
 void FaultHook::on_gradient(std::span<float> grads, std::int64_t global, int epoch, long step) const {
   if (global == faults_.nan_step && rank_ == ranks_ - 1 && !grads.empty())

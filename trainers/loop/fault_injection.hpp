@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace gradsync {
 
@@ -17,6 +18,13 @@ struct FaultInjection {
   long pause_step = -1;  // every worker (or pause_rank only) sleeps pause_s after this many global steps (-1: never)
   double pause_s = 0;
   int pause_rank = -1;  // the world rank that pauses alone (-1: every worker); a pause past --timeout is a hang
+  // World rank `rank` SIGKILLs itself as global step `step` begins (before its gradient): a lost process, for the
+  // in-place recovery's tests. Several may die at one step, or at different ones.
+  struct Kill {
+    long step = 0;
+    int rank = 0;
+  };
+  std::vector<Kill> kills;
 };
 
 // Checks `faults` for a run on `ranks` processes whose world ranks 0..servers-1 serve. Returns an empty string if
@@ -32,6 +40,8 @@ class FaultHook {
   // Global step `global` (step `step` of epoch `epoch`) has just computed `grads`: turns it NaN on the last rank at
   // nan_step, and sleeps if this worker straggles in this step.
   void on_gradient(std::span<float> grads, std::int64_t global, int epoch, long step) const;
+  // Global step `global` is about to begin on this worker: SIGKILLs it if a Kill names them.
+  void on_step_start(std::int64_t global) const;
   // `steps_done` global steps are complete and synchronized: pauses after pause_step of them, saying so first.
   void on_step_done(std::int64_t steps_done) const;
 
@@ -41,6 +51,7 @@ class FaultHook {
   FaultInjection faults_;
   std::uint64_t seed_;
   int rank_, ranks_, index_, workers_;
+  int job_rank_ = -1;  // in MPI_COMM_WORLD, read only when kills are asked for
 };
 
 }  // namespace gradsync

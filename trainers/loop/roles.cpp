@@ -1,6 +1,7 @@
 #include "trainers/loop/roles.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "collectives/wire_meter.hpp"
 
@@ -94,6 +95,16 @@ std::span<const float> Roles::model_on_root() {
 ReplicaSpread Roles::replica_spread(const Dataset& test, Workspace& ws) {
   if (server_ || !sync_->keeps_replicas()) return {};
   return gradsync::replica_spread(worker_comm_, worker_->params(), mean_, model_, test, ws);
+}
+
+void Roles::take_live_state(std::vector<float>& params, std::vector<float>& optimizer, std::int64_t& applied,
+                            std::int64_t& started, bool& own_replica) const {
+  if (server_) throw std::logic_error("take_live_state: a server's key range does not re-form in place");
+  params.assign(worker_->params().begin(), worker_->params().end());
+  optimizer.assign(sgd_.state().begin(), sgd_.state().end());
+  applied = worker_->applied();
+  started = worker_->started();
+  own_replica = sync_->keeps_replicas();
 }
 
 std::span<const float> Roles::optimizer_state_on_root() {

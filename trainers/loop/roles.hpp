@@ -54,6 +54,12 @@ class Roles {
   // empty spread when they share one. Collective over the workers.
   ReplicaSpread replica_spread(const Dataset& test, Workspace& ws);
 
+  // Local, no communication (the run's communicators may be revoked): a worker's model, optimizer state and step
+  // counts as an in-place recovery takes them (trainers/loop/in_place.hpp). Throws std::logic_error on a server: the
+  // parameter server does not re-form in place (recovers_in_place refuses it first).
+  void take_live_state(std::vector<float>& params, std::vector<float>& optimizer, std::int64_t& applied,
+                       std::int64_t& started, bool& own_replica) const;
+
  private:
   const SyncFamilyInfo& family_;
   int servers_, workers_;

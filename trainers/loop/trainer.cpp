@@ -2,33 +2,29 @@
 
 #include <fmt/format.h>
 
+#include <mpi.h>
+
 #include <algorithm>
-#include <array>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 
-#include "collectives/watchdog.hpp"
+#include "collectives/fault_tolerance.hpp"
+#include "collectives/mpi_error.hpp"
 #include "model/model.hpp"
-#include "trace/scope.hpp"
 #include "trainers/checkpoint/checkpoint_schedule.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
 #include "trainers/compression/compressed_jobs.hpp"
 #include "trainers/compression/compression_checks.hpp"
 #include "trainers/families/sync_registry.hpp"
 #include "trainers/loop/clock.hpp"
-#include "trainers/loop/epoch_work.hpp"
+#include "trainers/loop/epoch_loop.hpp"
+#include "trainers/loop/in_place.hpp"
 #include "trainers/loop/roles.hpp"
 #include "trainers/loop/run_start.hpp"
 #include "trainers/report/run_trace.hpp"
 
 namespace gradsync {
-
-long steps_per_epoch(const TrainConfig& config, std::size_t rows, int workers) {
-  if (sync_family(config.sync.family).rounds) return 1;  // an epoch is a round (federated averaging)
-  if (config.iterations_per_epoch > 0) return config.iterations_per_epoch;
-  const std::size_t share = config.iterations_per_epoch == TrainConfig::kAuto ? static_cast<std::size_t>(workers) : 1;
-  return std::max<long>(1, static_cast<long>(rows / (config.batch * share)));
-}
 
 namespace {
 
@@ -53,246 +49,6 @@ TrainResult empty_result(const TrainConfig& config, const Comm& world) {
   return result;
 }
 
-// The epochs of one run, on every rank; the report is complete on rank 0.
-class EpochLoop {
- public:
-  EpochLoop(const TrainConfig& config, const TrainTest& data, const Comm& world, const Model& model, Roles& roles,
-            CheckpointSchedule& schedule, const ResumePoint& start)
-      : config_(config), data_(data), world_(world), model_(model), roles_(roles), schedule_(schedule), start_(start),
-        steps_(steps_per_epoch(config, data.train.rows, roles.workers())),
-        global_batch_(config.batch * static_cast<std::uint64_t>(roles.workers())), global_(start.steps_done),
-        eval_ws_(model, kEvaluationBatch), history_(starting_history(config, start)) {
-    const SyncFamilyInfo& family = sync_family(config.sync.family);
-    if (world.rank() == 0 && family.spectral_gap) spectral_gap_ = family.spectral_gap(config, roles.workers());
-  }
-
-  // Every rank, before the first epoch: the result's numbers from the history a resumed run continues. Returns false
-  // when there is nothing to train: with config.stop_at_target, a target reached before the checkpoint (rank 0 says
-  // so, and its result holds the resumed model).
-  bool begin(TrainResult& result) const {
-    set_target(result);
-    result.resumed_s = history_.elapsed_s;
-    if (!config_.stop_at_target || !history_.target_reached()) return true;
-    if (world_.rank() == 0) {
-      fmt::print("--stop-at-target: target {:.4g} was reached before the checkpoint of step {}: nothing to train\n",
-                 config_.target_accuracy, start_.steps_done);
-      std::fflush(stdout);
-      result.params = start_.params;
-    }
-    return false;
-  }
-
-  // One epoch: its steps in stretches between checkpoints, the report, the epoch-end checkpoint.
-  // Returns whether the run stops here: its last epoch, or with config.stop_at_target the first to reach the target.
-  bool run(int epoch, TrainResult& result, const EpochObserver& on_epoch) {
-    // The epoch's time is the slowest rank's from its own start, so the ranks start together: work one rank does
-    // alone before it (rank 0's report of the graph, whose spectral gap once took 0.78 s of CPU at 256 ranks) would
-    // otherwise count as the waiting of every rank whose exchange needs it, and gossip, with no collective to absorb
-    // it, would report it as steps. Every epoch: the end-of-epoch broadcast lets its root, rank 0, run ahead.
-    {
-      const WaitScope wait("MPI_Barrier (the epoch starts on every rank together)");
-      world_.barrier();
-    }
-    const double epoch_start = now_s();
-    const bool last = epoch + 1 == config_.epochs;
-    const EpochWork mine = train(epoch, result, epoch_start);
-    // Taken before finish(): the last epoch's checkpoint keeps the state the steps left (local SGD's replicas between
-    // averages), so a run resumed from it continues as the uninterrupted run would. Written after the evaluation,
-    // whose report history it records.
-    const double checkpoint_start = now_s();
-    const bool due = schedule_.due_at_epoch_end(epoch, last, global_);
-    if (due) take_checkpoint();
-    const double checkpoint_s = now_s() - checkpoint_start;  // kept out of the epoch's time, as the evaluation is
-    if (last) roles_.finish();
-    const EpochWork all = reduce_to_root(world_, mine);
-    // The slowest rank's time, not rank 0's: in an asynchronous run (gossip --async) rank 0 may finish its steps while
-    // others still exchange, and a simulated reduction to it need not wait for them.
-    const double elapsed = [&] {
-      const WaitScope wait("MPI_Allreduce (the epoch's time: the slowest rank's)");
-      return world_.max(now_s() - epoch_start - checkpoint_s);
-    }();
-    const std::span<const float> model_now = roles_.model_on_root();
-    const ReplicaSpread spread = roles_.replica_spread(data_.test, eval_ws_);
-    if (world_.rank() == 0) report(epoch, all, elapsed, model_now, spread, result, on_epoch);
-    share_history();
-    if (due) write_checkpoint({global_, epoch + 1, 0, history_});
-    if (last || !config_.stop_at_target || !history_.target_reached()) return last;
-    roles_.finish();  // the model every worker ends with, as after a last epoch
-    if (world_.rank() == 0) result.params.assign(model_now.begin(), model_now.end());
-    return true;
-  }
-
- private:
-  // This rank's work in `epoch`, which started at `epoch_start`. A resumed epoch continues at the checkpoint's
-  // position in the permutation, with this run's global batch.
-  EpochWork train(int epoch, TrainResult& result, double epoch_start) {
-    long first = 0;
-    std::uint64_t origin = 0;
-    if (epoch == start_.next_epoch && start_.epoch_examples > 0) {
-      origin = static_cast<std::uint64_t>(start_.epoch_examples);
-      first = std::min<long>(steps_, static_cast<long>(origin / global_batch_));
-    }
-    result.steps += steps_ - first;
-    EpochWork mine;
-    for (long s = first; s < steps_;) {
-      const long end = schedule_.stretch_end(s, steps_, global_);
-      const double t0 = now_s();
-      accumulate(mine, roles_.run(epoch, s, end, first, origin));
-      global_ += end - s;
-      const long done = end - s;
-      s = end;
-      if (!schedule_.after_stretch(now_s() - t0, done) && schedule_.due_inside(global_) && s < steps_) {
-        const std::uint64_t position = origin + static_cast<std::uint64_t>(s - first) * global_batch_;
-        checkpoint({global_, epoch, static_cast<std::int64_t>(position), history_inside(epoch_start)});
-      }
-    }
-    return mine;
-  }
-
-  // The history a checkpoint inside an epoch records: the training time at it is the slowest rank's so far.
-  ReportHistory history_inside(double epoch_start) const {
-    ReportHistory h = history_;
-    const WaitScope wait("MPI_Allreduce (training time at the checkpoint: the slowest rank's)");
-    h.elapsed_s += world_.max(now_s() - epoch_start);
-    return h;
-  }
-
-  // Every checkpoint is collective; no gradient is in flight (the stretch before it drained).
-  void checkpoint(const CheckpointProgress& progress) {
-    const TraceScope traced(SpanKind::checkpoint, "checkpoint write");
-    schedule_.write(progress, roles_.local_params(), roles_.local_optimizer_state());
-  }
-  void take_checkpoint() {
-    const TraceScope traced(SpanKind::checkpoint, "checkpoint: the state taken");
-    schedule_.take(global_, roles_.local_params(), roles_.local_optimizer_state());
-  }
-  void write_checkpoint(const CheckpointProgress& progress) {
-    const TraceScope traced(SpanKind::checkpoint, "checkpoint write");
-    schedule_.write_taken(progress);
-  }
-
-  // Rank 0's history after its evaluation, on every rank: each writing rank records it in its manifests, and they
-  // must agree. It also ends the epoch everywhere after the evaluation, as a barrier would: evaluation time stays out
-  // of the next epoch's measurements. Whether the target was reached is part of it.
-  void share_history() {
-    const WaitScope wait("MPI_Bcast (end of epoch: rank 0's report history)");
-    std::array<double, 7> h = {static_cast<double>(history_.evaluations),
-                               history_.best_accuracy,
-                               static_cast<double>(history_.evaluated_steps),
-                               history_.evaluated_s,
-                               history_.elapsed_s,
-                               history_.target_steps,
-                               history_.target_s};
-    world_.broadcast(h, 0);
-    history_.evaluations = static_cast<std::int64_t>(h[0]);  // counts far below 2^53: exact as doubles
-    history_.best_accuracy = h[1];
-    history_.evaluated_steps = static_cast<std::int64_t>(h[2]);
-    history_.evaluated_s = h[3];
-    history_.elapsed_s = h[4];
-    history_.target_steps = h[5];
-    history_.target_s = h[6];
-  }
-
-  // Rank 0: the epoch's report from every rank's work, with `model_now` evaluated on the test set.
-  void report(int epoch, const EpochWork& all, double elapsed, std::span<const float> model_now,
-              const ReplicaSpread& spread, TrainResult& result, const EpochObserver& on_epoch) {
-    EpochReport r;
-    r.epoch = epoch + 1;
-    r.epochs = config_.epochs;
-    r.train_loss = all.loss_sum / std::max(all.steps, 1.0);
-    const Evaluation eval = [&] {
-      const TraceScope traced(SpanKind::evaluation, "evaluation (test set)");
-      return model_.evaluate(model_now, data_.test, eval_ws_);
-    }();
-    r.test_loss = eval.loss;
-    r.test_accuracy = eval.accuracy;
-    r.images_per_s = all.examples / elapsed;
-    r.elapsed_s = history_.elapsed_s + elapsed;
-    fill_work(r, all);
-    r.consensus_distance = spread.consensus_distance;
-    r.replica_accuracy_min = spread.accuracy_min;
-    r.replica_accuracy_max = spread.accuracy_max;
-    r.spectral_gap = spectral_gap_;
-    r.global_steps = static_cast<long>(global_);
-    r.best_accuracy = std::max(r.test_accuracy, history_.best_accuracy);  // 0 before any evaluation
-    r.round = sync_family(config_.sync.family).rounds;
-    note_target(r);
-    history_.evaluations += 1;
-    history_.best_accuracy = r.best_accuracy;
-    history_.evaluated_steps = r.global_steps;
-    history_.evaluated_s = history_.elapsed_s = r.elapsed_s;
-    set_target(result);
-    result.epochs.push_back(r);
-    result.wall_s += elapsed;
-    result.compute_s += r.compute_s;
-    result.sync_s += r.sync_s;
-    result.hidden_s += r.hidden_s;
-    result.examples += all.examples;
-    result.wire_bytes = r.wire_bytes_per_step < 0 ? -1 : std::max(result.wire_bytes, 0.0) + all.wire_bytes;
-    if (on_epoch) on_epoch(r);
-    if (epoch + 1 == config_.epochs) result.params.assign(model_now.begin(), model_now.end());
-  }
-
-  // Rank 0: the report's per-worker times, bytes and parameter-server figures from every rank's work.
-  void fill_work(EpochReport& r, const EpochWork& all) const {
-    const int workers = roles_.workers(), servers = roles_.servers();
-    r.compute_s = all.compute_s / workers;
-    r.sync_s = all.sync_s / workers;
-    r.hidden_s = all.hidden_s / workers;
-    // Per worker and global step; a round-based family's workers take many local steps a round, and a step is a round.
-    const double worker_steps = sync_family(config_.sync.family).rounds ? workers : all.steps;
-    r.wire_bytes_per_step = config_.wire_bytes_counted() ? all.wire_bytes / std::max(worker_steps, 1.0) : -1;
-    if (servers > 0) {
-      r.server_busy = all.server_busy_s / std::max(all.server_s, 1e-12);
-      r.gradients_applied = all.gradients_applied / servers;
-    }
-    if (servers > 0 && config_.ps_mode != PsMode::bsp && all.staleness_count > 0) {
-      r.staleness_mean = all.staleness_sum / all.staleness_count;
-      r.staleness_max = all.staleness_max;
-      r.clock_gap_max = all.clock_gap_max;  // asp: how far ahead workers ran; ssp: bounded by S
-    }
-  }
-
-  // --target-accuracy: the first crossing, interpolated between this evaluation and the one before (history_, which
-  // after a resume holds the last evaluation before the checkpoint).
-  void note_target(const EpochReport& r) {
-    const double a = config_.target_accuracy;
-    if (a <= 0 || history_.target_reached() || r.test_accuracy < a) return;
-    history_.target_s = r.elapsed_s;
-    history_.target_steps = static_cast<double>(r.global_steps);
-    if (history_.evaluations == 0) return;
-    // The evaluation before: its best accuracy is below a.
-    const double f = (a - history_.best_accuracy) / (r.test_accuracy - history_.best_accuracy);
-    history_.target_s = history_.evaluated_s + f * (r.elapsed_s - history_.evaluated_s);
-    history_.target_steps = static_cast<double>(history_.evaluated_steps) +
-                            f * static_cast<double>(r.global_steps - history_.evaluated_steps);
-  }
-
-  // The result's best accuracy and target crossing, from the history (which without a target of this run's may
-  // carry the checkpoint's).
-  void set_target(TrainResult& result) const {
-    const bool ours = config_.target_accuracy > 0;
-    result.best_accuracy = history_.evaluations > 0 ? history_.best_accuracy : 0;
-    result.target_elapsed_s = ours ? history_.target_s : -1;
-    result.target_steps = ours ? history_.target_steps : -1;
-  }
-
-  const TrainConfig& config_;
-  const TrainTest& data_;
-  const Comm& world_;
-  const Model& model_;
-  Roles& roles_;
-  CheckpointSchedule& schedule_;
-  const ResumePoint& start_;
-  const long steps_;                  // per worker and epoch
-  const std::uint64_t global_batch_;  // examples per global step
-  std::int64_t global_;               // global steps done
-  Workspace eval_ws_;
-  double spectral_gap_ = -1;  // rank 0: the family's mixing graph's, or -1
-  // The run's reports so far (every rank: rank 0's, shared after each evaluation), from the resumed checkpoint's.
-  ReportHistory history_;
-};
-
 // Rank 0: the run's last-epoch figures. wall_s (summed by report()) is this run's training time alone: after --resume
 // it leaves out the time before the checkpoint, which the epochs' elapsed_s and the target's time count.
 void summarize(TrainResult& result) {
@@ -303,33 +59,97 @@ void summarize(TrainResult& result) {
   result.images_per_s = result.examples / std::max(result.wall_s, 1e-12);
 }
 
+// The shared pieces of every attempt at a run (the first, and one after each in-place recovery).
+struct RunParts {
+  const TrainTest& data;
+  const Model& model;
+  const std::string& fingerprint;
+  const EpochObserver& on_epoch;
+  bool in_place;
+};
+
+// One attempt at the run on `world`, from the checkpoint or the seed (`recovered` empty) or from what a recovery
+// agreed. True once the run is complete; false, with `live` holding this rank's state, when a process failed and
+// the run re-forms in place (without in-place recovery the failure goes on up).
+bool run_attempt(const TrainConfig& config, const RunParts& parts, const Comm& world,
+                 const std::optional<ResumePoint>& recovered, TrainResult& result, LiveState& live, double& failed_at) {
+  std::optional<Roles> roles;
+  std::optional<EpochLoop> epochs;
+  try {
+    CheckpointSchedule schedule(config, world);
+    const ResumePoint start =
+        recovered ? *recovered : starting_point(config, world, schedule, parts.fingerprint, parts.model);
+    const StateLayout state = state_layout(config, world.size(), parts.model);
+    if (schedule.enabled()) schedule.open(parts.fingerprint, state, config.resume || recovered ? start.steps_done : -1);
+    RunTrace trace(config.observe, world, config.progress == Progress::thread && (config.buckets || config.pipeline));
+    roles.emplace(config, parts.data.train, parts.model, world, start);
+    if (config.resume) check_resumed_state(start, *roles, config, world, state.pieces());
+    epochs.emplace(config, parts.data, world, parts.model, *roles, schedule, start,
+                   recovered ? start.history : starting_history(config, start), parts.in_place);
+    if (recovered || epochs->begin(result))
+      for (int epoch = start.next_epoch; epoch < config.epochs; ++epoch)
+        if (epochs->run(epoch, result, parts.on_epoch)) break;
+    trace.finish();
+    return true;
+  } catch (const ProcessFailure&) {
+    if (!parts.in_place) throw;
+    failed_at = now_s();
+    revoke_all();  // first: no rank stays blocked in a collective with the dead
+    if (epochs) epochs->take_live_state(live);
+    live.result = result;
+    return false;
+  }
+}
+
 }  // namespace
 
-TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& world, const EpochObserver& on_epoch) {
+bool recovers_in_place(const TrainConfig& config) {
+  if (config.recover == Recover::abort || !ulfm_enabled()) return false;
+  return !sync_family(config.sync.family).servers;  // the parameter server's key ranges have no live replicas yet
+}
+
+TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& job, const EpochObserver& on_epoch) {
   TrainConfig config = given;
-  config.batch = given.per_worker_batch(world.size());  // --global-batch, resolved for this world
+  config.batch = given.per_worker_batch(job.size());  // --global-batch, resolved for this world
   const std::unique_ptr<Model> owned =
       make_model(config, data.train.features, static_cast<std::size_t>(data.train.classes));
   const Model& model = *owned;
   if (const std::string problem = validate_against_model(config, model.layers()); !problem.empty())
     throw std::invalid_argument(problem);  // train_main checks first; the same on every rank, before any message
   const std::string fingerprint = run_fingerprint(config, model.describe());
-  CheckpointSchedule schedule(config, world);
-  const ResumePoint start = starting_point(config, world, schedule, fingerprint, model);
-  const StateLayout state = state_layout(config, world.size(), model);
-  if (schedule.enabled()) schedule.open(fingerprint, state, config.resume ? start.steps_done : -1);
-  RunTrace trace(config.observe, world, config.progress == Progress::thread && (config.buckets || config.pipeline));
-  Roles roles(config, data.train, model, world, start);
-  if (config.resume) check_resumed_state(start, roles, config, world, state.pieces());
+  const RunParts parts{data, model, fingerprint, on_epoch, recovers_in_place(config)};
+  Comm world = job;
+  std::vector<int> job_ranks;
+  std::vector<std::string> hosts;
+  if (parts.in_place) {
+    int me = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    job_ranks = world.all_gather(std::vector<int>{me});
+    hosts = host_names(world);
+  }
   TrainResult result = empty_result(config, world);
   result.target_accuracy = config.target_accuracy;
   result.rounds = sync_family(config.sync.family).rounds;
-  EpochLoop epochs(config, data, world, model, roles, schedule, start);
-  if (epochs.begin(result))
-    for (int epoch = start.next_epoch; epoch < config.epochs; ++epoch)
-      if (epochs.run(epoch, result, on_epoch)) break;
-  trace.finish();
-  if (world.rank() == 0) summarize(result);
+  std::optional<ResumePoint> recovered;
+  for (;;) {
+    LiveState live;
+    double failed_at = 0;
+    if (run_attempt(config, parts, world, recovered, result, live, failed_at)) break;
+    RecoveryReport report;
+    recovered = reform_after_failure(world, job_ranks, hosts, live, config, failed_at, report);
+    result = std::move(live.result);
+    result.recoveries.push_back(report);
+    config.batch = given.per_worker_batch(world.size());
+    config.resume = false;  // the state is the recovery's, in memory
+    result.ranks = world.size();
+    result.workers = config.worker_count(world.size());
+    if (world.rank() == 0) {
+      fmt::print("{}\n", format_recovery(report));
+      std::fflush(stdout);
+    }
+  }
+  result.reports = world.rank() == 0;
+  if (result.reports) summarize(result);
   return result;
 }
 

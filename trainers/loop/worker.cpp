@@ -16,7 +16,7 @@ namespace gradsync {
 Worker::Worker(const TrainConfig& config, const Dataset& train, const Model& model, int index, int workers, int rank,
                int ranks, std::vector<float> params, Synchronizer& sync, std::int64_t steps_done)
     : config_(config), train_(train), model_(model), index_(static_cast<std::size_t>(index)),
-      workers_(static_cast<std::size_t>(workers)), rank_(rank), steps_done_(steps_done),
+      workers_(static_cast<std::size_t>(workers)), rank_(rank), steps_done_(steps_done), applied_(steps_done),
       params_(std::move(params)), grads_{std::vector<float>(params_.size()),
                                          std::vector<float>(sync.gradient_buffers() > 1 ? params_.size() : 0)},
       perm_(train.rows), slice_(config.batch), next_slice_(config.batch), batch_(config.batch, train.features),
@@ -32,6 +32,7 @@ EpochWork Worker::run_steps(int epoch, long from, long to, long origin_step, std
   for (long s = from; s < to; ++s) {
     if (TraceRecorder* t = trace_recorder()) t->set_step(steps_done_);
     const TraceScope traced(SpanKind::step, "step");
+    faults_.on_step_start(steps_done_);
     std::swap(slice_, next_slice_);
     const double t0 = now_s();
     gather_batch(train_, slice_, batch_, model_.reads_float_rows(slice_.size()));
@@ -42,6 +43,8 @@ EpochWork Worker::run_steps(int epoch, long from, long to, long origin_step, std
     work.loss_sum += compute_gradient(epoch, s);
     const double t1 = now_s();
     sync_.step(params_, grads());
+    // A pipelined step applies the step before's gradient and leaves its own in flight.
+    applied_ = steps_done_ - (sync_.gradient_buffers() > 1 ? 1 : 0);
     if (sync_.gradient_buffers() > 1) current_ ^= 1;  // the synchronizer still reads the one just passed
     const double t2 = now_s();
     work.compute_s += t1 - t0;
@@ -50,6 +53,7 @@ EpochWork Worker::run_steps(int epoch, long from, long to, long origin_step, std
   }
   const double t3 = now_s();
   sync_.drain(params_);
+  applied_ = steps_done_;
   work.sync_s += now_s() - t3;
   work.hidden_s = sync_.take_hidden_seconds();
   work.steps = static_cast<double>(to - from);
@@ -63,9 +67,11 @@ EpochWork Worker::run_rounds(long from, long to) {
   for (long s = from; s < to; ++s) {
     if (TraceRecorder* t = trace_recorder()) t->set_step(steps_done_);
     const TraceScope traced(SpanKind::step, "round");
+    faults_.on_step_start(steps_done_);
     accumulate(work, sync_.run_round(steps_done_, params_));
     faults_.on_step_done(steps_done_);
     set_watchdog_step(steps_done_++);
+    applied_ = steps_done_;
   }
   return work;
 }

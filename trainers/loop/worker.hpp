@@ -31,6 +31,10 @@ class Worker {
   // After the last step and drain(): the synchronizer's finish() (the final model on every worker).
   void finish() { sync_.finish(params_); }
   std::span<const float> params() const { return params_; }
+  // Global steps whose updates params() holds, and steps begun (one more while a step is in flight): what an
+  // in-place recovery takes from this worker (trainers/loop/in_place.hpp). Local.
+  std::int64_t applied() const { return applied_; }
+  std::int64_t started() const { return steps_done_; }
 
  private:
   EpochWork run_rounds(long from, long to);
@@ -47,6 +51,7 @@ class Worker {
   std::size_t index_, workers_;
   int rank_;
   std::int64_t steps_done_;
+  std::int64_t applied_;
   std::vector<float> params_;
   std::vector<float> grads_[2];
   int current_ = 0;

@@ -52,6 +52,22 @@ std::string format_summary(const TrainResult& r) {
       total > 0 ? 100 * r.sync_s / total : 0.0);
 }
 
+std::string format_recoveries(const TrainResult& r) {
+  if (r.recoveries.empty()) return {};
+  std::vector<int> lost;
+  std::int64_t redone = 0;
+  double seconds = 0;
+  for (const RecoveryReport& x : r.recoveries) {
+    lost.insert(lost.end(), x.lost.begin(), x.lost.end());
+    redone += x.lost_steps;
+    seconds += x.seconds;
+  }
+  return fmt::format(
+      "in place: {} recover{}, rank{} {} lost, {} step{} done again, {:.3f} s from failures to re-formed runs",
+      r.recoveries.size(), r.recoveries.size() == 1 ? "y" : "ies", lost.size() == 1 ? "" : "s", fmt::join(lost, ", "),
+      redone, redone == 1 ? "" : "s", seconds);
+}
+
 std::string describe_graph(const TrainConfig& c, int ranks) {
   const SyncFamilyInfo& family = sync_family(c.sync.family);
   if (!family.spectral_gap) return {};

@@ -33,6 +33,9 @@ std::string format_epoch(const EpochReport& r);
 // "done: ring mlp-128 on 2 rank(s) ...", or "... nothing trained" when the result has no epochs (--stop-at-target
 // resumed from a checkpoint that had reached the target).
 std::string format_summary(const TrainResult& r);
+// "in place: 2 recoveries, ranks 2, 3 lost, 2 steps done again, 0.041 s from failures to re-formed runs" (the
+// result's recoveries; empty without any).
+std::string format_recoveries(const TrainResult& r);
 // "target 0.95 reached after 12.31s of training, 5625 global steps" (TrainResult::target_*), or that it was not
 // reached, or reached before a resumed checkpoint at a point not known; empty without --target-accuracy.
 std::string format_target(const TrainResult& r);

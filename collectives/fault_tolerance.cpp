@@ -1,0 +1,135 @@
+#include "collectives/fault_tolerance.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <stdexcept>
+
+#include "collectives/mpi_error.hpp"
+#include "collectives/revocable.hpp"
+#include "collectives/ulfm_ext.hpp"
+
+namespace gradsync {
+namespace {
+
+// The newest communicator shrink() made, a duplicate kept for leave_after_failure's barrier.
+struct Shrunk {
+  std::mutex mutex;
+  MPI_Comm newest = MPI_COMM_NULL;
+};
+Shrunk& shrunk() {
+  static Shrunk s;
+  return s;
+}
+
+[[maybe_unused]] int world_rank() {
+  int rank = -1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+void require_ulfm(const char* what) {
+  if (!ulfm_enabled()) throw std::logic_error(std::string(what) + ": " + ulfm_missing_reason());
+}
+
+}  // namespace
+
+bool ulfm_compiled() { return GRADSYNC_HAVE_ULFM != 0; }
+
+bool ulfm_enabled() {
+#if GRADSYNC_HAVE_ULFM
+  int* value = nullptr;
+  int found = 0;
+  if (MPI_Comm_get_attr(MPI_COMM_WORLD, MPIX_FT, &value, &found) != MPI_SUCCESS) return false;
+  return found && value && *value;
+#else
+  return false;
+#endif
+}
+
+std::string ulfm_missing_reason() {
+  if (!ulfm_compiled())
+    return "this build's MPI has no ULFM (build Open MPI 5 with it and gradsync against it: bash scripts/ulfm.sh build)";
+  if (!ulfm_enabled()) return "this run was started without fault tolerance (start it with mpirun --with-ft ulfm)";
+  return "";
+}
+
+void revoke_all() {
+  require_ulfm("revoke_all");
+#if GRADSYNC_HAVE_ULFM
+  // Revoking is local and cannot be refused by a dead peer; a communicator already revoked answers
+  // MPIX_ERR_REVOKED, which is what we want anyway, so return codes are not errors here.
+  for_each_revocable([](MPI_Comm c) { MPIX_Comm_revoke(c); });
+#endif
+}
+
+bool survived_failure() {
+  Shrunk& s = shrunk();
+  const std::lock_guard lock(s.mutex);
+  return s.newest != MPI_COMM_NULL;
+}
+
+void leave_after_failure(int code) {
+  MPI_Comm last = MPI_COMM_NULL;
+  {
+    Shrunk& s = shrunk();
+    const std::lock_guard lock(s.mutex);
+    last = s.newest;
+  }
+  // Every survivor is done with its messages before any leaves: a rank gone too early would look failed to the rest.
+  if (last != MPI_COMM_NULL) MPI_Barrier(last);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(code);
+}
+
+Comm shrink(const Comm& comm) {
+  require_ulfm("shrink");
+#if GRADSYNC_HAVE_ULFM
+  MPI_Comm out = MPI_COMM_NULL;
+  check_mpi(MPIX_Comm_shrink(comm.native(), &out), "MPIX_Comm_shrink", world_rank());
+  {
+    Shrunk& s = shrunk();
+    const std::lock_guard lock(s.mutex);
+    if (s.newest != MPI_COMM_NULL) MPI_Comm_free(&s.newest);
+    MPI_Comm_dup(out, &s.newest);  // a failure here leaves it null: leave_after_failure then skips its barrier
+  }
+  return Comm::adopt(out);
+#else
+  return comm;
+#endif
+}
+
+int agree([[maybe_unused]] const Comm& comm, int flag) {
+  require_ulfm("agree");
+#if GRADSYNC_HAVE_ULFM
+  check_mpi(MPIX_Comm_agree(comm.native(), &flag), "MPIX_Comm_agree", world_rank());
+#endif
+  return flag;
+}
+
+std::vector<int> failed_ranks([[maybe_unused]] const Comm& comm) {
+  require_ulfm("failed_ranks");
+  std::vector<int> ranks;
+#if GRADSYNC_HAVE_ULFM
+  MPI_Group failed = MPI_GROUP_NULL, all = MPI_GROUP_NULL;
+  check_mpi(MPIX_Comm_get_failed(comm.native(), &failed), "MPIX_Comm_get_failed", world_rank());
+  int n = 0;
+  MPI_Group_size(failed, &n);
+  if (n > 0) {
+    std::vector<int> in_failed(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) in_failed[static_cast<std::size_t>(i)] = i;
+    ranks.resize(static_cast<std::size_t>(n));
+    check_mpi(MPI_Comm_group(comm.native(), &all), "MPI_Comm_group", world_rank());
+    check_mpi(MPI_Group_translate_ranks(failed, n, in_failed.data(), all, ranks.data()), "MPI_Group_translate_ranks",
+              world_rank());
+    MPI_Group_free(&all);
+    std::ranges::sort(ranks);
+  }
+  MPI_Group_free(&failed);
+#endif
+  return ranks;
+}
+
+}  // namespace gradsync

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# In-place recovery under ULFM, one case per call: ulfm_test.sh BIN_DIR CASE. The cases need the tree to be built
+# against Open MPI 5 with ULFM (scripts/ulfm.sh build makes build-ulfm/); in any other tree each case reports itself
+# skipped (exit 77) with the reason, and scripts/test.sh runs them in build-ulfm when it exists.
+set -euo pipefail
+bin="${1:?usage: ulfm_test.sh BIN_DIR CASE}"
+case_name="${2:?usage: ulfm_test.sh BIN_DIR CASE}"
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/mpi.sh"
+mpi_launcher "$bin/.." || exit 1
+ompi_info="$(dirname "$MPIEXEC")/ompi_info"
+if [ "$MPI_FLAVOUR" != openmpi ] || [ ! -x "$ompi_info" ] || ! "$ompi_info" --parsable 2>/dev/null | grep -c '^options:ft_mpi_support:yes' >/dev/null; then
+  echo "skipped: this tree's MPI ($MPIEXEC) has no ULFM; the in-place tests run in build-ulfm (bash scripts/ulfm.sh build)"
+  exit 77
+fi
+# Open MPI 5's launcher (PRRTE) takes --with-ft ulfm; the ranks share the cores with whatever else runs.
+mpirun_=("$MPIEXEC" --with-ft ulfm --oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
+[ "$(id -u)" -ne 0 ] || mpirun_+=(--allow-run-as-root)
+fail() { echo "FAIL ($case_name): $*" >&2; exit 1; }
+work="$(mktemp -d /tmp/gradsync-ulfm.XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+
+# expect_recovered LOG: the check program's verdict line is in LOG and says what it should.
+run_check() {  # run_check NP ARGS...: the collectives' check, which exits non-zero on any wrong element
+  local np="$1"
+  shift
+  timeout 120 "${mpirun_[@]}" -n "$np" "$bin/inplace_allreduce" "$@" >"$work/run.log" 2>&1 || {
+    cat "$work/run.log" >&2
+    fail "the check on $np ranks ($*) failed (exit $?)"
+  }
+  cat "$work/run.log"
+  grep -q '^survivors: .*wrong elements: 0' "$work/run.log" || fail "no verdict line"
+}
+
+# train_run NP LOG ARGS...: `train` on NP ranks with fault tolerance; its output in LOG. The launcher's exit status is
+# not the verdict (a killed rank may make it non-zero): the run's own lines are.
+train_run() {
+  local np="$1" log="$2"
+  shift 2
+  timeout 300 "${mpirun_[@]}" -n "$np" "$bin/train" "$@" >"$log" 2>&1 || true
+}
+expect_in() {  # expect_in FILE TEXT
+  grep -qF -- "$2" "$1" || { cat "$1" >&2; fail "expected '$2' in the output above"; }
+}
+# newest_manifest DIR: the params line of the newest complete checkpoint set in one host's directory.
+params_line() { ls -d "$1"/step-*/ | sort | tail -1 | xargs -I{} sh -c 'grep -h "^params " {}manifest-r* | head -1'; }
+small=(--model mlp --hidden 32 --iterations-per-epoch 40 --lr 0.05 --momentum 0.9 --quiet)
+
+case "$case_name" in
+  train_allreduce)
+    # Every allreduce method trains through a rank killed mid-epoch, the run ending on the survivors with a model.
+    for method in ring rd rhd mpi; do
+      train_run 4 "$work/$method.log" --sync "$method" "${small[@]}" --epochs 2 --inject-kill 50:2
+      expect_in "$work/$method.log" "recovered in place: lost rank 2 (host"
+      expect_in "$work/$method.log" "continuing on 3 ranks (3 workers) from step 50"
+      expect_in "$work/$method.log" "done: $method mlp-32 on 3 rank(s) (3 worker(s))"
+      expect_in "$work/$method.log" "in place: 1 recovery, rank 2 lost"
+      echo "$method: $(grep '^recovered' "$work/$method.log")"
+    done
+    # Rank 0 itself (the reporting rank), and two ranks at once, and a second failure later on.
+    train_run 5 "$work/zero.log" --sync ring "${small[@]}" --epochs 2 --inject-kill 30:0,30:3,60:1
+    expect_in "$work/zero.log" "recovered in place: lost ranks 0 (host"
+    expect_in "$work/zero.log" "continuing on 3 ranks (3 workers) from step 30"
+    expect_in "$work/zero.log" "continuing on 2 ranks (2 workers) from step 60"
+    expect_in "$work/zero.log" "done: ring mlp-32 on 2 rank(s) (2 worker(s))"
+    ;;
+  global_batch)
+    # With --global-batch, a run that loses a rank at step K ends with the model of a run checkpointed at K and
+    # resumed on the survivors' count, bit for bit (the manifests' params CRC).
+    common=(--sync ring "${small[@]}" --global-batch 60)
+    train_run 4 "$work/a.log" "${common[@]}" --epochs 3 --checkpoint-steps 0 --checkpoint "$work/a" --inject-kill 70:3
+    expect_in "$work/a.log" "continuing on 3 ranks (3 workers) from step 70"
+    train_run 4 "$work/b1.log" "${common[@]}" --epochs 2 --checkpoint-steps 70 --checkpoint "$work/b"
+    for d in "$work"/b/step-*; do [ "$(basename "$d")" = "step-000000000070" ] || rm -rf "$d"; done
+    [ -d "$work/b/step-000000000070" ] || { cat "$work/b1.log" >&2; fail "no checkpoint at step 70"; }
+    train_run 3 "$work/b2.log" "${common[@]}" --epochs 3 --checkpoint-steps 0 --checkpoint "$work/b" --resume
+    expect_in "$work/b2.log" "done: ring mlp-32 on 3 rank(s)"
+    a="$(params_line "$work/a")" b="$(params_line "$work/b")"
+    echo "recovered in place: $a; resumed from the checkpoint: $b"
+    [ -n "$a" ] && [ "$a" = "$b" ] || fail "the recovered run's final model differs from the resumed run's"
+    ;;
+  collectives)
+    # Every allreduce method of the registry whose ranks all contribute (not the ps methods, whose servers add
+    # nothing of their own), one rank lost at np 4 and two at once at np 6 (neighbours in the ring), each call
+    # redone exactly on the survivors.
+    methods="$("$bin/bench_allreduce" --list-methods | awk -F'\t' '$2 ~ /servers=none/ { print $1 }' | paste -sd, -)"
+    [ -n "$methods" ] || fail "bench_allreduce --list-methods named no method"
+    run_check 4 --methods "$methods" --victims 2
+    run_check 6 --methods "$methods" --victims 3,4 --kill-at 2
+    ;;
+  *) fail "unknown case '$case_name'" ;;
+esac
+echo "PASS ($case_name)"

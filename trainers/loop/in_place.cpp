@@ -1,0 +1,176 @@
+#include "trainers/loop/in_place.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cstring>
+#include <stdexcept>
+#include <type_traits>
+
+#include "collectives/fault_tolerance.hpp"
+#include "collectives/mpi_error.hpp"
+#include "trainers/loop/clock.hpp"
+
+namespace gradsync {
+namespace {
+
+// Root's `value` on every rank of `comm`, for plain structs (ReportHistory, EpochReport) sent as their bytes: the
+// ranks run one binary, so the layout is the same everywhere.
+template <class T>
+void broadcast_bytes(const Comm& comm, std::vector<T>& values, int root) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::int64_t n = static_cast<std::int64_t>(values.size());
+  n = comm.broadcast(n, root);
+  values.resize(static_cast<std::size_t>(n));
+  std::vector<char> bytes(values.size() * sizeof(T));
+  if (comm.rank() == root && !bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  if (!bytes.empty()) comm.broadcast(std::span<char>(bytes), root);
+  if (!bytes.empty()) std::memcpy(static_cast<void*>(values.data()), bytes.data(), bytes.size());
+}
+
+template <class T>
+void broadcast_one(const Comm& comm, T& value, int root) {
+  std::vector<T> one{value};
+  broadcast_bytes(comm, one, root);
+  value = one.front();
+}
+
+void broadcast_floats(const Comm& comm, std::vector<float>& values, int root) {
+  std::int64_t n = comm.broadcast(static_cast<std::int64_t>(values.size()), root);
+  values.resize(static_cast<std::size_t>(n));
+  if (n > 0) comm.broadcast(std::span<float>(values), root);
+}
+
+// The run's sums so far, which TrainResult keeps beside its epochs.
+struct ResultSums {
+  long steps = 0;
+  double wall_s = 0, compute_s = 0, sync_s = 0, hidden_s = 0, wire_bytes = -1, examples = 0, resumed_s = 0;
+};
+
+}  // namespace
+
+void broadcast_result(const Comm& comm, TrainResult& r, int root) {
+  broadcast_bytes(comm, r.epochs, root);
+  ResultSums s{r.steps, r.wall_s, r.compute_s, r.sync_s, r.hidden_s, r.wire_bytes, r.examples, r.resumed_s};
+  broadcast_one(comm, s, root);
+  r.steps = s.steps;
+  r.wall_s = s.wall_s;
+  r.compute_s = s.compute_s;
+  r.sync_s = s.sync_s;
+  r.hidden_s = s.hidden_s;
+  r.wire_bytes = s.wire_bytes;
+  r.examples = s.examples;
+  r.resumed_s = s.resumed_s;
+}
+
+namespace {
+
+// Where the survivors stand, from the holder of the newest step.
+struct Position {
+  std::int64_t applied = 0, epoch_examples = 0;
+  int next_epoch = 0;
+  bool epoch_reported = false;
+};
+
+// One attempt at the recovery on the ranks of `world` still alive. Throws ProcessFailure if another rank fails
+// during it (every survivor then learns it from the closing agreement, so all try again together).
+ResumePoint attempt(Comm& world, std::vector<int>& world_ranks, const std::vector<std::string>& hosts, LiveState& mine,
+                    const TrainConfig& config, double failed_at, RecoveryReport& report) {
+  const int my_world_rank = world_ranks[static_cast<std::size_t>(world.rank())];
+  Comm survivors = shrink(world);
+  const std::vector<int> alive = survivors.all_gather(std::vector<int>{my_world_rank});
+  std::vector<int> lost;
+  for (const int r : world_ranks)
+    if (std::ranges::find(alive, r) == alive.end()) lost.push_back(r);
+  // The newest step, and among its holders the one that has reported the most epochs (a rank may have taken the
+  // epoch's report that another missed); the lowest rank of those.
+  const std::int64_t newest = survivors.max(mine.applied);
+  const std::int64_t begun = survivors.max(mine.started);
+  const std::int64_t reported = survivors.max(
+      mine.applied == newest ? static_cast<std::int64_t>(mine.result.epochs.size()) : std::int64_t{-1});
+  const bool holds = mine.applied == newest && static_cast<std::int64_t>(mine.result.epochs.size()) == reported;
+  const int source = survivors.min(holds ? survivors.rank() : INT_MAX);
+
+  Position where{mine.applied, mine.epoch_examples, mine.next_epoch, mine.epoch_reported};
+  broadcast_one(survivors, where, source);
+  broadcast_one(survivors, mine.history, source);
+  broadcast_result(survivors, mine.result, source);
+  // A rank keeping its own replica keeps it (gossip re-forms its graph over the survivors' models); the others take
+  // the newest step's model and optimizer state from its holder.
+  const bool own = survivors.min(mine.own_replica ? 1 : 0) == 1;
+  if (!own) {
+    broadcast_floats(survivors, mine.params, source);
+    broadcast_floats(survivors, mine.optimizer, source);
+  }
+  const int workers = config.worker_count(survivors.size());
+  if (workers < 1 || survivors.size() <= config.server_ranks())
+    throw std::runtime_error(fmt::format("in-place recovery: {} rank(s) left, and this run needs {} server(s) and a worker",
+                                         survivors.size(), config.server_ranks()));
+  if (config.global_batch > 0 && config.global_batch % static_cast<std::size_t>(workers) != 0)
+    throw std::runtime_error(fmt::format(
+        "in-place recovery: --global-batch {} cannot be shared by the {} workers left (it must be a multiple of "
+        "their count); the run stops at step {}",
+        config.global_batch, workers, newest));
+  // Every survivor leaves together or none does: a failure during the copies shows here on every one of them.
+  agree(survivors, 1);
+
+  report.lost = lost;
+  report.hosts.clear();
+  for (const int r : lost)
+    report.hosts.push_back(static_cast<std::size_t>(r) < hosts.size() ? hosts[static_cast<std::size_t>(r)] : "?");
+  report.ranks_before = world.size();
+  report.ranks_after = survivors.size();
+  report.workers_after = workers;
+  report.resumed_step = newest;
+  report.lost_steps = std::max<std::int64_t>(0, begun - newest);
+  report.seconds = survivors.max(now_s() - failed_at);
+  world = survivors;
+  world_ranks = alive;
+
+  ResumePoint point;
+  point.params = mine.params;
+  point.optimizer_state = mine.optimizer;
+  point.steps_done = where.applied;
+  point.next_epoch = where.next_epoch + (where.epoch_reported ? 1 : 0);
+  point.epoch_examples = where.epoch_reported ? 0 : where.epoch_examples;
+  point.history = mine.history;
+  return point;
+}
+
+}  // namespace
+
+ResumePoint reform_after_failure(Comm& world, std::vector<int>& world_ranks, const std::vector<std::string>& hosts,
+                                 LiveState& mine, const TrainConfig& config, double failed_at, RecoveryReport& report) {
+  for (;;) {
+    try {
+      return attempt(world, world_ranks, hosts, mine, config, failed_at, report);
+    } catch (const ProcessFailure&) {
+      revoke_all();  // a second failure during the recovery: start again on the ranks still alive
+    }
+  }
+}
+
+std::string format_recovery(const RecoveryReport& r) {
+  std::vector<std::string> lost;
+  for (std::size_t i = 0; i < r.lost.size(); ++i) lost.push_back(fmt::format("{} (host {})", r.lost[i], r.hosts[i]));
+  return fmt::format(
+      "recovered in place: lost rank{} {}; continuing on {} rank{} ({} worker{}) from step {}, {} step{} done again; "
+      "{:.3f} s from the failure to the re-formed run",
+      r.lost.size() == 1 ? "" : "s", fmt::join(lost, ", "), r.ranks_after, r.ranks_after == 1 ? "" : "s",
+      r.workers_after, r.workers_after == 1 ? "" : "s", r.resumed_step, r.lost_steps, r.lost_steps == 1 ? "" : "s",
+      r.seconds);
+}
+
+std::vector<std::string> host_names(const Comm& world) {
+  std::array<char, 64> mine{};
+  gethostname(mine.data(), mine.size() - 1);
+  const std::vector<char> all = world.all_gather(std::span<const char>(mine));
+  std::vector<std::string> hosts;
+  for (int r = 0; r < world.size(); ++r) hosts.emplace_back(all.data() + static_cast<std::size_t>(r) * mine.size());
+  return hosts;
+}
+
+}  // namespace gradsync

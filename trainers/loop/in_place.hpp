@@ -1,0 +1,61 @@
+#pragma once
+// In-place recovery (--recover inplace, under ULFM: collectives/fault_tolerance.hpp): when a process fails, the
+// survivors revoke every communicator, shrink the world to themselves, agree on who is gone and on the newest step
+// any of them finished, and take the state of that step from its holder, exactly what a resume from a checkpoint
+// taken at that step would read (a ResumePoint). The trainer then builds every role afresh on the new world from
+// the registry, as at start-up: the methods are re-planned for the new p, the epoch's remaining examples re-dealt
+// over the survivors from the same permutation (none lost, none seen twice), and with --global-batch the global
+// batch kept. At most the step in flight is lost: it is done again on the survivors.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collectives/comm.hpp"
+#include "model/checkpoint_manifest.hpp"
+#include "trainers/checkpoint/checkpointing.hpp"
+#include "trainers/loop/train_result.hpp"
+
+namespace gradsync {
+
+// ResumePoint::epoch_examples of a recovery whose next_epoch has all its steps done but not its report: the epoch
+// takes no step and reports (its position in the permutation depends on a global batch that has changed).
+inline constexpr std::int64_t kEpochStepsDone = -1;
+
+// Root's reports and sums of `result` on every rank of `comm` (collective): how every rank keeps them through a run
+// that may lose rank 0.
+void broadcast_result(const Comm& comm, TrainResult& result, int root);
+
+// What one rank holds of the run when a failure reaches it, taken before its roles are torn down.
+struct LiveState {
+  std::int64_t applied = 0;         // global steps whose updates `params` holds
+  std::int64_t started = 0;         // global steps this rank had begun (applied, or one more in flight)
+  int next_epoch = 0;               // where those steps end: the epoch still to finish (0-based)
+  std::int64_t epoch_examples = 0;  // and the positions of its permutation they took
+  bool epoch_reported = false;      // next_epoch's steps are all done and its report was made
+  bool own_replica = false;         // this rank keeps a model of its own (gossip): it keeps it through the recovery
+  std::vector<float> params;        // full size
+  std::vector<float> optimizer;     // full size, or empty for plain SGD
+  ReportHistory history;
+  TrainResult result;  // the epochs reported so far and the run's sums (every rank keeps them: report_everywhere)
+};
+
+// Collective over the live ranks of `world`, which every survivor calls once a ProcessFailure reached it (after
+// revoke_all). Shrinks `world` (replaced by the survivors' communicator) and returns the point the run continues
+// from, with `mine` the caller's state: the newest step any survivor finished, taken from the lowest-ranked survivor
+// that holds it (every rank's own replica kept where own_replica), and `into` the state every survivor continues
+// with. `world_ranks` (MPI_COMM_WORLD's numbering of `world`'s ranks, the caller's; updated) and `hosts` (each
+// world rank's host name) name the lost. A failure during the recovery starts it again on the ranks still alive.
+// Throws std::runtime_error naming the numbers when the run cannot continue on the survivors (too few ranks, a
+// --global-batch they cannot share).
+ResumePoint reform_after_failure(Comm& world, std::vector<int>& world_ranks, const std::vector<std::string>& hosts,
+                                 LiveState& mine, const TrainConfig& config, double failed_at, RecoveryReport& report);
+
+// The line a recovery prints: "recovered in place: lost rank 2 (host node2) at step 37; continuing on 3 ranks (3
+// workers) from step 37, 1 step redone; 0.012 s from the failure to the re-formed roles".
+std::string format_recovery(const RecoveryReport& r);
+
+// The host name of every rank of `world`, in its order: collective (one all-gather), taken at start-up while every
+// rank can still answer.
+std::vector<std::string> host_names(const Comm& world);
+
+}  // namespace gradsync
