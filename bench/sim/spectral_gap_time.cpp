@@ -1,6 +1,7 @@
 // The CPU time of gradsync::spectral_gap (collectives/topology.cpp), which train's rank 0 computed alone between its
 // last collective and the start of the epoch's clock. Thread CPU time, as SMPI times a computation burst.
-// Built against a native build's libraries (the command is in this folder's README).
+// Built against a native build's libraries (the command is in plots/results/sim-gossip-fattree/README.md, which
+// holds its output).
 #include <time.h>
 
 #include <cstdio>
