@@ -19,18 +19,22 @@ SMPI_BUILD="${SMPI_BUILD_DIR:-$GRADSYNC_ROOT/build-smpi}"
 # The platforms and host files (NAME.xml, hosts-NAME.txt): generated from make_platforms.py and host-speed.txt.
 PLATFORM_DIR="$SMPI_BUILD/platforms"
 
-# ensure_platforms: writes PLATFORM_DIR when it is missing, or older than make_platforms.py or host-speed.txt (a
-# recalibration or an edit of the generator must not leave stale platforms behind).
+# ensure_platforms: writes PLATFORM_DIR when a platform or host file is missing, or older than make_platforms.py or
+# host-speed.txt (a recalibration or an edit of the generator must not leave stale platforms behind). The stamp
+# lists the platform files make_platforms.py wrote.
 ensure_platforms() {
-  local stamp="$PLATFORM_DIR/.written"
-  if [ -f "$stamp" ] && [ "$stamp" -nt "$SIM_DIR/make_platforms.py" ] && [ "$stamp" -nt "$SIM_DIR/host-speed.txt" ]; then
-    return 0
+  local stamp="$PLATFORM_DIR/.written" xml fresh=1
+  if [ -s "$stamp" ] && [ "$stamp" -nt "$SIM_DIR/make_platforms.py" ] && [ "$stamp" -nt "$SIM_DIR/host-speed.txt" ]; then
+    while read -r xml; do
+      [ -f "$xml" ] && [ -f "$(dirname "$xml")/hosts-$(basename "$xml" .xml).txt" ] || fresh=0
+    done <"$stamp"
+    [ "$fresh" = 0 ] || return 0
   fi
   [ -f "$SIM_DIR/host-speed.txt" ] || die "no bench/sim/host-speed.txt: run scripts/simulate.sh calibrate first"
   mkdir -p "$PLATFORM_DIR"
-  python3 "$SIM_DIR/make_platforms.py" --out "$PLATFORM_DIR" >/dev/null ||
+  python3 "$SIM_DIR/make_platforms.py" --out "$PLATFORM_DIR" >"$stamp.new" ||
     die "bench/sim/make_platforms.py could not write $PLATFORM_DIR"
-  touch "$stamp"
+  mv "$stamp.new" "$stamp"
 }
 
 build() {
