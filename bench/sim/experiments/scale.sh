@@ -162,6 +162,6 @@ for p in $platforms; do
   elif [ -z "$tuning" ]; then
     say "scale: no complete gamma = 0 fit for $p (see model_fit_comm.log): scale.md checks auto's tuning only"
   fi
-  python3 "$SIM_DIR/scale_report.py" --platform "$p" --dir "$out/$p" --tuning "$t" --ranks-per-host "$per_host" \
-    --cost-model-bin "$host_bin/cost_model" "${comm[@]}"
+  python3 "$SIM_DIR/scale_report.py" --platform "$p" --platform-dir "$PLATFORM_DIR" --dir "$out/$p" --tuning "$t" \
+    --ranks-per-host "$per_host" --cost-model-bin "$host_bin/cost_model" "${comm[@]}"
 done
