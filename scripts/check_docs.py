@@ -26,6 +26,12 @@ results folders say.
   6. Results folders. Every folder of plots/results/ has a README.md whose head block (scripts/results_readme.py)
      names the command, the code's commit, the CPU (or says "CPU not recorded") and the date, and lists only files
      the folder holds.
+  7. One folder per claim. plots/results/claims.txt names each folder's claim; a claim has at most one folder per
+     CPU kind (README.md's three, read from each folder's CPU line), and a folder whose CPU is not recorded is its
+     claim's only one, so no two pages can give one claim from two folders. Every folder is in it and is named by
+     README.md, a page of docs/ or a script; what a script reads from plots/results (plots/results/NAME, or
+     $VAR/NAME where VAR holds plots/results) and what a results README links exists; no results folder holds
+     source code (bench/ has the programs).
 
 Usage: scripts/check_docs.py [--bin DIR] [--no-binaries] [--self-test]
   --bin DIR       where the built binaries are (default build/bin); their --help is run with the environment given
@@ -606,6 +612,118 @@ def check_results_folders(problems):
         if os.path.isdir(os.path.join(base, name)):
             problems += [p.replace(ROOT + os.sep, "") for p in results_readme.problems_of(os.path.join(base, name))]
 
+# --- 7: one folder per claim -------------------------------------------------------------------------------------
+
+RESULTS = os.path.join(ROOT, "plots", "results")
+CLAIMS_FILE = os.path.join(RESULTS, "claims.txt")
+SOURCE_CODE = re.compile(r"\.(?:cpp|hpp|cc|cxx|c|h|py|sh|gp)(?:\.txt)?$")
+CPU_FAMILY = re.compile(r"family (0x[0-9a-fA-F]+) model (0x[0-9a-fA-F]+)")
+
+
+def cpu_kind(folder):
+    """README.md's CPU kind of a results folder, from the CPU line of its head block: None when not recorded."""
+    m = re.search(r"^- CPU: (.*)$", read(os.path.join(folder, "README.md")), re.M) \
+        if os.path.isfile(os.path.join(folder, "README.md")) else None
+    f = CPU_FAMILY.search(m.group(1)) if m else None
+    if not f:
+        return None
+    family, model = f.group(1).lower(), int(f.group(2), 16)
+    if family == "0x1a":
+        return "AVX-512 EPYC (family 0x1a)"
+    if family == "0x19":
+        return {0x01: "AVX2 EPYC (family 0x19 model 0x01)", 0x11: "AVX-512/256 EPYC (family 0x19 model 0x11)"}.get(
+            model, f"family 0x19 model {f.group(2)}")
+    return f"family {family} model {f.group(2)}"
+
+
+def read_claims(problems):
+    """{folder: claim} from claims.txt ("CLAIM: FOLDER FOLDER ..." a line, # comments)."""
+    if not os.path.isfile(CLAIMS_FILE):
+        problems.append(f"{rel(CLAIMS_FILE)} is missing: one line a claim, `CLAIM: FOLDER...`")
+        return {}
+    claims = {}
+    for n, line in enumerate(read(CLAIMS_FILE).split("\n"), 1):
+        line = line.split("#")[0].strip()
+        if not line:
+            continue
+        claim, sep, folders = line.rpartition(":")
+        if not sep or not claim.strip() or not folders.split():
+            problems.append(f"{rel(CLAIMS_FILE)}:{n}: not `CLAIM: FOLDER...`")
+            continue
+        for f in folders.split():
+            if f in claims:
+                problems.append(f"{rel(CLAIMS_FILE)}:{n}: {f} is already the folder of '{claims[f]}'")
+            claims[f] = claim.strip()
+    return claims
+
+
+def script_reads(path):
+    """The results folders a script names: plots/results/NAME, and $VAR/NAME or ${VAR}/NAME for a VAR it sets to a
+    path ending in plots/results."""
+    text = read(path)
+    names = re.findall(r"plots/results/([\w.+-]+)", text)
+    for var in set(re.findall(r"^\s*(?:local\s+)?(\w+)=[\"']?[^\s\"']*plots/results[\"']?\s*$", text, re.M)):
+        names += re.findall(r"\$\{?" + var + r"\}?/([\w.+-]+)", text)
+    return {n for n in names if not PLACEHOLDER.search(n)}
+
+
+def check_claims(docs, problems):
+    folders = sorted(d for d in os.listdir(RESULTS) if os.path.isdir(os.path.join(RESULTS, d)))
+    claims = read_claims(problems)
+    for f in sorted(set(claims) - set(folders)):
+        problems.append(f"{rel(CLAIMS_FILE)}: {f}: no such folder in plots/results")
+    for f in folders:
+        if f not in claims:
+            problems.append(f"plots/results/{f}: not in {rel(CLAIMS_FILE)} (name its claim, or remove the folder: "
+                            "git history keeps it)")
+    by_claim = {}
+    for f in folders:
+        if f in claims:
+            by_claim.setdefault(claims[f], []).append(f)
+    for claim, fs in sorted(by_claim.items()):
+        kinds = {}
+        for f in fs:
+            kind = cpu_kind(os.path.join(RESULTS, f))
+            if kind is None and len(fs) > 1:
+                problems.append(f"plots/results/{f}: CPU not recorded, so it cannot be one of the folders of "
+                                f"'{claim}' ({', '.join(fs)}): keep the newest run only")
+            elif kind in kinds:
+                problems.append(f"plots/results/{kinds[kind]} and plots/results/{f}: two folders for '{claim}' on "
+                                f"one CPU kind ({kind}): keep the newest run only")
+            else:
+                kinds[kind] = f
+    named = set()
+    for doc in docs:
+        named |= set(re.findall(r"plots/results/([\w.+-]+)", read(doc)))
+    scripts = []
+    for top in ("plots", "bench", "scripts", "tests"):
+        for folder, dirs, files in os.walk(os.path.join(ROOT, top)):
+            dirs[:] = [d for d in dirs if os.path.join(folder, d) != RESULTS]
+            scripts += [os.path.join(folder, f) for f in files if f.endswith((".sh", ".py", ".gp", ".txt"))
+                        and os.path.join(folder, f) != os.path.abspath(__file__)]
+    for path in scripts:
+        reads = script_reads(path)
+        named |= reads
+        for f in sorted(f for f in reads - set(folders) if not os.path.exists(os.path.join(RESULTS, f))):
+            problems.append(f"{rel(path)}: reads plots/results/{f}, which does not exist")
+    for f in folders:
+        if f not in named:
+            problems.append(f"plots/results/{f}: named by no page (README.md, docs/) and no script: link it or "
+                            "remove it (git history keeps it)")
+    for folder, dirs, files in os.walk(RESULTS):
+        for name in files:
+            path = os.path.join(folder, name)
+            if SOURCE_CODE.search(name):
+                problems.append(f"{rel(path)}: source code in a results folder (bench/ holds the programs)")
+            elif name.endswith(".md"):
+                for target in LINK.findall(strip_fences(read(path))[0]):
+                    if "://" in target:
+                        continue
+                    full = os.path.normpath(os.path.join(folder, target.split("#")[0]))
+                    if full.startswith(RESULTS + os.sep) and not os.path.exists(full):
+                        problems.append(f"{rel(path)}: link ({target}) does not exist")
+
+
 # --- main ---------------------------------------------------------------------------------------------------------
 
 def main():
@@ -642,6 +760,7 @@ def main():
         if rel(doc) not in unchecked:
             check_sentence_figures(doc, read(doc), problems, results_table_lines() if rel(doc) == "README.md" else ())
     check_results_folders(problems)
+    check_claims(docs, problems)
     for p in problems:
         print(p)
     print(f"check_docs: {len(docs)} documents, {len(problems)} problem(s)")

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs gradsync's own binaries on simulated clusters with SimGrid's SMPI: every rank is a thread of one smpirun
 # process, each computation burst between MPI calls is timed on this CPU and replayed in simulated time, and
-# messages cross a simulated network (bench/sim/*.xml, written by bench/sim/make_platforms.py).
-# Usage: scripts/simulate.sh build [--all] | calibrate | EXPERIMENT [--out DIR] [ARGS]
+# messages cross a simulated network (build-smpi/platforms/*.xml, written by bench/sim/make_platforms.py from
+# bench/sim/host-speed.txt whenever they are missing or older than either; generated, so not in git).
+# Usage: scripts/simulate.sh build [--all] | calibrate | platforms | EXPERIMENT [--out DIR] [ARGS]
 #   build            install libsimgrid-dev if missing; configure build-smpi/ with smpicc/smpicxx
 #                    (cmake/smpi-toolchain.cmake) and build bench_allreduce and pingpong (--all: bench_sync, train)
 #   calibrate        measure this machine's core (bench/sim/host_speed.cpp) into bench/sim/host-speed.txt and
 #                    rewrite the platforms with it
+#   platforms        write the platforms if missing or stale, and print their folder (build-smpi/platforms)
 #   EXPERIMENT       one of bench/sim/experiments/*.sh (listed below); results and logs go to --out DIR
 #                    (default build-smpi/sim/EXPERIMENT). SMPI_CFG (words) adds --cfg=... options to every smpirun.
 set -euo pipefail
@@ -14,6 +16,26 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 SIM_DIR="$GRADSYNC_ROOT/bench/sim"
 SMPI_BUILD="${SMPI_BUILD_DIR:-$GRADSYNC_ROOT/build-smpi}"
+# The platforms and host files (NAME.xml, hosts-NAME.txt): generated from make_platforms.py and host-speed.txt.
+PLATFORM_DIR="$SMPI_BUILD/platforms"
+
+# ensure_platforms: writes PLATFORM_DIR when a platform or host file is missing, or older than make_platforms.py or
+# host-speed.txt (a recalibration or an edit of the generator must not leave stale platforms behind). The stamp
+# lists the platform files make_platforms.py wrote.
+ensure_platforms() {
+  local stamp="$PLATFORM_DIR/.written" xml fresh=1
+  if [ -s "$stamp" ] && [ "$stamp" -nt "$SIM_DIR/make_platforms.py" ] && [ "$stamp" -nt "$SIM_DIR/host-speed.txt" ]; then
+    while read -r xml; do
+      [ -f "$xml" ] && [ -f "$(dirname "$xml")/hosts-$(basename "$xml" .xml).txt" ] || fresh=0
+    done <"$stamp"
+    [ "$fresh" = 0 ] || return 0
+  fi
+  [ -f "$SIM_DIR/host-speed.txt" ] || die "no bench/sim/host-speed.txt: run scripts/simulate.sh calibrate first"
+  mkdir -p "$PLATFORM_DIR"
+  python3 "$SIM_DIR/make_platforms.py" --out "$PLATFORM_DIR" >"$stamp.new" ||
+    die "bench/sim/make_platforms.py could not write $PLATFORM_DIR"
+  mv "$stamp.new" "$stamp"
+}
 
 build() {
   install_missing "SimGrid's SMPI: smpicc, smpicxx, smpirun" libsimgrid-dev
@@ -33,13 +55,13 @@ calibrate() {
   c++ -O2 -march=native -std=c++20 "$SIM_DIR/host_speed.cpp" -o "$SMPI_BUILD/host_speed"
   "$SMPI_BUILD/host_speed" >"$SIM_DIR/host-speed.txt"
   say "this core: $(cat "$SIM_DIR/host-speed.txt") GFLOP/s (bench/sim/host-speed.txt)"
-  python3 "$SIM_DIR/make_platforms.py" >/dev/null
+  ensure_platforms
 }
 
-platforms() { (cd "$SIM_DIR" && ls ./*.xml | sed 's|./||;s|\.xml||' | paste -sd' ' -); }
+platforms() { (cd "$PLATFORM_DIR" && ls ./*.xml | sed 's|./||;s|\.xml||' | paste -sd' ' -); }
 
 # platform_files PLATFORM: sets xml and hosts, the platform file and host file smpirun gets. PLATFORM is a name of
-# bench/sim (flat-1g: bench/sim/flat-1g.xml and bench/sim/hosts-flat-1g.txt) or the path of a platform file of the
+# PLATFORM_DIR (flat-1g: flat-1g.xml and hosts-flat-1g.txt there) or the path of a platform file of the
 # user's own (run --platform, or a name with a '/' or ending in .xml), whose host file is hosts-NAME.txt beside it unless $HOSTFILE
 # names one (run --hostfile; it also replaces a named platform's). Every file is checked here, and named in errors.
 HOSTFILE="" PLATFORM_FILE=""
@@ -53,9 +75,9 @@ platform_files() {
     [ -n "$HOSTFILE" ] || [ -f "$hosts" ] ||
       die "--platform $xml: no host file beside it ($hosts): give one with --hostfile FILE (one host of the platform a line, or HOST:N for N ranks)"
   else
-    xml="$SIM_DIR/$1.xml"
-    hosts="$SIM_DIR/hosts-$1.txt"
-    [ -f "$xml" ] || die "no platform '$1' (bench/sim/*.xml: $(platforms); or --platform FILE of your own)"
+    xml="$PLATFORM_DIR/$1.xml"
+    hosts="$PLATFORM_DIR/hosts-$1.txt"
+    [ -f "$xml" ] || die "no platform '$1' ($(platforms); or --platform FILE of your own)"
   fi
   if [ -n "$HOSTFILE" ]; then
     hosts="$HOSTFILE"
@@ -116,10 +138,11 @@ case "$experiment" in
     exit 0 ;;
   build) build "$@"; exit 0 ;;
   calibrate) calibrate; exit 0 ;;
+  platforms) ensure_platforms; echo "$PLATFORM_DIR"; exit 0 ;;
 esac
 [ -f "$SIM_DIR/experiments/$experiment.sh" ] ||
-  die "unknown experiment '$experiment' (build, calibrate, $(experiments))"
-[ -f "$SIM_DIR/host-speed.txt" ] || die "no bench/sim/host-speed.txt: run scripts/simulate.sh calibrate first"
+  die "unknown experiment '$experiment' (build, calibrate, platforms, $(experiments))"
+ensure_platforms
 out="$SMPI_BUILD/sim/$experiment" named_out=""
 if [ "${1:-}" = "--out" ]; then
   need_value "$1" $#
@@ -131,6 +154,6 @@ out="$(cd "$out" && pwd)"
 # A results folder named with --out gets host.txt and, when the experiment ends, its README's head (host_txt); the
 # default scratch folder under build-smpi/ does not.
 [ -z "$named_out" ] || host_txt "$out" "scripts/simulate.sh $experiment (simulated; computation timed on this CPU)"
-# The experiment sees smpi_run, $out, $SIM_DIR, $SMPI_BUILD and its own arguments.
+# The experiment sees smpi_run, $out, $SIM_DIR, $PLATFORM_DIR, $SMPI_BUILD and its own arguments.
 # shellcheck source=/dev/null
 source "$SIM_DIR/experiments/$experiment.sh"

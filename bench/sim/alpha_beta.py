@@ -3,7 +3,7 @@
 
   bench/sim/alpha_beta.py PLATFORM.xml ALLREDUCE.csv [--method ring] [--bytes 16777216] [--tolerance-pct 10]
 
-PLATFORM.xml is a flat <cluster> of bench/sim (one link per host into a switch that never limits): a message
+PLATFORM.xml is a flat <cluster> of build-smpi/platforms (one link per host into a switch that never limits): a message
 crosses its sender's link and its receiver's, so its one-way time is alpha = 2 lat and its time per byte
 beta = 1 / bw. The ring sends 2 (p - 1) messages of n / p bytes on every link at once:
     T = 2 (p - 1) alpha + 2 (p - 1) / p n beta

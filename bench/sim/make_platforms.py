@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""make_platforms.py: the SimGrid platforms gradsync is simulated on (scripts/simulate.sh), written to bench/sim/.
+"""make_platforms.py: the SimGrid platforms gradsync is simulated on (scripts/simulate.sh), written to
+build-smpi/platforms/ (generated files, not in git: scripts/simulate.sh writes them whenever they are missing or
+older than this file or bench/sim/host-speed.txt).
 
   bench/sim/make_platforms.py [--out DIR] [--host-speed GFLOPS] [--max-ranks 1024]
 
@@ -112,7 +114,8 @@ def hostfile(hosts, ranks_per_host):
 def main():
     here = pathlib.Path(__file__).resolve().parent
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=pathlib.Path, default=here, help="folder for the platforms and hostfiles")
+    parser.add_argument("--out", type=pathlib.Path, default=here.parent.parent / "build-smpi" / "platforms",
+                        help="folder for the platforms and hostfiles (default build-smpi/platforms)")
     parser.add_argument("--host-speed", type=float, default=None,
                         help="GFLOP/s of one simulated core (default: bench/sim/host-speed.txt)")
     parser.add_argument("--max-ranks", type=int, default=1024, help="ranks the largest platform holds")

@@ -52,9 +52,9 @@ def predictions(binary, tuning, nps, per_host, sizes):
     return out
 
 
-def link_bytes_per_s(platform):
+def link_bytes_per_s(platform, platform_dir):
     """The hosts' link rate in the platform file bench/sim/make_platforms.py wrote (cluster bw="...Bps")."""
-    path = pathlib.Path(__file__).resolve().parent / f"{platform}.xml"
+    path = pathlib.Path(platform_dir) / f"{platform}.xml"
     m = re.search(r'<cluster [^>]*\bbw="([0-9.e+]+)Bps"', path.read_text()) if path.exists() else None
     if not m:
         print(f"scale_report.py: no cluster bw in {path}: the link-bound column is left out", file=sys.stderr)
@@ -79,6 +79,9 @@ def human(n):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--platform", required=True)
+    ap.add_argument("--platform-dir", type=pathlib.Path,
+                    default=pathlib.Path(__file__).resolve().parents[2] / "build-smpi" / "platforms",
+                    help="where the platform files are (scripts/simulate.sh's, default build-smpi/platforms)")
     ap.add_argument("--dir", type=pathlib.Path, required=True)
     ap.add_argument("--tuning", required=True)
     ap.add_argument("--ranks-per-host", type=int, default=1)
@@ -91,7 +94,7 @@ def main():
     nps = sorted({k[0] for k in times})
     sizes = sorted({k[1] for k in times})
     model = predictions(a.cost_model_bin, a.tuning, nps, a.ranks_per_host, sizes)
-    rate = link_bytes_per_s(a.platform)
+    rate = link_bytes_per_s(a.platform, a.platform_dir)
     comm_model = {}
     if a.comm_tuning:
         try:

@@ -34,6 +34,9 @@ expect_error() {
   echo "ok ($what): $(grep -m1 -- "$pattern" "$out/log")"
 }
 
+# The platforms are generated (build-smpi/platforms, not in git): simulate.sh writes them when missing and names the folder.
+platforms="$(bash "$SIM" platforms)"
+[ -f "$platforms/flat-1g.xml" ] || { echo "FAIL: scripts/simulate.sh platforms wrote no $platforms/flat-1g.xml"; exit 1; }
 [ "${1:-}" = build ] || command -v smpirun >/dev/null || { echo "skipped: SimGrid's smpirun is not installed"; exit 77; }
 case "${1:-}" in
   build) GRADSYNC_JOBS="${GRADSYNC_JOBS:-$(nproc)}" bash "$SIM" build || { command -v smpirun >/dev/null || exit 77; exit 1; } ;;
@@ -61,7 +64,7 @@ case "${1:-}" in
     echo "ok: $(($(wc -l <"$out/shared.csv") - 1)) rows, the same simulated times shared and private" ;;
   user-files)
     mkdir -p "$out/mine"
-    cp "$ROOT/bench/sim/flat-1g.xml" "$out/mine/my-cluster.xml"
+    cp "$platforms/flat-1g.xml" "$out/mine/my-cluster.xml"
     printf 'node-0:2\nnode-1:2\n' >"$out/mine/my-hosts.txt"
     (cd "$out/mine" && bash "$SIM" run --out "$out" --platform my-cluster.xml --hostfile my-hosts.txt 4 bench_allreduce \
       --methods ring,rd --min-bytes 1M --max-bytes 1M --csv "$out/mine.csv")
@@ -76,10 +79,10 @@ case "${1:-}" in
     expect_error "missing --platform file" "--platform $out/none.xml: no such file" \
       bash "$SIM" run --platform "$out/none.xml" --hostfile "$out/one-host.txt" 1 bench_allreduce
     expect_error "missing --hostfile" "--hostfile $out/none.txt: no such file" \
-      bash "$SIM" run --platform "$ROOT/bench/sim/flat-1g.xml" --hostfile "$out/none.txt" 1 bench_allreduce
+      bash "$SIM" run --platform "$platforms/flat-1g.xml" --hostfile "$out/none.txt" 1 bench_allreduce
     expect_error "a --platform that is no platform" "--platform $out/one-host.txt: not a SimGrid platform file" \
       bash "$SIM" run --platform "$out/one-host.txt" --hostfile "$out/one-host.txt" 1 bench_allreduce
-    cp "$ROOT/bench/sim/flat-1g.xml" "$out/lonely.xml"
+    cp "$platforms/flat-1g.xml" "$out/lonely.xml"
     expect_error "--platform without a host file" "--platform $out/lonely.xml: no host file beside it" \
       bash "$SIM" run --platform "$out/lonely.xml" 1 bench_allreduce
     expect_error "too few hosts in --hostfile" "holds 1 ranks, asked for 2 (host file $out/one-host.txt)" \

@@ -16,7 +16,7 @@ syncs+=" gossip+topology=complete gossip+topology=ring+async gossip+topology=exp
 steps=40
 parse_flags gossip-scale "--nps nps" "--platforms platforms" "--syncs syncs" "--steps steps uint 1" -- "$@"
 [ -x "$SMPI_BUILD/bin/train" ] || die "gossip-scale needs train: run scripts/simulate.sh build --all first"
-for p in $platforms; do [ -f "$SIM_DIR/$p.xml" ] || die "gossip-scale: no platform '$p' ($(platforms))"; done
+for p in $platforms; do [ -f "$PLATFORM_DIR/$p.xml" ] || die "gossip-scale: no platform '$p' ($(platforms))"; done
 # The simulated train runs only under smpirun: this build's answers for the specs (the same sources).
 need_bins train
 declare -A name_of

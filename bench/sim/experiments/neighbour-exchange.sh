@@ -13,7 +13,7 @@ bytes="4096 65536 407080"
 patterns="ring" tags="same" waits="all" skews="0" iters=20
 parse_flags neighbour-exchange "--nps nps" "--platforms platforms" "--bytes bytes" "--patterns patterns" \
   "--tags tags" "--waits waits" "--skews skews" "--iters iters uint 1" -- "$@"
-for p in $platforms; do [ -f "$SIM_DIR/$p.xml" ] || die "neighbour-exchange: no platform '$p' ($(platforms))"; done
+for p in $platforms; do [ -f "$PLATFORM_DIR/$p.xml" ] || die "neighbour-exchange: no platform '$p' ($(platforms))"; done
 program="$SMPI_BUILD/bin/neighbour_exchange"
 if [ ! -x "$program" ] || [ "$SIM_DIR/neighbour_exchange.cpp" -nt "$program" ]; then
   mkdir -p "$SMPI_BUILD/bin"

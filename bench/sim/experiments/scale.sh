@@ -40,7 +40,7 @@ host_bin="${BUILD_DIR:-$GRADSYNC_ROOT/build}/bin"
 for b in cost_model bench_membw; do
   [ -x "$host_bin/$b" ] || die "scale: $host_bin/$b is missing (the cost model runs natively): scripts/setup.sh"
 done
-for p in $platforms; do [ -f "$SIM_DIR/$p.xml" ] || die "scale: no platform '$p' ($(platforms))"; done
+for p in $platforms; do [ -f "$PLATFORM_DIR/$p.xml" ] || die "scale: no platform '$p' ($(platforms))"; done
 # byte_count SIZE: 16M -> 16777216 (the suffixes bench_allreduce accepts).
 byte_count() {
   local n="${1%[KMG]}" scale=1
@@ -72,8 +72,8 @@ calibrate() {
   # The far link, between hosts under different switches: a ping-pong from rank 0 to the first rank under the next
   # switch, once per cluster (the 8-rank sweep above stays under one switch).
   local far=() per_switch
-  per_switch="$(sed -n 's/.*topo_parameters="2;\([0-9]*\),.*/\1/p' "$SIM_DIR/$platform.xml")"
-  if [ "$link" = inter ] && [ -n "$per_switch" ] && [ "$(wc -l <"$SIM_DIR/hosts-$platform.txt")" -gt "$per_switch" ]; then
+  per_switch="$(sed -n 's/.*topo_parameters="2;\([0-9]*\),.*/\1/p' "$PLATFORM_DIR/$platform.xml")"
+  if [ "$link" = inter ] && [ -n "$per_switch" ] && [ "$(wc -l <"$PLATFORM_DIR/hosts-$platform.txt")" -gt "$per_switch" ]; then
     smpi_run "$platform" $((per_switch + 1)) "$dir/pingpong-far.log" pingpong --peer "$per_switch" --max-bytes 16M \
       --csv "$dir/pingpong-far.csv"
     far=(--far-pingpong "$dir/pingpong-far.csv" --hosts-per-switch "$per_switch")
@@ -96,7 +96,7 @@ for p in $platforms; do
   mkdir -p "$out/$p"
   if [ -n "$only" ] && [ "$only" != mpich ]; then  # rows to replace: every file there before anything changes
     for np in $nps; do
-      [ "$np" -gt "$(wc -l <"$SIM_DIR/hosts-$p.txt")" ] || [ -s "$out/$p/np$np.csv" ] ||
+      [ "$np" -gt "$(wc -l <"$PLATFORM_DIR/hosts-$p.txt")" ] || [ -s "$out/$p/np$np.csv" ] ||
         die "scale --methods: no $out/$p/np$np.csv to replace rows in (run the full sweep first)"
     done
   fi
@@ -124,7 +124,7 @@ for p in $platforms; do
     [ "$per_host" = 1 ] || calibrate intra "$p" "$out/$p/intra" "$t"
   fi
   for np in $nps; do
-    [ "$np" -le "$(wc -l <"$SIM_DIR/hosts-$p.txt")" ] || continue
+    [ "$np" -le "$(wc -l <"$PLATFORM_DIR/hosts-$p.txt")" ] || continue
     at_np="$methods" big=() narrowed=""
     if [ "$np" -gt 256 ]; then
       at_np="${methods/ring,/}" big=(--shared-buffers)
@@ -162,6 +162,6 @@ for p in $platforms; do
   elif [ -z "$tuning" ]; then
     say "scale: no complete gamma = 0 fit for $p (see model_fit_comm.log): scale.md checks auto's tuning only"
   fi
-  python3 "$SIM_DIR/scale_report.py" --platform "$p" --dir "$out/$p" --tuning "$t" --ranks-per-host "$per_host" \
-    --cost-model-bin "$host_bin/cost_model" "${comm[@]}"
+  python3 "$SIM_DIR/scale_report.py" --platform "$p" --platform-dir "$PLATFORM_DIR" --dir "$out/$p" --tuning "$t" \
+    --ranks-per-host "$per_host" --cost-model-bin "$host_bin/cost_model" "${comm[@]}"
 done

@@ -20,7 +20,7 @@ epochs=3
 parse_flags train-scale "--nps nps" "--platforms platforms" "--syncs syncs" "--modes modes" \
   "--epochs epochs uint 1" -- "$@"
 [ -x "$SMPI_BUILD/bin/train" ] || die "train-scale needs train: run scripts/simulate.sh build --all first"
-for p in $platforms; do [ -f "$SIM_DIR/$p.xml" ] || die "train-scale: no platform '$p' ($(platforms))"; done
+for p in $platforms; do [ -f "$PLATFORM_DIR/$p.xml" ] || die "train-scale: no platform '$p' ($(platforms))"; done
 data="$GRADSYNC_ROOT/data/mnist"
 common=(--model mlp --hidden 128 --batch 32 --iterations-per-epoch auto --epochs "$epochs" --data "$data" --quiet
   --timeout 0)
