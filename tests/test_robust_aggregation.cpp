@@ -171,7 +171,7 @@ void check_aggregator(const Comm& comm, const std::string& text, AggregationForm
     const bool same = std::memcmp(outs.data(), outs.data() + static_cast<std::ptrdiff_t>(comm.rank() * count),
                                   count * sizeof(float)) == 0;
     INFO(text, " P=", p, " count=", count, " ties=", ties, " call=", call,
-         form == AggregationForm::gathered ? " gathered" : " segmented");
+         std::string(form == AggregationForm::gathered ? " gathered" : " segmented"));
     CHECK(bad == 0);
     CHECK(same);
     for (std::size_t j = 0; j < count; ++j) ref[j] = mine[j];
