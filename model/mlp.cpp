@@ -148,6 +148,41 @@ float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, 
   return static_cast<float>(loss / static_cast<double>(n));
 }
 
+// The backward pass of loss_and_gradient without the parameters' gradients, carried one layer further down:
+// dLoss/dX = delta_0^T W_0, written batch-major (n x in) like the rows it differentiates.
+float Mlp::input_gradient(std::span<const float> params, const Batch& batch, std::span<float> grad_x, Workspace& ws,
+                          std::span<std::uint8_t> correct) const {
+  const std::size_t n = batch.size, in0 = sizes_.front(), classes = sizes_.back();
+  if (n == 0 || n > ws.max_batch() || params.size() != parameter_count() || batch.features != in0 ||
+      grad_x.size() != n * in0 || !batch.has_rows || (!correct.empty() && correct.size() != n))
+    throw std::invalid_argument(fmt::format(
+        "Mlp::input_gradient: a batch of {} (workspace 1..{}, float rows: {}), {} params, {} features, {} input "
+        "gradients and {} flags for a {} model ({} parameters)",
+        n, ws.max_batch(), batch.has_rows, params.size(), batch.features, grad_x.size(), correct.size(), describe(),
+        parameter_count()));
+  Scratch& s = scratch_of(ws, "Mlp::input_gradient");
+  float* delta = s.delta_a.data();
+  float* next_delta = s.delta_b.data();
+  const double loss = forward(params, batch, s, false, nullptr, delta);
+  const float* probs = s.activations.back().data();
+  for (std::size_t j = 0; j < correct.size(); ++j) {
+    std::size_t best = 0;
+    for (std::size_t c = 1; c < classes; ++c)
+      if (probs[c * n + j] > probs[best * n + j]) best = c;
+    correct[j] = best == batch.labels[j];
+  }
+  for (std::size_t l = sizes_.size() - 1; l-- > 1;) {
+    const std::size_t in = sizes_[l], out = sizes_[l + 1];
+    gemm_observed(nullptr, false, Op::T, Op::N, in, n, out, 1.0f, params.data() + weight_offset(l), in, delta, n, 0.0f,
+                  next_delta, n);
+    relu_backward(s.activations[l - 1].data(), next_delta, in * n);
+    std::swap(delta, next_delta);
+  }
+  gemm_observed(nullptr, false, Op::T, Op::N, n, in0, sizes_[1], 1.0f, delta, n, params.data() + weight_offset(0), in0,
+                0.0f, grad_x.data(), in0);
+  return static_cast<float>(loss / static_cast<double>(n));
+}
+
 Evaluation Mlp::evaluate(std::span<const float> params, const Dataset& data, Workspace& ws) const {
   check_evaluation("Mlp::evaluate", params, data);
   Scratch& s = scratch_of(ws, "Mlp::evaluate");

@@ -31,6 +31,8 @@ class Mlp final : public Model {
   float loss_and_gradient(std::span<const float> params, const Batch& batch, std::span<float> grads, Workspace& ws,
                           PassObserver* observer = nullptr) const override;
   Evaluation evaluate(std::span<const float> params, const Dataset& data, Workspace& ws) const override;
+  float input_gradient(std::span<const float> params, const Batch& batch, std::span<float> grad_x, Workspace& ws,
+                       std::span<std::uint8_t> correct = {}) const override;
 
   std::vector<GemmShape> training_gemms(std::size_t batch) const override;
   // Also at another batch than kEvaluationBatch (the forward pass's products).

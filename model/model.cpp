@@ -42,6 +42,14 @@ void Model::check_pass(const char* who, std::span<const float> params, const Bat
                                             params.size(), grads.size(), batch.features, describe(), parameter_count()));
 }
 
+float Model::input_gradient(std::span<const float>, const Batch&, std::span<float>, Workspace&,
+                            std::span<std::uint8_t>) const {
+  throw std::invalid_argument(
+      fmt::format("the {} model has no gradient with respect to its inputs (only the MLP and "
+                  "softmax regression have one so far)",
+                  describe()));
+}
+
 void Model::check_evaluation(const char* who, std::span<const float> params, const Dataset& data) const {
   if (params.size() != parameter_count() || data.features != input_features())
     throw std::invalid_argument(fmt::format("{}: {} params and {} features for a {} model ({} parameters)", who,

@@ -95,6 +95,17 @@ class Model {
   // `params` has parameter_count() elements and data.features == input_features() (std::invalid_argument).
   virtual Evaluation evaluate(std::span<const float> params, const Dataset& data, Workspace& ws) const = 0;
 
+  // The gradient of the mean cross-entropy over `batch` with respect to its inputs (for attacks at test time), from
+  // batch.rows (batch.has_rows; 1 <= batch.size <= ws.max_batch(), batch.features == input_features()) into
+  // `grad_x` (batch.size x input_features(), row-major like batch.rows, overwritten); `ws` made for this model.
+  // With `correct` (batch.size entries), also writes 1 where the model classifies the example right, else 0.
+  // Returns the mean loss, as loss_and_gradient would. Touches neither the parameters nor a gradient buffer, and
+  // runs every product on float rows (a perturbed image is not bytes). Throws std::invalid_argument on a size
+  // mismatch, and for a model that has no input gradient (the default: only Mlp, softmax regression included,
+  // has one so far).
+  virtual float input_gradient(std::span<const float> params, const Batch& batch, std::span<float> grad_x, Workspace& ws,
+                               std::span<std::uint8_t> correct = {}) const;
+
   // The GEMMs loss_and_gradient performs for one batch of `batch` examples, in order, each call listed (benchmarks
   // time exactly these). Every GEMM runs on the kernels the installed kernel plan (model/kernels/installed_plan.hpp)
   // names for its shape, the plan's fallback if it does not list it.
