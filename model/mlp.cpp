@@ -10,30 +10,11 @@
 #include "model/kernels/byte_gemm.hpp"
 #include "model/kernels/installed_plan.hpp"
 #include "model/layer_ops.hpp"
+#include "model/mlp_scratch.hpp"
 #include "model/rng.hpp"
 #include "trace/scope.hpp"
 
 namespace gradsync {
-
-// Activations, the backward pass's deltas and evaluation's batches, for batches of up to max_batch examples.
-struct Mlp::Scratch final : Workspace::Scratch {
-  Scratch(const std::vector<std::size_t>& model_sizes, std::size_t max_batch)
-      : sizes(model_sizes), eval_batch(std::min(max_batch, kEvaluationBatch), sizes.front()),
-        eval_indices(std::min(max_batch, kEvaluationBatch)) {
-    std::size_t widest = 0;
-    for (std::size_t l = 1; l < sizes.size(); ++l) {
-      activations.emplace_back(max_batch * sizes[l]);
-      widest = std::max(widest, sizes[l]);
-    }
-    delta_a.resize(max_batch * widest);
-    delta_b.resize(max_batch * widest);
-  }
-  std::vector<std::size_t> sizes;               // of the model it was made for
-  std::vector<std::vector<float>> activations;  // [l] = sizes[l+1] x batch, post-activation (probabilities last)
-  std::vector<float> delta_a, delta_b;          // ping-pong buffers for dLoss/dZ, widest layer x batch
-  Batch eval_batch;                             // evaluation gathers its own batches
-  std::vector<std::uint32_t> eval_indices;
-};
 
 std::unique_ptr<Workspace::Scratch> Mlp::make_scratch(std::size_t max_batch) const {
   return std::make_unique<Scratch>(sizes_, max_batch);
