@@ -31,7 +31,7 @@ class Mlp final : public Model {
   float loss_and_gradient(std::span<const float> params, const Batch& batch, std::span<float> grads, Workspace& ws,
                           PassObserver* observer = nullptr) const override;
   Evaluation evaluate(std::span<const float> params, const Dataset& data, Workspace& ws) const override;
-  // Two passes over stored deltas (model/mlp_clipped.cpp): the backward pass keeps every layer's deltas and sums
+  // Two passes over stored deltas: the backward pass keeps every layer's deltas and sums
   // each example's squared norm over layers, ||delta_n||^2 (||a_n||^2 + 1) (weights and bias), then scales each
   // example's deltas and forms the weight gradients as the plain pass does.
   float clipped_loss_and_gradient(std::span<const float> params, const Batch& batch, std::span<float> grads,
