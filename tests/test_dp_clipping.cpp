@@ -63,7 +63,7 @@ TEST_CASE("dp clipping: the clipped sum without per-example gradients equals the
     std::iota(rows.begin(), rows.end(), 7u);
     Workspace ws(*model, n);
     Batch batch(n, data.features);
-    gather_batch(data, rows, batch);
+    gather_batch(data, rows, batch, model->reads_float_rows(rows.size()));  // bytes alone where the plan reads them
     // A clip between the smallest and largest norm: some examples are clipped, some not.
     std::vector<double> sorted = materialized(*model, params, data, rows, 1e30).norms;
     std::sort(sorted.begin(), sorted.end());
@@ -94,7 +94,7 @@ TEST_CASE("dp clipping: a clip no example reaches gives the plain pass's gradien
     std::iota(rows.begin(), rows.end(), 3u);
     Workspace ws(*model, rows.size());
     Batch batch(rows.size(), data.features);
-    gather_batch(data, rows, batch);
+    gather_batch(data, rows, batch, model->reads_float_rows(rows.size()));  // bytes alone where the plan reads them
     const float plain_loss = model->loss_and_gradient(params, batch, plain, ws);
     const float loss = model->clipped_loss_and_gradient(params, batch, clipped, ws, 1e30f, {});
     CHECK(loss == plain_loss);
