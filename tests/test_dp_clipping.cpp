@@ -15,6 +15,7 @@
 #include "model/models.hpp"
 #include "model/synthetic.hpp"
 #include "privacy/gaussian_noise.hpp"
+#include "privacy/norm_clipping.hpp"
 
 namespace gradsync {
 namespace {
@@ -112,6 +113,21 @@ TEST_CASE("dp clipping: the CNN refuses per-example clipping, saying why") {
   gather_batch(data, rows, batch);
   CHECK_THROWS_WITH_AS(model->clipped_loss_and_gradient(params, batch, grads, ws, 1.0f, {}),
                        doctest::Contains("materialized"), std::invalid_argument);
+}
+
+TEST_CASE("dp clipping: a client's whole update is clipped to the norm, and left alone below it") {
+  std::vector<float> update = {3.0f, -4.0f, 0.0f, 12.0f};  // norm 13
+  const std::vector<float> original = update;
+  CHECK(clip_to_norm(update, 20.0) == doctest::Approx(13.0));
+  CHECK(update == original);
+  CHECK(clip_to_norm(update, 6.5) == doctest::Approx(13.0));
+  double sq = 0;
+  for (std::size_t i = 0; i < update.size(); ++i) {
+    CHECK(update[i] == doctest::Approx(original[i] / 2.0));
+    sq += static_cast<double>(update[i]) * update[i];
+  }
+  CHECK(std::sqrt(sq) == doctest::Approx(6.5));
+  CHECK_THROWS_AS(clip_to_norm(update, 0), std::invalid_argument);
 }
 
 TEST_CASE("dp noise: the workers' shares sum to noise of standard deviation sigma C") {
