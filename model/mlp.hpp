@@ -33,6 +33,12 @@ class Mlp final : public Model {
   Evaluation evaluate(std::span<const float> params, const Dataset& data, Workspace& ws) const override;
   float input_gradient(std::span<const float> params, const Batch& batch, std::span<float> grad_x, Workspace& ws,
                        std::span<std::uint8_t> correct = {}) const override;
+  // Two passes over stored deltas: the backward pass keeps every layer's deltas and sums
+  // each example's squared norm over layers, ||delta_n||^2 (||a_n||^2 + 1) (weights and bias), then scales each
+  // example's deltas and forms the weight gradients as the plain pass does.
+  float clipped_loss_and_gradient(std::span<const float> params, const Batch& batch, std::span<float> grads,
+                                  Workspace& ws, float clip, std::span<float> norms,
+                                  PassObserver* observer = nullptr) const override;
 
   std::vector<GemmShape> training_gemms(std::size_t batch) const override;
   // Also at another batch than kEvaluationBatch (the forward pass's products).

@@ -21,6 +21,15 @@ std::vector<GemmShape> Model::planned_gemms(std::size_t batch) const {
   return gemms;
 }
 
+float Model::clipped_loss_and_gradient(std::span<const float>, const Batch&, std::span<float>, Workspace&, float,
+                                       std::span<float>, PassObserver*) const {
+  throw std::invalid_argument(fmt::format(
+      "per-example clipping (DP-SGD) is built for dense layers, whose per-example gradient is an outer product that "
+      "never has to be formed; the {} model has other layers (convolutions), whose per-example gradients would have "
+      "to be materialized, which gradsync does not do: use a dense model (softmax, mlp, 2nn) for DP",
+      describe()));
+}
+
 void Model::set_layers(std::vector<LayerShape> layers) {
   std::size_t at = 0;
   for (const LayerShape& l : layers) {

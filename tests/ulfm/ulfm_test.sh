@@ -36,20 +36,20 @@ run_check() {  # run_check NP ARGS...: the collectives' check, which exits non-z
 train_run() {
   local np="$1" log="$2"
   shift 2
-  timeout 300 "${mpirun_[@]}" -n "$np" "$bin/train" "$@" >"$log" 2>&1 || true
+  timeout 300 "${mpirun_[@]}" -n "$np" "$bin/train" "$@" >"$log" 2>&1 </dev/null || true
 }
 expect_in() {  # expect_in FILE TEXT
   grep -qF -- "$2" "$1" || { cat "$1" >&2; fail "expected '$2' in the output above"; }
 }
 # newest_manifest DIR: the params line of the newest complete checkpoint set in one host's directory.
 params_line() { ls -d "$1"/step-*/ | sort | tail -1 | xargs -I{} sh -c 'grep -h "^params " {}manifest-r* | head -1'; }
-small=(--model mlp --hidden 32 --iterations-per-epoch 40 --lr 0.05 --momentum 0.9 --quiet)
+small=(--model mlp --hidden 32 --iterations-per-epoch 40 --lr 0.05 --quiet)
 
 case "$case_name" in
   train_allreduce)
     # Every allreduce method trains through a rank killed mid-epoch, the run ending on the survivors with a model.
     for method in ring rd rhd mpi; do
-      train_run 4 "$work/$method.log" --sync "$method" "${small[@]}" --epochs 2 --inject-kill 50:2
+      train_run 4 "$work/$method.log" --sync "$method" "${small[@]}" --momentum 0.9 --epochs 2 --inject-kill 50:2
       expect_in "$work/$method.log" "recovered in place: lost rank 2 (host"
       expect_in "$work/$method.log" "continuing on 3 ranks (3 workers) from step 50"
       expect_in "$work/$method.log" "done: $method mlp-32 on 3 rank(s) (3 worker(s))"
@@ -63,10 +63,32 @@ case "$case_name" in
     expect_in "$work/zero.log" "continuing on 2 ranks (2 workers) from step 60"
     expect_in "$work/zero.log" "done: ring mlp-32 on 2 rank(s) (2 worker(s))"
     ;;
+  train_families)
+    # The other families and the mechanisms on the allreduce family: each trains through a rank killed mid-run and
+    # ends on the survivors (gossip's graph re-formed over them, fedavg's round done again on them).
+    while read -r name kill args; do
+      base=("${small[@]}")
+      [ "$name" != fedavg ] || base=(--model mlp --hidden 32 --quiet --local-steps 5)  # a round's own work
+      # shellcheck disable=SC2086  # args are words
+      train_run 4 "$work/$name.log" "${base[@]}" --inject-kill "$kill" $args
+      expect_in "$work/$name.log" "recovered in place: lost rank 1 (host"
+      expect_in "$work/$name.log" "on 3 rank(s) (3 worker(s))"
+      echo "$name: $(grep '^recovered' "$work/$name.log")"
+    done <<'RUNS'
+gossip 50:1 --epochs 2 --sync gossip --topology ring
+gossip-async 50:1 --epochs 2 --sync gossip --async
+choco 50:1 --epochs 2 --sync gossip --compress topk:0.1
+fedavg 1:1 --sync fedavg --clients 8 --client-fraction 0.5 --rounds 3
+powersgd 50:1 --epochs 2 --sync ring --compress powersgd:2
+buckets 50:1 --epochs 2 --sync ring --buckets
+pipeline 50:1 --epochs 2 --sync ring --pipeline 1
+pipeline-thread 50:1 --epochs 2 --sync ring --pipeline 1 --progress thread
+RUNS
+    ;;
   global_batch)
     # With --global-batch, a run that loses a rank at step K ends with the model of a run checkpointed at K and
     # resumed on the survivors' count, bit for bit (the manifests' params CRC).
-    common=(--sync ring "${small[@]}" --global-batch 60)
+    common=(--sync ring "${small[@]}" --momentum 0.9 --global-batch 60)
     train_run 4 "$work/a.log" "${common[@]}" --epochs 3 --checkpoint-steps 0 --checkpoint "$work/a" --inject-kill 70:3
     expect_in "$work/a.log" "continuing on 3 ranks (3 workers) from step 70"
     train_run 4 "$work/b1.log" "${common[@]}" --epochs 2 --checkpoint-steps 70 --checkpoint "$work/b"

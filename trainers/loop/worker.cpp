@@ -68,7 +68,9 @@ EpochWork Worker::run_rounds(long from, long to) {
     if (TraceRecorder* t = trace_recorder()) t->set_step(steps_done_);
     const TraceScope traced(SpanKind::step, "round");
     faults_.on_step_start(steps_done_);
+    in_round_ = true;
     accumulate(work, sync_.run_round(steps_done_, params_));
+    in_round_ = false;
     faults_.on_step_done(steps_done_);
     set_watchdog_step(steps_done_++);
     applied_ = steps_done_;

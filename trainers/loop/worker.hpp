@@ -34,7 +34,7 @@ class Worker {
   // Global steps whose updates params() holds, and steps begun (one more while a step is in flight): what an
   // in-place recovery takes from this worker (trainers/loop/in_place.hpp). Local.
   std::int64_t applied() const { return applied_; }
-  std::int64_t started() const { return steps_done_; }
+  std::int64_t started() const { return steps_done_ + (in_round_ ? 1 : 0); }
 
  private:
   EpochWork run_rounds(long from, long to);
@@ -52,6 +52,7 @@ class Worker {
   int rank_;
   std::int64_t steps_done_;
   std::int64_t applied_;
+  bool in_round_ = false;  // a round (run_rounds) is in flight: steps_done_ counts it only once it is done
   std::vector<float> params_;
   std::vector<float> grads_[2];
   int current_ = 0;
