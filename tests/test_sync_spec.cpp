@@ -12,11 +12,11 @@
 #include "compression/compressors.hpp"
 #include "test_support.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
-#include "trainers/config/cli.hpp"
+#include "trainers/cli/cli.hpp"
 #include "trainers/config/sync_spec.hpp"
 #include "trainers/config/train_config.hpp"
 #include "trainers/config/validate_config.hpp"
-#include "trainers/families/sync_registry.hpp"
+#include "trainers/core/sync_registry.hpp"
 #include "trainers/report/report.hpp"
 
 using namespace gradsync;

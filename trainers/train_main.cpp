@@ -16,14 +16,14 @@
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/installed_plan.hpp"
 #include "model/model.hpp"
-#include "trainers/compression/compression_checks.hpp"
-#include "trainers/config/cli.hpp"
+#include "trainers/cli/cli.hpp"
+#include "trainers/config/compression_checks.hpp"
 #include "trainers/config/validate_config.hpp"
 #include "trainers/loop/agreed_kernel_plan.hpp"
 #include "trainers/loop/data_source.hpp"
+#include "trainers/loop/run_trace.hpp"
 #include "trainers/loop/trainer.hpp"
 #include "trainers/report/report.hpp"
-#include "trainers/report/run_trace.hpp"
 
 namespace {
 

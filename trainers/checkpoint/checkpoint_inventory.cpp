@@ -1,5 +1,5 @@
 #include "trainers/checkpoint/checkpoint_inventory.hpp"
-#include "trainers/families/sync_registry.hpp"
+#include "trainers/core/sync_registry.hpp"
 
 #include <fmt/format.h>
 

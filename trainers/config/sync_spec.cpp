@@ -6,8 +6,8 @@
 #include <cctype>
 
 #include "collectives/methods.hpp"
-#include "trainers/config/sync_method.hpp"
-#include "trainers/families/sync_registry.hpp"
+#include "trainers/core/sync_method.hpp"
+#include "trainers/core/sync_registry.hpp"
 
 namespace gradsync {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "collectives/methods.hpp"
 #include "model/models.hpp"
-#include "trainers/families/sync_registry.hpp"
+#include "trainers/core/sync_registry.hpp"
 
 namespace gradsync {
 

@@ -17,8 +17,8 @@
 #include "trainers/config/federated_options.hpp"
 #include "trainers/config/observe_options.hpp"
 #include "trainers/config/progress.hpp"
-#include "trainers/config/sync_method.hpp"
-#include "trainers/loop/fault_injection.hpp"
+#include "trainers/core/fault_injection.hpp"
+#include "trainers/core/sync_method.hpp"
 
 namespace gradsync {
 
@@ -43,10 +43,10 @@ struct TrainConfig {
   // of the last average and the new mean. outer_lr 1 and outer_momentum 0 are plain averaging, computed as before.
   float outer_lr = 1.0f;
   float outer_momentum = 0.0f;
-  // Gossip (trainers/families/gossip.cpp): each worker keeps its own model and mixes it with its neighbours'.
+  // Gossip (trainers/families/gossip/gossip.cpp): each worker keeps its own model and mixes it with its neighbours'.
   Topology topology = Topology::ring;
   bool gossip_async = false;  // AD-PSGD: one peer a step, no barrier (collectives/pair_gossip.hpp)
-  // With --compress: CHOCO-SGD's consensus step size (trainers/families/choco_gossip.cpp), in (0, 1].
+  // With --compress: CHOCO-SGD's consensus step size (trainers/families/gossip/choco_gossip.cpp), in (0, 1].
   static constexpr float kDefaultGossipGamma = 0.1f;
   float gossip_gamma = kDefaultGossipGamma;
   double target_accuracy = 0;                 // > 0: the run reports when the evaluated model first reached it

@@ -4,8 +4,8 @@
 
 #include "collectives/methods.hpp"
 #include "model/models.hpp"
-#include "trainers/compression/compression_checks.hpp"
-#include "trainers/families/sync_registry.hpp"
+#include "trainers/config/compression_checks.hpp"
+#include "trainers/core/sync_registry.hpp"
 
 namespace gradsync {
 

@@ -5,8 +5,8 @@
 #include "collectives/wire_meter.hpp"
 
 #include "trainers/config/train_config.hpp"
-#include "trainers/families/make_synchronizer.hpp"
-#include "trainers/families/sync_registry.hpp"
+#include "trainers/core/sync_registry.hpp"
+#include "trainers/loop/make_synchronizer.hpp"
 
 namespace gradsync {
 

@@ -1,6 +1,6 @@
 #pragma once
 // What each rank does in a training run: world ranks 0..servers-1 of a family with servers serve, in the role its
-// registry entry makes (trainers/families/server_role.hpp); every other rank is a worker with the synchronizer
+// registry entry makes (trainers/core/server_role.hpp); every other rank is a worker with the synchronizer
 // config.sync names.
 #include <cstdint>
 #include <memory>
@@ -13,12 +13,12 @@
 #include "model/sgd.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
 #include "trainers/config/train_config.hpp"
-#include "trainers/families/server_role.hpp"
-#include "trainers/families/sync_registry.hpp"
-#include "trainers/families/synchronizer.hpp"
-#include "trainers/loop/epoch_work.hpp"
+#include "trainers/core/epoch_work.hpp"
+#include "trainers/core/server_role.hpp"
+#include "trainers/core/sync_registry.hpp"
+#include "trainers/core/synchronizer.hpp"
+#include "trainers/loop/replica_spread.hpp"
 #include "trainers/loop/worker.hpp"
-#include "trainers/report/replicas.hpp"
 
 namespace gradsync {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "trainers/checkpoint/checkpoint_set.hpp"
-#include "trainers/families/sync_registry.hpp"
+#include "trainers/core/sync_registry.hpp"
 
 namespace gradsync {
 namespace {

@@ -12,14 +12,14 @@
 #include "trace/scope.hpp"
 #include "trainers/checkpoint/checkpoint_schedule.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
-#include "trainers/compression/compressed_jobs.hpp"
-#include "trainers/compression/compression_checks.hpp"
-#include "trainers/families/sync_registry.hpp"
-#include "trainers/loop/clock.hpp"
-#include "trainers/loop/epoch_work.hpp"
+#include "trainers/config/compression_checks.hpp"
+#include "trainers/core/clock.hpp"
+#include "trainers/core/epoch_work.hpp"
+#include "trainers/core/sync_registry.hpp"
+#include "trainers/gradient_compression/compressed_jobs.hpp"
 #include "trainers/loop/roles.hpp"
 #include "trainers/loop/run_start.hpp"
-#include "trainers/report/run_trace.hpp"
+#include "trainers/loop/run_trace.hpp"
 
 namespace gradsync {
 

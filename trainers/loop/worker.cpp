@@ -8,8 +8,8 @@
 #include "model/rng.hpp"
 #include "trace/scope.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
-#include "trainers/loop/clock.hpp"
-#include "trainers/loop/divergence.hpp"
+#include "trainers/core/clock.hpp"
+#include "trainers/core/divergence.hpp"
 
 namespace gradsync {
 

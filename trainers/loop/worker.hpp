@@ -8,9 +8,9 @@
 #include "model/dataset.hpp"
 #include "model/model.hpp"
 #include "trainers/config/train_config.hpp"
-#include "trainers/families/synchronizer.hpp"
-#include "trainers/loop/epoch_work.hpp"
-#include "trainers/loop/fault_injection.hpp"
+#include "trainers/core/epoch_work.hpp"
+#include "trainers/core/fault_injection.hpp"
+#include "trainers/core/synchronizer.hpp"
 
 namespace gradsync {
 

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "trainers/families/sync_registry.hpp"
+#include "trainers/core/sync_registry.hpp"
 
 namespace gradsync {
 namespace {

@@ -3,7 +3,8 @@
 #include <string>
 #include <string_view>
 
-#include "trainers/loop/trainer.hpp"
+#include "trainers/config/train_config.hpp"
+#include "trainers/core/train_result.hpp"
 
 namespace gradsync {
 

@@ -9,10 +9,11 @@
 
 #include "collectives/methods.hpp"
 #include "trainers/config/train_config.hpp"
+#include "trainers/core/clock.hpp"
+#include "trainers/core/sync_registry.hpp"
 #include "trainers/families/fedavg/client_sampling.hpp"
 #include "trainers/families/fedavg/client_update.hpp"
-#include "trainers/families/sync_registry.hpp"
-#include "trainers/loop/clock.hpp"
+#include "trainers/families/fedavg/partition.hpp"
 
 namespace gradsync {
 namespace {
