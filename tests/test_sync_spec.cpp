@@ -166,7 +166,7 @@ TEST_CASE("every family's spec is the run its flags are, through train --spec an
   }
   // A modifier added to a family's registry entry needs a line above.
   for (const SyncFamilyInfo* f : sync_family_table())
-    for (const SpecModifier& m : f->spec_modifiers) {
+    for (const SpecModifier& m : f->flags.spec_modifiers) {
       INFO(sync_family_id(f->family), " +", m.spelling);
       CHECK(covered(m));
     }

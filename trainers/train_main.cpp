@@ -92,8 +92,7 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis, c
         "worker, lr {}, seed {}\n{}\n",
         config.sync_name(), config.model_name(), model->parameter_count(), dataset_name(config.dataset), data.train.rows,
         data.test.rows, world.size(), config.batch, config.sgd.lr, config.seed, kernels_summary(blis));
-    if (const std::string graph = describe_graph(config, world.size()); !graph.empty()) fmt::print("{}\n", graph);
-    if (const std::string clients = describe_clients(config); !clients.empty()) fmt::print("{}\n", clients);
+    if (const std::string setup = describe_family(config, world.size()); !setup.empty()) fmt::print("{}\n", setup);
     std::fflush(stdout);
   }
   TrainResult result;

@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
+#include <memory>
 #include <span>
 #include <sstream>
 #include <string_view>
@@ -12,7 +14,6 @@
 #include "compression/compressors.hpp"
 #include "model/models.hpp"
 #include "trainers/cli/fault_flags.hpp"
-#include "trainers/cli/federated_flags.hpp"
 #include "trainers/cli/observe_flags.hpp"
 #include "trainers/cli/spec_flags.hpp"
 #include "trainers/core/sync_method.hpp"
@@ -49,8 +50,8 @@ std::vector<std::size_t> parse_widths(const std::string& text) {
 
 // What CLI11 reads as text or as a wider type, before it becomes TrainConfig's typed and checked values.
 struct RawFlags {
-  std::string sync = "serial", hidden = "128", iterations = "full", ps_mode = "bsp", progress = "calls";
-  std::string trace_steps, topology = "ring";
+  std::string sync = "serial", hidden = "128", iterations = "full", progress = "calls";
+  std::string trace_steps;
   std::string batch;  // a count, or "all" (fedavg)
   std::string model, dataset;
   long chunk = 0, bucket_kib = 0, global_batch = 0;
@@ -60,6 +61,9 @@ struct RawFlags {
   int error_feedback = 1;
   bool list_compressors = false;
 };
+
+// What each family's flags read into during one parse (SyncFamilyInfo's flags.add), indexed by SyncFamily.
+using FamilyFlagStates = std::array<std::unique_ptr<FlagState>, std::size(kSyncFamilyIds)>;
 
 constexpr std::string_view kProgressNames[] = {"calls", "thread"};  // indexed by Progress
 
@@ -126,7 +130,7 @@ void add_model_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
                  "batch summed over all workers (instead of --batch): kept when a resumed run has fewer workers");
 }
 
-void add_overlap_and_ps_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
+void add_overlap_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
   app.add_flag("--buckets", c.buckets,
                "allreduce the gradient in buckets as the backward pass finishes its layers (an allreduce method)");
   app.add_option("--bucket-kib", raw.bucket_kib,
@@ -139,19 +143,16 @@ void add_overlap_and_ps_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
   app.add_option("--progress", raw.progress,
                  "who moves overlapped communication on: calls (between kernels) | thread (a communication thread)")
       ->capture_default_str();
-  app.add_option("--ps-mode", raw.ps_mode, "parameter server: bsp | asp | ssp")->capture_default_str();
-  app.add_option("--staleness", c.staleness, "ssp: how many steps a worker may run ahead")->capture_default_str();
-  app.add_option("--servers", c.servers, "parameter server shards (key ranges)")->capture_default_str();
 }
 
-void add_decentralized_options(CLI::App& app, TrainConfig& c, RawFlags& raw) {
-  app.add_option("--topology", raw.topology,
-                 fmt::format("--sync gossip: the graph ranks average over: {}", topology_names(" | ")))
-      ->capture_default_str();
-  app.add_flag("--async", c.gossip_async,
-               "--sync gossip: asynchronous (AD-PSGD): even ranks average with one odd neighbour a step, no barrier");
-  app.add_option("--gossip-gamma", c.gossip_gamma, "--sync gossip --compress: CHOCO-SGD's consensus step size, in (0, 1]")
-      ->capture_default_str();
+// Every family's own flags (SyncFamilyInfo's flags.add), in the registry's order; `states` keeps what they read into
+// until the parse is over.
+void add_family_options(CLI::App& app, TrainConfig& c, FamilyFlagStates& states) {
+  for (const SyncFamilyInfo* family : sync_family_table())
+    states[static_cast<std::size_t>(family->family)] = family->flags.add ? family->flags.add(app, c) : nullptr;
+}
+
+void add_outer_and_target_options(CLI::App& app, TrainConfig& c) {
   app.add_option("--outer-lr", c.outer_lr,
                  "--average-every: the outer optimizer's step on the averaged difference (1 with momentum 0: plain "
                  "averaging)")
@@ -215,8 +216,8 @@ void add_run_options(CLI::App& app, TrainConfig& c) {
                "number of ranks)");
 }
 
-// --sync, --ps-mode and --progress: text to typed values.
-void take_choices(const RawFlags& raw, TrainConfig& c) {
+// --sync, the families' flags (SyncFamilyInfo's flags.take) and --progress: text to typed values.
+void take_choices(const RawFlags& raw, const FamilyFlagStates& states, TrainConfig& c) {
   const std::optional<SyncMethod> sync = find_sync_method(raw.sync);
   if (!sync)
     throw CLI::ValidationError("--sync", fmt::format("unknown method '{}' (choose {} or an allreduce: {})", raw.sync,
@@ -224,13 +225,8 @@ void take_choices(const RawFlags& raw, TrainConfig& c) {
   c.sync = *sync;
   c.model = find_model(raw.model);  // checked by the option (one_of)
   c.dataset = *find_dataset(raw.dataset);
-  c.ps_mode = named<PsMode>(kPsModeNames, raw.ps_mode, "--ps-mode",
-                            fmt::format("unknown mode '{}' (choose bsp, asp or ssp)", raw.ps_mode));
-  const TopologyInfo* topology = find_topology(raw.topology);
-  if (!topology)
-    throw CLI::ValidationError("--topology",
-                               fmt::format("unknown topology '{}' (choose {})", raw.topology, topology_names()));
-  c.topology = topology->id;
+  for (const SyncFamilyInfo* family : sync_family_table())
+    if (family->flags.take) family->flags.take(states[static_cast<std::size_t>(family->family)].get(), c);
   c.progress = named<Progress>(kProgressNames, raw.progress, "--progress",
                                fmt::format("unknown '{}' (choose calls or thread)", raw.progress));
 }
@@ -286,8 +282,8 @@ void check_given_flags(const CLI::App& app, const TrainConfig& c) {
   // Each family checks the flags it owns, on every run: one given to another family is refused there.
   const FlagGiven given = [&app](std::string_view flag) { return app.count(std::string(flag)) > 0; };
   for (const SyncFamilyInfo* family : sync_family_table())
-    if (family->check_given_flags)
-      if (const std::string problem = family->check_given_flags(c, given); !problem.empty())
+    if (family->flags.check_given)
+      if (const std::string problem = family->flags.check_given(c, given); !problem.empty())
         throw CLI::ValidationError(problem);
   if (app.count("--progress") > 0 && c.progress == Progress::thread && !c.buckets && !c.pipeline)
     throw CLI::ValidationError("--progress",
@@ -298,7 +294,7 @@ void check_given_flags(const CLI::App& app, const TrainConfig& c) {
                                                               "gradients every step)",
                                                               c.average_every));
   for (const char* flag : {"--outer-lr", "--outer-momentum"})
-    if (app.count(flag) > 0 && c.average_every == 0 && !sync_family(c.sync.family).rounds)
+    if (app.count(flag) > 0 && c.average_every == 0 && !sync_family(c.sync.family).shape.rounds)
       throw CLI::ValidationError(flag,
                                  "only with --average-every H (the outer optimizer steps at each average) or "
                                  "--sync fedavg (the server's step)");
@@ -336,14 +332,14 @@ CliOutcome parse_args(const std::vector<std::string>& args, const SyncSpec* expa
       "Run under mpirun for ring, mpi and ps; e.g. mpirun -n 2 build/bin/train --sync ring --model mlp"};
   RawFlags raw = raw_defaults(c);
   add_model_options(app, c, raw);
-  add_overlap_and_ps_options(app, c, raw);
+  add_overlap_options(app, c, raw);
+  FamilyFlagStates family_states;
+  add_family_options(app, c, family_states);
   add_run_options(app, c);
-  add_decentralized_options(app, c, raw);
+  add_outer_and_target_options(app, c);
   add_compression_options(app, raw);
   FaultFlags faults;
   add_fault_options(app, c.faults, faults);
-  FederatedFlags fed;
-  add_federated_options(app, c, fed);
   add_observe_options(app, c.observe, raw.trace_steps);
   SpecFlags spec;
   add_spec_options(app, spec);
@@ -352,12 +348,14 @@ CliOutcome parse_args(const std::vector<std::string>& args, const SyncSpec* expa
     app.parse(reversed);
     if (raw.list_compressors) return ended(0, compressor_listing());
     if (!expanded && app.count("--spec") > 0) return parse_spec(app, spec, args);
-    take_choices(raw, c);
+    take_choices(raw, family_states, c);
     take_compression(app, raw, c);
     take_numbers(app, raw, c);
     take_faults(faults, c.faults);
     check_given_flags(app, c);
-    take_federated(app, fed, c);
+    for (const SyncFamilyInfo* family : sync_family_table())
+      if (family->flags.take_checked)
+        family->flags.take_checked(app, family_states[static_cast<std::size_t>(family->family)].get(), c);
     c.observe.window = parse_trace_window(raw.trace_steps);
   } catch (const CLI::CallForHelp&) {
     return ended(0, app.help());

@@ -16,7 +16,7 @@ std::string validate_compression(const TrainConfig& c) {
   if (std::string problem = choice.compressor->check_param(choice.param); !problem.empty())
     return fmt::format("--compress: {}", problem);
   const SyncFamilyInfo& family = sync_family(c.sync.family);
-  if (family.check_compression) return family.check_compression(c);
+  if (family.checks.check_compression) return family.checks.check_compression(c);
   return fmt::format("{}: needs an allreduce --sync ({}), not {}", flag, allreduce_method_names(trains), c.sync.name());
 }
 

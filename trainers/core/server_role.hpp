@@ -1,6 +1,6 @@
 #pragma once
-// What a serving rank does in a family with servers (SyncFamilyInfo::servers): world ranks 0..servers-1 build one with
-// the family's make_server, the others are workers with its synchronizer (trainers/loop/roles.hpp drives both). The
+// What a serving rank does in a family with servers (SyncFamilyInfo's shape.servers): world ranks 0..servers-1 build one
+// with the family's make_server, the others are workers with its synchronizer (trainers/loop/roles.hpp drives both). The
 // parameter server is the one such family (trainers/families/ps/ps_training.hpp).
 #include <span>
 
@@ -23,8 +23,8 @@ class ServerRole {
   // its checkpoint piece (trainers/checkpoint/checkpoint_set.hpp). Valid until the next serve().
   virtual std::span<const float> local_model() const = 0;
   virtual std::span<const float> local_optimizer_state() = 0;
-  // Collective with every worker's SyncFamilyInfo::send_worker_state, with nothing in flight: the workers' own state
-  // that the servers checkpoint. No-op for a family whose workers keep none.
+  // Collective with every worker's build.send_worker_state (SyncFamilyInfo), with nothing in flight: the workers' own
+  // state that the servers checkpoint. No-op for a family whose workers keep none.
   virtual void collect_worker_state() {}
 };
 

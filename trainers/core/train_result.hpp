@@ -33,8 +33,9 @@ struct EpochReport {
   double consensus_distance = -1;
   double replica_accuracy_min = -1;
   double replica_accuracy_max = -1;
-  double spectral_gap = -1;  // of the family's mixing graph at this run's size (SyncFamilyInfo::spectral_gap), or -1
-  long global_steps = 0;     // global steps taken when the epoch ended (rounds, where a step is a round)
+  double spectral_gap =
+      -1;                 // of the family's mixing graph at this run's size (SyncFamilyInfo's report.spectral_gap), or -1
+  long global_steps = 0;  // global steps taken when the epoch ended (rounds, where a step is a round)
   double best_accuracy = 0;  // the highest test_accuracy of the run so far, this epoch's and a resumed run's before
   bool round = false;        // a family that trains in rounds (fedavg): this epoch was one round
 };
@@ -68,7 +69,7 @@ struct TrainResult {
   double target_accuracy = 0;
   double target_elapsed_s = -1;
   double target_steps = -1;  // global steps; rounds where a step is a round
-  bool rounds = false;       // the family trains in rounds (SyncFamilyInfo::rounds): target_steps counts rounds
+  bool rounds = false;       // the family trains in rounds (SyncFamilyInfo's shape.rounds): target_steps counts rounds
 };
 
 using EpochObserver = std::function<void(const EpochReport&)>;

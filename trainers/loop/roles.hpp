@@ -61,12 +61,17 @@ class Roles {
   Comm
       sync_comm_;  // every rank: the synchronizer's and the servers' own messages (a parameter server's pushes and pulls)
   Sgd sgd_;
-  std::unique_ptr<Synchronizer> sync_;
+  // A worker's synchronizer: one of the two kinds, as its family makes (SyncFamilyInfo's shape.rounds), and the
+  // interface they share.
+  std::unique_ptr<Synchronizer> steps_;
+  std::unique_ptr<RoundTrainer> rounds_;
+  WorkerSync* sync_ = nullptr;
   std::unique_ptr<Worker> worker_;
   std::unique_ptr<ServerRole> server_;
   // A worker's optimizer state, then its synchronizer's, when the synchronizer keeps any (else empty). Collective.
   std::span<const float> worker_state();
-  // Collective: the workers of a family with servers send them their own state (SyncFamilyInfo::send_worker_state).
+  // Collective: the workers of a family with servers send them their own state (SyncFamilyInfo's
+  // build.send_worker_state).
   void hand_worker_state_to_servers();
   std::vector<float> checkpoint_state_;
   const Model& model_;

@@ -24,7 +24,7 @@
 namespace gradsync {
 
 long steps_per_epoch(const TrainConfig& config, std::size_t rows, int workers) {
-  if (sync_family(config.sync.family).rounds) return 1;  // an epoch is a round (federated averaging)
+  if (sync_family(config.sync.family).shape.rounds) return 1;  // an epoch is a round (federated averaging)
   if (config.iterations_per_epoch > 0) return config.iterations_per_epoch;
   const std::size_t share = config.iterations_per_epoch == TrainConfig::kAuto ? static_cast<std::size_t>(workers) : 1;
   return std::max<long>(1, static_cast<long>(rows / (config.batch * share)));
@@ -38,9 +38,10 @@ StateLayout state_layout(const TrainConfig& config, int ranks, const Model& mode
   const std::size_t parameter_count = model.parameter_count();
   const int servers = config.server_ranks(), workers = config.worker_count(ranks);
   const SyncFamilyInfo& family = sync_family(config.sync.family);
-  const std::size_t optimizer = (config.sgd.momentum != 0.0f ? parameter_count : 0) +
-                                (family.compresses_itself ? 0 : compressed_state_size(config, model.layers(), workers)) +
-                                (family.state_size ? family.state_size(config, parameter_count, workers) : 0);
+  const std::size_t optimizer =
+      (config.sgd.momentum != 0.0f ? parameter_count : 0) +
+      (family.shape.compresses_itself ? 0 : compressed_state_size(config, model.layers(), workers)) +
+      (family.build.state_size ? family.build.state_size(config, parameter_count, workers) : 0);
   return {parameter_count, optimizer, servers > 0, servers, ranks, workers, config.batch};
 }
 
@@ -63,7 +64,8 @@ class EpochLoop {
         global_batch_(config.batch * static_cast<std::uint64_t>(roles.workers())), global_(start.steps_done),
         eval_ws_(model, kEvaluationBatch), history_(starting_history(config, start)) {
     const SyncFamilyInfo& family = sync_family(config.sync.family);
-    if (world.rank() == 0 && family.spectral_gap) spectral_gap_ = family.spectral_gap(config, roles.workers());
+    if (world.rank() == 0 && family.report.spectral_gap)
+      spectral_gap_ = family.report.spectral_gap(config, roles.workers());
   }
 
   // Every rank, before the first epoch: the result's numbers from the history a resumed run continues. Returns false
@@ -215,7 +217,7 @@ class EpochLoop {
     r.spectral_gap = spectral_gap_;
     r.global_steps = static_cast<long>(global_);
     r.best_accuracy = std::max(r.test_accuracy, history_.best_accuracy);  // 0 before any evaluation
-    r.round = sync_family(config_.sync.family).rounds;
+    r.round = sync_family(config_.sync.family).shape.rounds;
     note_target(r);
     history_.evaluations += 1;
     history_.best_accuracy = r.best_accuracy;
@@ -240,13 +242,13 @@ class EpochLoop {
     r.sync_s = all.sync_s / workers;
     r.hidden_s = all.hidden_s / workers;
     // Per worker and global step; a round-based family's workers take many local steps a round, and a step is a round.
-    const double worker_steps = sync_family(config_.sync.family).rounds ? workers : all.steps;
+    const double worker_steps = sync_family(config_.sync.family).shape.rounds ? workers : all.steps;
     r.wire_bytes_per_step = config_.wire_bytes_counted() ? all.wire_bytes / std::max(worker_steps, 1.0) : -1;
     if (servers > 0) {
       r.server_busy = all.server_busy_s / std::max(all.server_s, 1e-12);
       r.gradients_applied = all.gradients_applied / servers;
     }
-    if (servers > 0 && config_.ps_mode != PsMode::bsp && all.staleness_count > 0) {
+    if (servers > 0 && all.staleness_count > 0) {
       r.staleness_mean = all.staleness_sum / all.staleness_count;
       r.staleness_max = all.staleness_max;
       r.clock_gap_max = all.clock_gap_max;  // asp: how far ahead workers ran; ssp: bounded by S
@@ -323,7 +325,7 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& w
   if (config.resume) check_resumed_state(start, roles, config, world, state.pieces());
   TrainResult result = empty_result(config, world);
   result.target_accuracy = config.target_accuracy;
-  result.rounds = sync_family(config.sync.family).rounds;
+  result.rounds = sync_family(config.sync.family).shape.rounds;
   EpochLoop epochs(config, data, world, model, roles, schedule, start);
   if (epochs.begin(result))
     for (int epoch = start.next_epoch; epoch < config.epochs; ++epoch)

@@ -147,33 +147,33 @@ std::unique_ptr<Synchronizer> make_allreduce_family(const TrainConfig& config, c
 extern const SyncFamilyInfo allreduce_sync_family = {
     .family = SyncFamily::allreduce,
     .name = "",  // named by its methods (collectives/methods.hpp)
-    .pipelines = true,
-    .buckets = true,
-    .spec_modifiers = kAllreduceModifiers,
-    .check_compression = [](const TrainConfig& c) -> std::string {
+    .shape = {.pipelines = true, .buckets = true},
+    .flags = {.spec_modifiers = kAllreduceModifiers},
+    .checks = {.check_compression = [](const TrainConfig& c) -> std::string {
       if (c.average_every > 0)
         return fmt::format("--compress {}: not with --average-every (that averages models, not gradients)",
                            c.compression.name());
       return {};
-    },
-    .dimensions =
-        [](const TrainConfig& c, SyncDimensions& d) {
-          if (c.average_every > 0) d.mode = "local-sgd";
-        },
-    // Not when the wire bytes are a library collective's, which gradsync's meter cannot see.
-    .wire_bytes_counted =
-        [](const TrainConfig& c) {
-          return !(c.sync.allreduce && c.sync.allreduce->library &&
-                   (!c.compression.enabled() || c.compression.compressor->uses_allreduce));
-        },
+    }},
+    .report = {.dimensions =
+                   [](const TrainConfig& c, SyncDimensions& d) {
+                     if (c.average_every > 0) d.mode = "local-sgd";
+                   },
+               // Not when the wire bytes are a library collective's, which gradsync's meter cannot see.
+               .wire_bytes_counted =
+                   [](const TrainConfig& c) {
+                     return !(c.sync.allreduce && c.sync.allreduce->library &&
+                              (!c.compression.enabled() || c.compression.compressor->uses_allreduce));
+                   }},
     // Local SGD's state: every worker's model and optimizer state (Replicas), then the outer optimizer's two models.
-    .state_size = [](const TrainConfig& c, std::size_t parameter_count, int workers) -> std::size_t {
-      if (c.average_every == 0) return 0;
-      const std::size_t momentum = c.sgd.momentum != 0.0f ? parameter_count : 0;
-      const bool outer = c.outer_lr != 1.0f || c.outer_momentum != 0.0f;
-      return static_cast<std::size_t>(workers) * (parameter_count + momentum) + (outer ? 2 * parameter_count : 0);
-    },
-    .make = make_allreduce_family,
+    .build = {.state_size = [](const TrainConfig& c, std::size_t parameter_count, int workers) -> std::size_t {
+                if (c.average_every == 0) return 0;
+                const std::size_t momentum = c.sgd.momentum != 0.0f ? parameter_count : 0;
+                const bool outer = c.outer_lr != 1.0f || c.outer_momentum != 0.0f;
+                return static_cast<std::size_t>(workers) * (parameter_count + momentum) +
+                       (outer ? 2 * parameter_count : 0);
+              },
+              .make = make_allreduce_family},
 };
 
 }  // namespace gradsync

@@ -5,6 +5,8 @@
 // for anyone else (collectives/pair_gossip.hpp). With --compress: CHOCO-SGD (choco_gossip.cpp).
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include "collectives/gossip_exchange.hpp"
 #include "collectives/pair_gossip.hpp"
 #include "trainers/checkpoint/replicas.hpp"
@@ -113,6 +115,43 @@ std::string describe_gossip(const TrainConfig& c) {
   return name;
 }
 
+// The graph's line before training: "topology exp on 16 workers (...): 4 peer(s) a step, spectral gap 0.4286".
+std::string describe_graph(const TrainConfig& c, int ranks) {
+  const int workers = c.worker_count(ranks);
+  const TopologyInfo& t = topology_info(c.topology);
+  double peers = 0;
+  const int period = topology_period(c.topology, workers);
+  for (int s = 0; s < period; ++s) peers += static_cast<double>(neighbourhood(c.topology, workers, 0, s).peers.size());
+  const std::string exchange = c.gossip_async ? "asynchronous: each even rank averages with one odd neighbour a step"
+                                              : fmt::format("{:.3g} peer(s) a step", peers / period);
+  return fmt::format("topology {} on {} workers ({}): {}, spectral gap {:.4f}", t.name, workers, t.summary, exchange,
+                     spectral_gap(c.topology, workers));
+}
+
+struct GossipFlags final : FlagState {
+  std::string topology = "ring";  // --topology, a name of collectives/topology.hpp's list
+};
+
+std::unique_ptr<FlagState> add_gossip_flags(CLI::App& app, TrainConfig& c) {
+  auto raw = std::make_unique<GossipFlags>();
+  app.add_option("--topology", raw->topology,
+                 fmt::format("--sync gossip: the graph ranks average over: {}", topology_names(" | ")))
+      ->capture_default_str();
+  app.add_flag("--async", c.gossip_async,
+               "--sync gossip: asynchronous (AD-PSGD): even ranks average with one odd neighbour a step, no barrier");
+  app.add_option("--gossip-gamma", c.gossip_gamma, "--sync gossip --compress: CHOCO-SGD's consensus step size, in (0, 1]")
+      ->capture_default_str();
+  return raw;
+}
+
+void take_gossip_flags(const FlagState* state, TrainConfig& c) {
+  const std::string& text = static_cast<const GossipFlags*>(state)->topology;
+  const TopologyInfo* topology = find_topology(text);
+  if (!topology)
+    throw CLI::ValidationError("--topology", fmt::format("unknown topology '{}' (choose {})", text, topology_names()));
+  c.topology = topology->id;
+}
+
 std::unique_ptr<Synchronizer> make_gossip(const TrainConfig& c, const SyncSetup& s) {
   if (c.compression.enabled()) return make_choco_gossip(c, s);
   if (c.gossip_async)
@@ -125,21 +164,23 @@ std::unique_ptr<Synchronizer> make_gossip(const TrainConfig& c, const SyncSetup&
 extern const SyncFamilyInfo gossip_sync_family = {
     .family = SyncFamily::gossip,
     .name = "gossip",
-    .validate = validate_gossip,
-    .spec_modifiers = kGossipModifiers,
-    .check_given_flags = check_gossip_flags,
-    .check_compression = check_choco_compression,
-    .compresses_itself = true,
-    .describe = describe_gossip,
-    .dimensions = [](const TrainConfig& c, SyncDimensions& d) { d.mode = c.gossip_async ? "async" : "sync"; },
-    .spectral_gap = [](const TrainConfig& c, int workers) { return spectral_gap(c.topology, workers); },
-    .state_size =
-        [](const TrainConfig& c, std::size_t parameter_count, int workers) {
-          const std::size_t momentum = c.sgd.momentum != 0.0f ? parameter_count : 0;
-          return static_cast<std::size_t>(workers) * (parameter_count + momentum) +
-                 (c.compression.enabled() ? choco_state_size(parameter_count, workers) : 0);
-        },
-    .make = make_gossip,
+    .shape = {.compresses_itself = true},
+    .flags = {.add = add_gossip_flags,
+              .take = take_gossip_flags,
+              .check_given = check_gossip_flags,
+              .spec_modifiers = kGossipModifiers},
+    .checks = {.validate = validate_gossip, .check_compression = check_choco_compression},
+    .report = {.describe = describe_gossip,
+               .dimensions = [](const TrainConfig& c, SyncDimensions& d) { d.mode = c.gossip_async ? "async" : "sync"; },
+               .setup_line = describe_graph,
+               .spectral_gap = [](const TrainConfig& c, int workers) { return spectral_gap(c.topology, workers); }},
+    .build = {.state_size =
+                  [](const TrainConfig& c, std::size_t parameter_count, int workers) {
+                    const std::size_t momentum = c.sgd.momentum != 0.0f ? parameter_count : 0;
+                    return static_cast<std::size_t>(workers) * (parameter_count + momentum) +
+                           (c.compression.enabled() ? choco_state_size(parameter_count, workers) : 0);
+                  },
+              .make = make_gossip},
 };
 
 }  // namespace gradsync

@@ -2,6 +2,8 @@
 // rest work.
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include "collectives/methods.hpp"
 #include "compression/compressors.hpp"
 #include "trainers/config/train_config.hpp"
@@ -50,32 +52,53 @@ std::string describe_ps(const TrainConfig& c) {
   return name;
 }
 
+struct PsFlags final : FlagState {
+  std::string mode;  // --ps-mode, a name of kPsModeNames
+};
+
+std::unique_ptr<FlagState> add_ps_flags(CLI::App& app, TrainConfig& c) {
+  auto raw = std::make_unique<PsFlags>();
+  raw->mode = ps_mode_name(c.ps_mode);
+  app.add_option("--ps-mode", raw->mode, "parameter server: bsp | asp | ssp")->capture_default_str();
+  app.add_option("--staleness", c.staleness, "ssp: how many steps a worker may run ahead")->capture_default_str();
+  app.add_option("--servers", c.servers, "parameter server shards (key ranges)")->capture_default_str();
+  return raw;
+}
+
+void take_ps_flags(const FlagState* state, TrainConfig& c) {
+  const std::string& text = static_cast<const PsFlags*>(state)->mode;
+  for (std::size_t i = 0; i < std::size(kPsModeNames); ++i)
+    if (kPsModeNames[i] == text) {
+      c.ps_mode = static_cast<PsMode>(i);
+      return;
+    }
+  throw CLI::ValidationError("--ps-mode", fmt::format("unknown mode '{}' (choose bsp, asp or ssp)", text));
+}
+
 }  // namespace
 
 extern const SyncFamilyInfo ps_sync_family = {
     .family = SyncFamily::ps,
     .name = "ps",
-    .servers = true,
-    .pipelines = true,
-    .validate = validate_ps,
-    .spec_modifiers = kPsModifiers,
-    .check_given_flags = check_ps_flags,
-    .check_compression = check_ps_compression,
-    .describe = describe_ps,
-    .dimensions = [](const TrainConfig& c, SyncDimensions& d) { d.mode = ps_mode_name(c.ps_mode); },
-    .staleness_bound = [](const TrainConfig& c) -> int {
-      return c.ps_mode == PsMode::asp ? -1 : c.ps_mode == PsMode::ssp ? c.staleness : 0;
-    },
-    .make =
-        [](const TrainConfig& config, const SyncSetup& s) {
-          return make_ps_worker(s.world, ps_layout(config, s.world.size(), s.parameter_count), config, s.layers);
-        },
-    .make_server = [](const TrainConfig& config, const ServerSetup& s) -> std::unique_ptr<ServerRole> {
-      return std::make_unique<ParameterServer>(s.world, s.servers, ps_layout(config, s.world.size(), s.params.size()),
-                                               config, std::vector<float>(s.params.begin(), s.params.end()),
-                                               s.optimizer_state, s.layers);
-    },
-    .send_worker_state = send_state_to_servers,
+    .shape = {.servers = true, .pipelines = true},
+    .flags = {.add = add_ps_flags, .take = take_ps_flags, .check_given = check_ps_flags, .spec_modifiers = kPsModifiers},
+    .checks = {.validate = validate_ps, .check_compression = check_ps_compression},
+    .report = {.describe = describe_ps,
+               .dimensions = [](const TrainConfig& c, SyncDimensions& d) { d.mode = ps_mode_name(c.ps_mode); },
+               .staleness_bound = [](const TrainConfig& c) -> int {
+                 return c.ps_mode == PsMode::asp ? -1 : c.ps_mode == PsMode::ssp ? c.staleness : 0;
+               }},
+    .build = {.make =
+                  [](const TrainConfig& config, const SyncSetup& s) {
+                    return make_ps_worker(s.world, ps_layout(config, s.world.size(), s.parameter_count), config,
+                                          s.layers);
+                  },
+              .make_server = [](const TrainConfig& config, const ServerSetup& s) -> std::unique_ptr<ServerRole> {
+                return std::make_unique<ParameterServer>(
+                    s.world, s.servers, ps_layout(config, s.world.size(), s.params.size()), config,
+                    std::vector<float>(s.params.begin(), s.params.end()), s.optimizer_state, s.layers);
+              },
+              .send_worker_state = send_state_to_servers},
 };
 
 }  // namespace gradsync

@@ -27,10 +27,10 @@ std::string validate_serial(const TrainConfig&, int ranks) {
 extern const SyncFamilyInfo serial_sync_family = {
     .family = SyncFamily::serial,
     .name = "serial",
-    .validate = validate_serial,
-    .make = [](const TrainConfig&, const SyncSetup& setup) -> std::unique_ptr<Synchronizer> {
+    .checks = {.validate = validate_serial},
+    .build = {.make = [](const TrainConfig&, const SyncSetup& setup) -> std::unique_ptr<Synchronizer> {
       return std::make_unique<LocalSgd>(setup.sgd);
-    },
+    }},
 };
 
 }  // namespace gradsync

@@ -1,4 +1,4 @@
-#include "trainers/cli/federated_flags.hpp"
+#include "trainers/families/fedavg/fedavg_flags.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,20 @@
 
 namespace gradsync {
 
-void add_federated_options(CLI::App& app, TrainConfig& c, FederatedFlags& raw) {
+namespace {
+
+// What CLI11 reads as text or a wider type before it becomes FederatedOptions.
+struct FederatedFlags final : FlagState {
+  std::string partition = "iid", aggregate = "ring";
+  long clients = 100, local_steps = 0;
+  int rounds = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<FlagState> add_fedavg_flags(CLI::App& app, TrainConfig& c) {
+  auto state = std::make_unique<FederatedFlags>();
+  FederatedFlags& raw = *state;
   raw.clients = static_cast<long>(c.fed.clients);
   app.add_option("--clients", raw.clients, "--sync fedavg: logical clients K, dealt over the ranks")
       ->capture_default_str();
@@ -25,9 +38,11 @@ void add_federated_options(CLI::App& app, TrainConfig& c, FederatedFlags& raw) {
                  "--sync fedavg: the allreduce method that sums the clients' updates (ps: rank 0 serves)")
       ->capture_default_str();
   app.add_option("--prox-mu", c.fed.prox_mu, "--sync fedavg: FedProx's proximal weight mu (0: FedAvg)");
+  return state;
 }
 
-void take_federated(const CLI::App& app, const FederatedFlags& raw, TrainConfig& c) {
+void take_fedavg_flags(const CLI::App& app, const FlagState* state, TrainConfig& c) {
+  const FederatedFlags& raw = *static_cast<const FederatedFlags*>(state);
   if (app.count("--rounds") > 0) {
     if (raw.rounds < 1) throw CLI::ValidationError("--rounds", fmt::format("must be >= 1, got {}", raw.rounds));
     c.epochs = raw.rounds;
