@@ -14,6 +14,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from graph_loops import strongly_connected  # noqa: E402
+
 root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '../..'))
 include = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -93,42 +96,12 @@ for path, targets in sources('collectives'):
             out.setdefault(theirs, []).append(f'{path} includes {target}')
             edges.setdefault(theirs, {})
 
-index: dict[str, int] = {}
-low: dict[str, int] = {}
-stack: list[str] = []
-on_stack: set[str] = set()
-
-
-def connect(node):
-    index[node] = low[node] = len(index)
-    stack.append(node)
-    on_stack.add(node)
-    for child in sorted(edges[node]):
-        if child not in index:
-            connect(child)
-            low[node] = min(low[node], low[child])
-        elif child in on_stack:
-            low[node] = min(low[node], index[child])
-    if low[node] == index[node]:
-        component = []
-        while True:
-            member = stack.pop()
-            on_stack.discard(member)
-            component.append(member)
-            if member == node:
-                break
-        if len(component) > 1:
-            members = set(component)
-            problems.append('collectives/ rooms in a loop: ' + ' <-> '.join(sorted(component)))
-            for m in sorted(component):
-                for other in sorted(set(edges[m]) & members):
-                    problems.extend('  ' + why for why in edges[m][other])
-
-
-sys.setrecursionlimit(10000)
-for node in sorted(edges):
-    if node not in index:
-        connect(node)
+for loop in strongly_connected(edges):
+    members = set(loop)
+    problems.append('collectives/ rooms in a loop: ' + ' <-> '.join(loop))
+    for m in loop:
+        for other in sorted(set(edges[m]) & members):
+            problems.extend('  ' + why for why in edges[m][other])
 
 for p in problems:
     print(p)

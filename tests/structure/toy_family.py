@@ -9,14 +9,13 @@ Usage: toy_family.py ROOT WORK MPIEXEC [MPIEXEC_FLAG ...] -- [CMAKE_ARG ...]
 WORK is a folder of its own (emptied and reused: with ccache a second run rebuilds little). Exit 1 on a failure."""
 import os
 import random
-import shutil
 import struct
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from toy_diffs import toy_diffs  # noqa: E402
-from toy_method import copy_tree, run  # noqa: E402
+from toy_method import build_toy  # noqa: E402
 
 REGISTRY = 'trainers/core/sync_families.def'
 
@@ -56,18 +55,10 @@ def output(cmd):
 
 
 def main():
-    args = sys.argv[1:]
-    cut = args.index('--') if '--' in args else len(args)
-    root, work, mpiexec = args[0], args[1], args[2:cut]
-    cmake_args = args[cut + 1:]
-    src, build = os.path.join(work, 'src'), os.path.join(work, 'build')
-    shutil.rmtree(src, ignore_errors=True)
-    copy_tree(root, src)
-    add_toy(root, src)
-    if run(['cmake', '-S', src, '-B', build, *cmake_args], stdout=subprocess.DEVNULL) != 0:
+    built = build_toy(sys.argv[1:], add_toy, 'train')
+    if not built:
         return 1
-    if run(['cmake', '--build', build, '--target', 'train', '-j2']) != 0:
-        return 1
+    work, mpiexec, build = built
     train = os.path.join(build, 'bin', 'train')
     data = os.path.join(work, 'data')
     write_idx(data)
