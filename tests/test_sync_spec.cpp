@@ -1,6 +1,7 @@
 // The sync spec (trainers/config/sync_spec.hpp: train --spec, bench_sync --methods), the CSVs' dimension columns
 // (TrainConfig::sync_dimensions, trainers/report/report.hpp) and the names of models and datasets.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <fstream>
 #include <map>
