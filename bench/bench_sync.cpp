@@ -40,15 +40,15 @@
 #include "model/rng.hpp"
 #include "trace/scope.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
-#include "trainers/compression/compression_checks.hpp"
+#include "trainers/config/compression_checks.hpp"
 #include "trainers/config/sync_spec.hpp"
 #include "trainers/config/validate_config.hpp"
-#include "trainers/families/make_synchronizer.hpp"
+#include "trainers/core/clock.hpp"
 #include "trainers/loop/agreed_kernel_plan.hpp"
-#include "trainers/loop/clock.hpp"
 #include "trainers/loop/data_source.hpp"
+#include "trainers/loop/make_synchronizer.hpp"
+#include "trainers/loop/run_trace.hpp"
 #include "trainers/report/report.hpp"
-#include "trainers/report/run_trace.hpp"
 
 namespace {
 

@@ -10,6 +10,6 @@
 #define exit smpi_exit
 #endif
 
-// A simulation build: the trainer's clock is the simulated one (trainers/loop/clock.hpp says why) and datasets are
+// A simulation build: the trainer's clock is the simulated one (trainers/core/clock.hpp says why) and datasets are
 // shared read-only mappings (model/dataset.hpp).
 #define GRADSYNC_SIMULATED 1

@@ -4,8 +4,8 @@
 // pushes each server its key range (or an encoding of it) and pulls the server's answer back into the same range;
 // a server receives one push from every pushing rank, folds them in rank order (so that sums are reproducible) and
 // answers each. Both the ps allreduce methods (collectives/ps_allreduce.hpp) and the parameter-server trainer
-// (trainers/ps/) talk through it: what is theirs is what a server does between the pushes and the answers (a sum,
-// an optimizer step), and when it answers (at once, after every push, after a staleness bound).
+// (trainers/families/ps/) talk through it: what is theirs is what a server does between the pushes and the answers (a
+// sum, an optimizer step), and when it answers (at once, after every push, after a staleness bound).
 //
 // Planned once, run many times: two tags reserved on the communicator, two requests per server on the worker side
 // (push and pull, in flight together), one per pushing rank on the server side (its push, then the answer to it),

@@ -12,7 +12,7 @@ namespace gradsync {
 // contiguous slices of the buffer.
 // Workers push each key range to its server and pull the summed range back; workers never talk to each other. The
 // messages are the parameter server's exchange (collectives/key_range_exchange.hpp), which the trainer's parameter
-// server (trainers/ps/) uses too; what is this method's own is the order of its stages.
+// server (trainers/families/ps/) uses too; what is this method's own is the order of its stages.
 // A server sums its range in rank order, so results are reproducible; with contributing servers the sum is
 // also bit-identical for every k.
 // Dedicated servers (the default) contribute nothing and end with only their own range of the result; with

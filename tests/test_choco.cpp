@@ -1,5 +1,5 @@
-// Gossip with compression (CHOCO-SGD, trainers/families/choco_gossip.cpp): its arithmetic against D-PSGD and against
-// its invariants, its traffic, its checkpoints and its refusals. Written for any number of ranks.
+// Gossip with compression (CHOCO-SGD, trainers/families/gossip/choco_gossip.cpp): its arithmetic against D-PSGD and
+// against its invariants, its traffic, its checkpoints and its refusals. Written for any number of ranks.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -16,8 +16,8 @@
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
 #include "trainers/config/validate_config.hpp"
-#include "trainers/families/make_synchronizer.hpp"
-#include "trainers/loop/divergence.hpp"
+#include "trainers/core/divergence.hpp"
+#include "trainers/loop/make_synchronizer.hpp"
 #include "trainers/loop/trainer.hpp"
 
 using namespace gradsync;

@@ -1,5 +1,6 @@
-// Gradient compression with error feedback (compression/, trainers/compression/): lossless settings equal dense SGD,
-// error feedback fixes a biased compressor, the residual's bookkeeping is exact, bad input is refused before any step.
+// Gradient compression with error feedback (compression/, trainers/gradient_compression/): lossless settings equal dense
+// SGD, error feedback fixes a biased compressor, the residual's bookkeeping is exact, bad input is refused before any
+// step.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -16,8 +17,8 @@
 #include "model/rng.hpp"
 #include "model/sgd.hpp"
 #include "test_support.hpp"
-#include "trainers/compression/compression_checks.hpp"
-#include "trainers/config/cli.hpp"
+#include "trainers/cli/cli.hpp"
+#include "trainers/config/compression_checks.hpp"
 #include "trainers/config/validate_config.hpp"
 #include "trainers/loop/trainer.hpp"
 

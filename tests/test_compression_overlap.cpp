@@ -1,6 +1,6 @@
-// Compression with overlap (trainers/compression/compressed_jobs.hpp, trainers/overlap/overlapped_sync.hpp): a compressed
-// exchange that runs through the communication engine computes the blocking exchange's bits. Pipelined, it is the
-// blocking compressed step applied one step late, residuals included; bucketed, a bucket is compressed on its own
+// Compression with overlap (trainers/gradient_compression/compressed_jobs.hpp, trainers/overlap/overlapped_sync.hpp): a
+// compressed exchange that runs through the communication engine computes the blocking exchange's bits. Pipelined, it is
+// the blocking compressed step applied one step late, residuals included; bucketed, a bucket is compressed on its own
 // tensors, which is the blocking compressor wherever that compressor works per tensor; checkpoints carry the state
 // of either mode.
 #include <doctest/doctest.h>
@@ -21,8 +21,8 @@
 #include "model/sgd.hpp"
 #include "model/synthetic.hpp"
 #include "test_support.hpp"
-#include "trainers/compression/compressed_jobs.hpp"
-#include "trainers/families/make_synchronizer.hpp"
+#include "trainers/gradient_compression/compressed_jobs.hpp"
+#include "trainers/loop/make_synchronizer.hpp"
 #include "trainers/loop/trainer.hpp"
 
 using namespace gradsync;

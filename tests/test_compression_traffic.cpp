@@ -18,7 +18,7 @@
 #include "model/sgd.hpp"
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
-#include "trainers/families/make_synchronizer.hpp"
+#include "trainers/loop/make_synchronizer.hpp"
 #include "trainers/overlap/gradient_jobs.hpp"
 
 using namespace gradsync;
@@ -159,8 +159,8 @@ Counted synchronized(const TrainConfig& c, const Comm& comm, const std::vector<s
 
 }  // namespace
 
-// Compressed exchanges as train runs them (trainers/compression/compressed_jobs.hpp): each bucket of --buckets has a
-// compressor planned on its own tensors, so a step sends the closed form of each bucket, summed; blocking and
+// Compressed exchanges as train runs them (trainers/gradient_compression/compressed_jobs.hpp): each bucket of --buckets
+// has a compressor planned on its own tensors, so a step sends the closed form of each bucket, summed; blocking and
 // pipelined runs send the whole model's. Buckets here: one per layer, and the two upper layers together (a bucket
 // closes once it holds bucket_bytes, from the output layer down).
 TEST_CASE("bytes on the wire per step, bucketed and pipelined: the sum over buckets of each compressor's closed form" *

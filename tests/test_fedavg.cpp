@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/checkpoint.hpp"
+#include "model/mlp.hpp"
 #include "test_support.hpp"
 #include "trainers/config/validate_config.hpp"
 #include "trainers/families/fedavg/client_sampling.hpp"

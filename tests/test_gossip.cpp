@@ -22,7 +22,7 @@
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
 #include "trainers/config/validate_config.hpp"
-#include "trainers/families/make_synchronizer.hpp"
+#include "trainers/loop/make_synchronizer.hpp"
 #include "trainers/loop/trainer.hpp"
 
 using namespace gradsync;

@@ -29,8 +29,8 @@
 #include "model/sgd.hpp"
 #include "model/synthetic.hpp"
 #include "test_support.hpp"
-#include "trainers/families/make_synchronizer.hpp"
 #include "trainers/loop/agreed_kernel_plan.hpp"
+#include "trainers/loop/make_synchronizer.hpp"
 #include "trainers/loop/trainer.hpp"
 
 using namespace gradsync;

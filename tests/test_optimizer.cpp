@@ -11,7 +11,7 @@
 #include "model/sgd.hpp"
 #include "test_support.hpp"
 #include "trainers/config/train_config.hpp"
-#include "trainers/families/make_synchronizer.hpp"
+#include "trainers/loop/make_synchronizer.hpp"
 
 using namespace gradsync;
 

@@ -1,5 +1,5 @@
-// The parameter server with a compressed push (trainers/compression/compressed_push.hpp): what a server decodes is
-// what the worker counted as sent, a lossless setting trains like the dense push, the bytes on the wire have their
+// The parameter server with a compressed push (trainers/gradient_compression/compressed_push.hpp): what a server decodes
+// is what the worker counted as sent, a lossless setting trains like the dense push, the bytes on the wire have their
 // closed form, and the workers' residuals survive a checkpoint in the servers' pieces.
 #include <doctest/doctest.h>
 
@@ -18,9 +18,9 @@
 #include "model/rng.hpp"
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
-#include "trainers/compression/compressed_push.hpp"
+#include "trainers/families/ps/ps_training.hpp"
+#include "trainers/gradient_compression/compressed_push.hpp"
 #include "trainers/loop/trainer.hpp"
-#include "trainers/ps/ps_training.hpp"
 
 using namespace gradsync;
 

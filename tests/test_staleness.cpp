@@ -15,7 +15,7 @@
 
 #include "collectives/comm.hpp"
 #include "test_support.hpp"
-#include "trainers/ps/ps_training.hpp"
+#include "trainers/families/ps/ps_training.hpp"
 
 using namespace gradsync;
 

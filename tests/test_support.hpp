@@ -16,7 +16,7 @@
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/installed_plan.hpp"
 #include "model/synthetic.hpp"
-#include "trainers/config/cli.hpp"
+#include "trainers/cli/cli.hpp"
 #include "trainers/config/train_config.hpp"
 #include "trainers/loop/trainer.hpp"
 

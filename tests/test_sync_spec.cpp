@@ -1,6 +1,7 @@
 // The sync spec (trainers/config/sync_spec.hpp: train --spec, bench_sync --methods), the CSVs' dimension columns
 // (TrainConfig::sync_dimensions, trainers/report/report.hpp) and the names of models and datasets.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <fstream>
 #include <map>
@@ -12,11 +13,11 @@
 #include "compression/compressors.hpp"
 #include "test_support.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
-#include "trainers/config/cli.hpp"
+#include "trainers/cli/cli.hpp"
 #include "trainers/config/sync_spec.hpp"
 #include "trainers/config/train_config.hpp"
 #include "trainers/config/validate_config.hpp"
-#include "trainers/families/sync_registry.hpp"
+#include "trainers/core/sync_registry.hpp"
 #include "trainers/report/report.hpp"
 
 using namespace gradsync;
@@ -166,7 +167,7 @@ TEST_CASE("every family's spec is the run its flags are, through train --spec an
   }
   // A modifier added to a family's registry entry needs a line above.
   for (const SyncFamilyInfo* f : sync_family_table())
-    for (const SpecModifier& m : f->spec_modifiers) {
+    for (const SpecModifier& m : f->flags.spec_modifiers) {
       INFO(sync_family_id(f->family), " +", m.spelling);
       CHECK(covered(m));
     }

@@ -10,7 +10,7 @@
 #include "model/synthetic.hpp"
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
-#include "trainers/config/cli.hpp"
+#include "trainers/cli/cli.hpp"
 #include "trainers/config/validate_config.hpp"
 #include "trainers/loop/data_source.hpp"
 #include "trainers/loop/trainer.hpp"

@@ -29,7 +29,7 @@ void append_in_order(const std::vector<T>& ring, std::size_t next, bool wrapped,
 
 const char* span_kind_name(SpanKind kind) { return kKindNames[static_cast<int>(kind)]; }
 
-// A simulation build (cmake/smpi_compat.h) reads the simulated clock, as the trainer does (trainers/loop/clock.hpp): its
+// A simulation build (cmake/smpi_compat.h) reads the simulated clock, as the trainer does (trainers/core/clock.hpp): its
 // ranks take turns in one process, so the wall clock would time the other ranks' turns too.
 double trace_clock_s() {
 #ifdef GRADSYNC_SIMULATED

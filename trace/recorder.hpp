@@ -84,7 +84,7 @@ class TraceRecorder {
 };
 
 // The process's recorder, or nullptr when tracing is off. Installed before any recording thread starts and removed
-// after they have all stopped (trainers/report/run_trace.hpp). Atomic because bench_sync's -traced methods switch it on
+// after they have all stopped (trainers/loop/run_trace.hpp). Atomic because bench_sync's -traced methods switch it on
 // and off between steps while an idle communication thread may read it; a relaxed load is a plain load.
 // Only a recorder that keeps spans is installed here: the span sites test this pointer alone.
 extern std::atomic<TraceRecorder*> g_trace_recorder;

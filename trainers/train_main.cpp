@@ -17,14 +17,14 @@
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/installed_plan.hpp"
 #include "model/model.hpp"
-#include "trainers/compression/compression_checks.hpp"
-#include "trainers/config/cli.hpp"
+#include "trainers/cli/cli.hpp"
+#include "trainers/config/compression_checks.hpp"
 #include "trainers/config/validate_config.hpp"
 #include "trainers/loop/agreed_kernel_plan.hpp"
 #include "trainers/loop/data_source.hpp"
+#include "trainers/loop/run_trace.hpp"
 #include "trainers/loop/trainer.hpp"
 #include "trainers/report/report.hpp"
-#include "trainers/report/run_trace.hpp"
 
 namespace {
 
@@ -108,8 +108,7 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis, c
         "worker, lr {}, seed {}\n{}\n",
         config.sync_name(), config.model_name(), model->parameter_count(), dataset_name(config.dataset), data.train.rows,
         data.test.rows, world.size(), config.batch, config.sgd.lr, config.seed, kernels_summary(blis));
-    if (const std::string graph = describe_graph(config, world.size()); !graph.empty()) fmt::print("{}\n", graph);
-    if (const std::string clients = describe_clients(config); !clients.empty()) fmt::print("{}\n", clients);
+    if (const std::string setup = describe_family(config, world.size()); !setup.empty()) fmt::print("{}\n", setup);
     std::fflush(stdout);
   }
   TrainResult result;

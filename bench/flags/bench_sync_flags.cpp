@@ -8,9 +8,9 @@
 #include "bench/flags/command_line.hpp"
 #include "model/models.hpp"
 #include "trace/recorder.hpp"
-#include "trainers/config/cli.hpp"
-#include "trainers/config/sync_method.hpp"
+#include "trainers/cli/cli.hpp"
 #include "trainers/config/sync_spec.hpp"
+#include "trainers/core/sync_method.hpp"
 
 namespace gradsync::bench {
 

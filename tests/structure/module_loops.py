@@ -6,6 +6,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from graph_loops import strongly_connected  # noqa: E402
+
 root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '../..'))
 skip = {'build', 'build-mpich', '.git', 'plots'}
 include = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
@@ -26,50 +29,7 @@ for dirpath, dirnames, filenames in os.walk(root):
                     if other != module:
                         deps.add(other)
 
-# Tarjan's strongly connected components, iteratively (the tree is deep enough to matter for recursion limits).
-index: dict[str, int] = {}
-low: dict[str, int] = {}
-on_stack: set[str] = set()
-stack: list[str] = []
-loops: list[list[str]] = []
-counter = 0
-for start in sorted(edges):
-    if start in index:
-        continue
-    work = [(start, iter(sorted(edges.get(start, ()))))]
-    index[start] = low[start] = counter
-    counter += 1
-    stack.append(start)
-    on_stack.add(start)
-    while work:
-        node, children = work[-1]
-        advanced = False
-        for child in children:
-            if child not in index:
-                index[child] = low[child] = counter
-                counter += 1
-                stack.append(child)
-                on_stack.add(child)
-                work.append((child, iter(sorted(edges.get(child, ())))))
-                advanced = True
-                break
-            if child in on_stack:
-                low[node] = min(low[node], index[child])
-        if advanced:
-            continue
-        work.pop()
-        if work:
-            low[work[-1][0]] = min(low[work[-1][0]], low[node])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                component.append(member)
-                if member == node:
-                    break
-            if len(component) > 1:
-                loops.append(sorted(component))
+loops = strongly_connected(edges)
 
 for loop in loops:
     members = set(loop)

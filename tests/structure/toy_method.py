@@ -46,19 +46,28 @@ def run(cmd, **kw):
     return subprocess.run(cmd, **kw).returncode
 
 
-def main():
-    args = sys.argv[1:]
-    cut = args.index('--') if '--' in args else len(args)
-    root, work, mpiexec = args[0], args[1], args[2:cut]
-    cmake_args = args[cut + 1:]
+def build_toy(argv, add, target, *cmake_extra):
+    """The toy tests' common start. `argv`: ROOT WORK MPIEXEC [MPIEXEC_FLAG ...] -- [CMAKE_ARG ...]. Copies ROOT into
+    WORK/src, lets `add(root, src)` put the toy in, configures WORK/build and builds `target` alone. Returns
+    (WORK, MPIEXEC and its flags, the build folder), or None when the configuration or the build failed."""
+    cut = argv.index('--') if '--' in argv else len(argv)
+    root, work, mpiexec = argv[0], argv[1], argv[2:cut]
     src, build = os.path.join(work, 'src'), os.path.join(work, 'build')
     shutil.rmtree(src, ignore_errors=True)
     copy_tree(root, src)
-    add_toy(root, src)
-    if run(['cmake', '-S', src, '-B', build, '-DBUILD_TESTING=ON', *cmake_args], stdout=subprocess.DEVNULL) != 0:
+    add(root, src)
+    if run(['cmake', '-S', src, '-B', build, *cmake_extra, *argv[cut + 1:]], stdout=subprocess.DEVNULL) != 0:
+        return None
+    if run(['cmake', '--build', build, '--target', target, '-j2']) != 0:
+        return None
+    return work, mpiexec, build
+
+
+def main():
+    built = build_toy(sys.argv[1:], add_toy, 'gradsync_grid_tests', '-DBUILD_TESTING=ON')
+    if not built:
         return 1
-    if run(['cmake', '--build', build, '--target', 'gradsync_grid_tests', '-j2']) != 0:
-        return 1
+    _, mpiexec, build = built
     grid = os.path.join(build, 'bin', 'gradsync_grid_tests')
     failed = 0
     for p in RANKS:

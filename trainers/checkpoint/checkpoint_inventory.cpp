@@ -1,5 +1,5 @@
 #include "trainers/checkpoint/checkpoint_inventory.hpp"
-#include "trainers/families/sync_registry.hpp"
+#include "trainers/core/sync_registry.hpp"
 
 #include <fmt/format.h>
 
@@ -178,7 +178,7 @@ std::string incompatibility(const SetChoice& c, const TrainConfig& config, std::
   // size depends on the checkpoint's worker count: the synchronizer checks it when it loads it
   // (Synchronizer::load_state).
   const std::size_t state = config.sgd.momentum != 0.0f ? parameter_count : 0;
-  const bool own_state = config.compression.enabled() || sync_family(config.sync.family).state_size != nullptr;
+  const bool own_state = config.compression.enabled() || sync_family(config.sync.family).build.state_size != nullptr;
   if (own_state ? m.optimizer_count < state : m.optimizer_count != state)
     return fmt::format("{}: optimizer state holds {} values, this run needs {}", c.manifest_at, m.optimizer_count, state);
   const std::uint64_t global = m.batch * static_cast<std::uint64_t>(m.workers);

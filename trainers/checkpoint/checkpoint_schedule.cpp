@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "trainers/loop/clock.hpp"
+#include "trainers/core/clock.hpp"
 
 namespace gradsync {
 

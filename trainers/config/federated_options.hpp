@@ -4,7 +4,7 @@
 #include <cstddef>
 
 #include "collectives/allreduce_method.hpp"
-#include "trainers/families/fedavg/partition.hpp"
+#include "trainers/config/partition_spec.hpp"
 
 namespace gradsync {
 

@@ -6,8 +6,8 @@
 #include <cctype>
 
 #include "collectives/methods.hpp"
-#include "trainers/config/sync_method.hpp"
-#include "trainers/families/sync_registry.hpp"
+#include "trainers/core/sync_method.hpp"
+#include "trainers/core/sync_registry.hpp"
 
 namespace gradsync {
 namespace {
@@ -35,7 +35,7 @@ std::string flag_text(const SpecModifier& m) {
 
 // `family`'s modifiers, then every family's.
 std::vector<std::span<const SpecModifier>> tables(const SyncFamilyInfo& family) {
-  return {family.spec_modifiers, std::span<const SpecModifier>(kEveryFamily)};
+  return {family.flags.spec_modifiers, std::span<const SpecModifier>(kEveryFamily)};
 }
 
 std::string modifier_list(const SyncFamilyInfo& family) {
@@ -142,7 +142,7 @@ std::string sync_spec_grammar() {
   std::string out = "METHOD[+MODIFIER...], each modifier one of train's flags; the methods and their own modifiers:";
   for (const SyncFamilyInfo* f : sync_family_table()) {
     out += fmt::format(" {}", f->name.empty() ? std::string_view("an allreduce method") : f->name);
-    for (const SpecModifier& m : f->spec_modifiers) out += fmt::format(" +{} ({})", m.spelling, flag_text(m));
+    for (const SpecModifier& m : f->flags.spec_modifiers) out += fmt::format(" +{} ({})", m.spelling, flag_text(m));
     out += ";";
   }
   out += " any METHOD";
@@ -156,7 +156,7 @@ std::vector<std::string_view> sync_spec_flags() {
     for (const SpecModifier& m : table)
       if (std::find(flags.begin(), flags.end(), m.flag) == flags.end()) flags.push_back(m.flag);
   };
-  for (const SyncFamilyInfo* f : sync_family_table()) add(f->spec_modifiers);
+  for (const SyncFamilyInfo* f : sync_family_table()) add(f->flags.spec_modifiers);
   add(kEveryFamily);
   return flags;
 }

@@ -7,7 +7,7 @@
 
 #include "collectives/methods.hpp"
 #include "model/models.hpp"
-#include "trainers/families/sync_registry.hpp"
+#include "trainers/core/sync_registry.hpp"
 
 namespace gradsync {
 
@@ -23,11 +23,11 @@ std::size_t TrainConfig::per_worker_batch(int ranks) const {
   return global_batch > 0 && workers > 0 ? global_batch / static_cast<std::size_t>(workers) : batch;
 }
 
-int TrainConfig::server_ranks() const { return sync_family(sync.family).servers ? servers : 0; }
+int TrainConfig::server_ranks() const { return sync_family(sync.family).shape.servers ? servers : 0; }
 
 bool TrainConfig::wire_bytes_counted() const {
   const SyncFamilyInfo& family = sync_family(sync.family);
-  return !family.wire_bytes_counted || family.wire_bytes_counted(*this);
+  return !family.report.wire_bytes_counted || family.report.wire_bytes_counted(*this);
 }
 
 std::string TrainConfig::model_name() const {
@@ -37,9 +37,9 @@ std::string TrainConfig::model_name() const {
 std::string TrainConfig::sync_name() const {
   const SyncFamilyInfo& family = sync_family(sync.family);
   std::string name{sync.name()};
-  if (family.describe) name += family.describe(*this);
+  if (family.report.describe) name += family.report.describe(*this);
   if (average_every > 0) name += fmt::format("-avg{}", average_every);
-  if ((average_every > 0 || family.rounds) && (outer_lr != 1.0f || outer_momentum != 0.0f))
+  if ((average_every > 0 || family.shape.rounds) && (outer_lr != 1.0f || outer_momentum != 0.0f))
     name += fmt::format("-outer{}m{}", outer_lr, outer_momentum);
   if (compression.enabled()) name += fmt::format("-{}", compression.name());
   if (buckets) name += "-buckets";
@@ -53,7 +53,8 @@ SyncDimensions TrainConfig::sync_dimensions() const {
                    .allreduce = sync.allreduce ? std::string(sync.allreduce->name) : std::string(),
                    .compressor = compression.name(),
                    .mode = {}};
-  if (const SyncFamilyInfo& family = sync_family(sync.family); family.dimensions) family.dimensions(*this, d);
+  if (const SyncFamilyInfo& family = sync_family(sync.family); family.report.dimensions)
+    family.report.dimensions(*this, d);
   std::vector<std::string_view> modes;
   if (!d.mode.empty()) modes.push_back(d.mode);
   if (buckets) modes.push_back("buckets");

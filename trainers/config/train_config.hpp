@@ -1,10 +1,12 @@
 #pragma once
 // Everything that defines a training run. Filled by the `train` command line (cli.hpp) or directly by tests; the
 // choices are typed values (sync_method.hpp), so nothing after the parser compares names.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/allreduce.hpp"
@@ -18,10 +20,16 @@
 #include "trainers/config/observe_options.hpp"
 #include "trainers/config/progress.hpp"
 #include "trainers/config/recovery_options.hpp"
-#include "trainers/config/sync_method.hpp"
-#include "trainers/loop/fault_injection.hpp"
+#include "trainers/core/fault_injection.hpp"
+#include "trainers/core/sync_method.hpp"
 
 namespace gradsync {
+
+// Options a family keeps of its own, which only its folder names (its flags' values: SyncFamilyInfo's flags.take
+// sets them): the family's type, derived from this one, in its slot of TrainConfig::family_options.
+struct FamilyOptions {
+  virtual ~FamilyOptions() = default;
+};
 
 struct TrainConfig {
   SyncMethod sync;                                  // the family and, for allreduce, the method (sync_family_names())
@@ -44,10 +52,10 @@ struct TrainConfig {
   // of the last average and the new mean. outer_lr 1 and outer_momentum 0 are plain averaging, computed as before.
   float outer_lr = 1.0f;
   float outer_momentum = 0.0f;
-  // Gossip (trainers/families/gossip.cpp): each worker keeps its own model and mixes it with its neighbours'.
+  // Gossip (trainers/families/gossip/gossip.cpp): each worker keeps its own model and mixes it with its neighbours'.
   Topology topology = Topology::ring;
   bool gossip_async = false;  // AD-PSGD: one peer a step, no barrier (collectives/pair_gossip.hpp)
-  // With --compress: CHOCO-SGD's consensus step size (trainers/families/choco_gossip.cpp), in (0, 1].
+  // With --compress: CHOCO-SGD's consensus step size (trainers/families/gossip/choco_gossip.cpp), in (0, 1].
   static constexpr float kDefaultGossipGamma = 0.1f;
   float gossip_gamma = kDefaultGossipGamma;
   double target_accuracy = 0;                 // > 0: the run reports when the evaluated model first reached it
@@ -91,6 +99,18 @@ struct TrainConfig {
   Recover recover = Recover::automatic;
   FaultInjection faults;   // testing: none by default
   ObserveOptions observe;  // tracing, the slow-rank report, auto's explanations: off by default
+
+  // Each family's own options, indexed by SyncFamily; empty: that family's defaults. Shared by copies of the config
+  // and never changed in place (set_options replaces the slot).
+  std::array<std::shared_ptr<const FamilyOptions>, std::size(kSyncFamilyIds)> family_options;
+  void set_options(SyncFamily family, std::shared_ptr<const FamilyOptions> options) {
+    family_options[static_cast<std::size_t>(family)] = std::move(options);
+  }
+  // Family `family`'s options as its own type T, or nullptr when none were set (or they are of another type).
+  template <class T>
+  const T* options_of(SyncFamily family) const {
+    return dynamic_cast<const T*>(family_options[static_cast<std::size_t>(family)].get());
+  }
 
   // World ranks 0..server_ranks()-1 serve (a family with servers: sync_registry.hpp), the others work.
   int server_ranks() const;

@@ -4,8 +4,8 @@
 
 #include "collectives/methods.hpp"
 #include "model/models.hpp"
-#include "trainers/compression/compression_checks.hpp"
-#include "trainers/families/sync_registry.hpp"
+#include "trainers/config/compression_checks.hpp"
+#include "trainers/core/sync_registry.hpp"
 
 namespace gradsync {
 
@@ -15,10 +15,10 @@ namespace {
 bool averages(const AllreduceMethod& m) { return trains(m) && m.exact; }
 
 // "ps, ring, mpi, ...": the named families with `flag` set, then the allreduce methods training uses.
-std::string methods_with(bool SyncFamilyInfo::*flag) {
+std::string methods_with(bool FamilyShape::*flag) {
   std::string names;
   for (const SyncFamilyInfo* f : sync_family_table())
-    if (f->*flag && !f->name.empty()) names += fmt::format("{}, ", f->name);
+    if (f->shape.*flag && !f->name.empty()) names += fmt::format("{}, ", f->name);
   return names + allreduce_method_names(trains);
 }
 
@@ -40,8 +40,8 @@ std::string validate_model(const TrainConfig& c) {
 
 std::string validate_sync(const TrainConfig& c, int ranks) {
   const SyncFamilyInfo& family = sync_family(c.sync.family);
-  if (family.validate)
-    if (std::string problem = family.validate(c, ranks); !problem.empty()) return problem;
+  if (family.checks.validate)
+    if (std::string problem = family.checks.validate(c, ranks); !problem.empty()) return problem;
   if (c.average_every < 0) return "--average-every: must be >= 0";
   if (c.average_every > 0 && !(c.sync.allreduce && averages(*c.sync.allreduce)))
     return fmt::format("--average-every: model averaging needs an exact allreduce method ({})",
@@ -53,12 +53,12 @@ std::string validate_sync(const TrainConfig& c, int ranks) {
   if (!(c.target_accuracy >= 0 && c.target_accuracy <= 1))
     return fmt::format("--target-accuracy: must be in (0, 1], got {}", c.target_accuracy);
   if (c.staleness < 0) return "--staleness: must be >= 0";
-  if (c.pipeline && (!family.pipelines || c.average_every > 0))
+  if (c.pipeline && (!family.shape.pipelines || c.average_every > 0))
     return fmt::format("--pipeline 1: needs a synchronizing method ({}) without --average-every",
-                       methods_with(&SyncFamilyInfo::pipelines));
-  if (c.buckets && (!family.buckets || c.average_every > 0 || c.pipeline))
+                       methods_with(&FamilyShape::pipelines));
+  if (c.buckets && (!family.shape.buckets || c.average_every > 0 || c.pipeline))
     return fmt::format("--buckets: needs an allreduce method ({}) without --average-every or --pipeline",
-                       methods_with(&SyncFamilyInfo::buckets));
+                       methods_with(&FamilyShape::buckets));
   if (c.buckets && c.bucket_bytes == 0) return "--bucket-kib: must be positive";
   return {};
 }
@@ -107,8 +107,8 @@ std::string validate_model_against_data(const TrainConfig& c, std::size_t featur
 std::string validate_against_data(const TrainConfig& c, int ranks, std::size_t train_rows) {
   const int workers = c.worker_count(ranks);
   if (workers < 1) return {};  // validate() has already refused this
-  if (const SyncFamilyInfo& family = sync_family(c.sync.family); family.validate_against_data)
-    return family.validate_against_data(c, workers, train_rows);
+  if (const SyncFamilyInfo& family = sync_family(c.sync.family); family.checks.validate_against_data)
+    return family.checks.validate_against_data(c, workers, train_rows);
   const std::size_t share = train_rows / static_cast<std::size_t>(workers);
   if (c.global_batch > 0 && c.per_worker_batch(ranks) > share)
     return fmt::format("--global-batch {}: {} per worker, larger than each worker's share of the training set ({})",

@@ -14,14 +14,14 @@
 #include "trace/scope.hpp"
 #include "trainers/checkpoint/checkpoint_schedule.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
-#include "trainers/families/sync_registry.hpp"
-#include "trainers/loop/clock.hpp"
-#include "trainers/loop/epoch_work.hpp"
+#include "trainers/core/clock.hpp"
+#include "trainers/core/epoch_work.hpp"
+#include "trainers/core/sync_registry.hpp"
+#include "trainers/core/train_result.hpp"
 #include "trainers/loop/in_place.hpp"
 #include "trainers/loop/roles.hpp"
 #include "trainers/loop/run_start.hpp"
 #include "trainers/loop/steps_per_epoch.hpp"
-#include "trainers/loop/train_result.hpp"
 
 namespace gradsync {
 
@@ -37,7 +37,8 @@ class EpochLoop {
         global_batch_(config.batch * static_cast<std::uint64_t>(roles.workers())), global_(start.steps_done),
         eval_ws_(model, kEvaluationBatch), history_(history), replicate_(replicate) {
     const SyncFamilyInfo& family = sync_family(config.sync.family);
-    if (world.rank() == 0 && family.spectral_gap) spectral_gap_ = family.spectral_gap(config, roles.workers());
+    if (world.rank() == 0 && family.report.spectral_gap)
+      spectral_gap_ = family.report.spectral_gap(config, roles.workers());
   }
 
   // Every rank, before the first epoch: the result's numbers from the history a resumed run continues. Returns false
@@ -105,9 +106,9 @@ class EpochLoop {
     live.next_epoch = at_.epoch;
     live.epoch_reported = index >= steps_ && at_.reported;
     live.epoch_examples =
-        index >= steps_ ? kEpochStepsDone
-                        : static_cast<std::int64_t>(at_.origin + static_cast<std::uint64_t>(index - at_.first) *
-                                                                     global_batch_);
+        index >= steps_
+            ? kEpochStepsDone
+            : static_cast<std::int64_t>(at_.origin + static_cast<std::uint64_t>(index - at_.first) * global_batch_);
     live.history = history_;
   }
 
@@ -210,7 +211,7 @@ class EpochLoop {
     r.spectral_gap = spectral_gap_;
     r.global_steps = static_cast<long>(global_);
     r.best_accuracy = std::max(r.test_accuracy, history_.best_accuracy);  // 0 before any evaluation
-    r.round = sync_family(config_.sync.family).rounds;
+    r.round = sync_family(config_.sync.family).shape.rounds;
     note_target(r);
     history_.evaluations += 1;
     history_.best_accuracy = r.best_accuracy;
@@ -235,13 +236,13 @@ class EpochLoop {
     r.sync_s = all.sync_s / workers;
     r.hidden_s = all.hidden_s / workers;
     // Per worker and global step; a round-based family's workers take many local steps a round, and a step is a round.
-    const double worker_steps = sync_family(config_.sync.family).rounds ? workers : all.steps;
+    const double worker_steps = sync_family(config_.sync.family).shape.rounds ? workers : all.steps;
     r.wire_bytes_per_step = config_.wire_bytes_counted() ? all.wire_bytes / std::max(worker_steps, 1.0) : -1;
     if (servers > 0) {
       r.server_busy = all.server_busy_s / std::max(all.server_s, 1e-12);
       r.gradients_applied = all.gradients_applied / servers;
     }
-    if (servers > 0 && config_.ps_mode != PsMode::bsp && all.staleness_count > 0) {
+    if (servers > 0 && all.staleness_count > 0) {
       r.staleness_mean = all.staleness_sum / all.staleness_count;
       r.staleness_max = all.staleness_max;
       r.clock_gap_max = all.clock_gap_max;  // asp: how far ahead workers ran; ssp: bounded by S

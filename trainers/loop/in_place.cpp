@@ -12,7 +12,7 @@
 
 #include "collectives/fault_tolerance.hpp"
 #include "collectives/mpi_error.hpp"
-#include "trainers/loop/clock.hpp"
+#include "trainers/core/clock.hpp"
 
 namespace gradsync {
 namespace {
@@ -89,8 +89,8 @@ ResumePoint attempt(Comm& world, std::vector<int>& world_ranks, const std::vecto
   // epoch's report that another missed); the lowest rank of those.
   const std::int64_t newest = survivors.max(mine.applied);
   const std::int64_t begun = survivors.max(mine.started);
-  const std::int64_t reported = survivors.max(
-      mine.applied == newest ? static_cast<std::int64_t>(mine.result.epochs.size()) : std::int64_t{-1});
+  const std::int64_t reported =
+      survivors.max(mine.applied == newest ? static_cast<std::int64_t>(mine.result.epochs.size()) : std::int64_t{-1});
   const bool holds = mine.applied == newest && static_cast<std::int64_t>(mine.result.epochs.size()) == reported;
   const int source = survivors.min(holds ? survivors.rank() : INT_MAX);
 
@@ -107,8 +107,9 @@ ResumePoint attempt(Comm& world, std::vector<int>& world_ranks, const std::vecto
   }
   const int workers = config.worker_count(survivors.size());
   if (workers < 1 || survivors.size() <= config.server_ranks())
-    throw std::runtime_error(fmt::format("in-place recovery: {} rank(s) left, and this run needs {} server(s) and a worker",
-                                         survivors.size(), config.server_ranks()));
+    throw std::runtime_error(
+        fmt::format("in-place recovery: {} rank(s) left, and this run needs {} server(s) and a worker", survivors.size(),
+                    config.server_ranks()));
   if (config.global_batch > 0 && config.global_batch % static_cast<std::size_t>(workers) != 0)
     throw std::runtime_error(fmt::format(
         "in-place recovery: --global-batch {} cannot be shared by the {} workers left (it must be a multiple of "
@@ -159,9 +160,8 @@ std::string format_recovery(const RecoveryReport& r) {
   return fmt::format(
       "recovered in place: lost rank{} {}; continuing on {} rank{} ({} worker{}) from step {}, {} step{} done again; "
       "{:.3f} s from the failure to the re-formed run",
-      r.lost.size() == 1 ? "" : "s", fmt::join(lost, ", "), r.ranks_after, r.ranks_after == 1 ? "" : "s",
-      r.workers_after, r.workers_after == 1 ? "" : "s", r.resumed_step, r.lost_steps, r.lost_steps == 1 ? "" : "s",
-      r.seconds);
+      r.lost.size() == 1 ? "" : "s", fmt::join(lost, ", "), r.ranks_after, r.ranks_after == 1 ? "" : "s", r.workers_after,
+      r.workers_after == 1 ? "" : "s", r.resumed_step, r.lost_steps, r.lost_steps == 1 ? "" : "s", r.seconds);
 }
 
 std::vector<std::string> host_names(const Comm& world) {

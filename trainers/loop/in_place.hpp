@@ -13,7 +13,7 @@
 #include "collectives/comm.hpp"
 #include "model/checkpoint_manifest.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
-#include "trainers/loop/train_result.hpp"
+#include "trainers/core/train_result.hpp"
 
 namespace gradsync {
 

@@ -6,8 +6,8 @@
 #include "collectives/wire_meter.hpp"
 
 #include "trainers/config/train_config.hpp"
-#include "trainers/families/make_synchronizer.hpp"
-#include "trainers/families/sync_registry.hpp"
+#include "trainers/core/sync_registry.hpp"
+#include "trainers/loop/make_synchronizer.hpp"
 
 namespace gradsync {
 
@@ -24,17 +24,28 @@ Roles::Roles(const TrainConfig& config, const Dataset& train, const Model& model
   const std::span<const float> saved = start.optimizer_state;
   const std::size_t velocity = std::min(saved.size(), sgd_.state().size());  // empty in a fresh run
   if (me < servers_) {
-    server_ =
-        family_.make_server(config, {sync_comm_, server_comm_, start.params, saved.first(velocity), model.layers()});
+    server_ = family_.build.make_server(config,
+                                        {sync_comm_, server_comm_, start.params, saved.first(velocity), model.layers()});
     return;
   }
   std::copy_n(saved.begin(), velocity, sgd_.state().begin());
-  sync_ = make_synchronizer(config, {sync_comm_, worker_comm_, sgd_, model.layers(), model.parameter_count(),
-                                     start.steps_done, &train, &model});
+  const SyncSetup setup{sync_comm_,       worker_comm_, sgd_,  model.layers(), model.parameter_count(),
+                        start.steps_done, &train,       &model};
+  WorkerSync* sync = nullptr;
+  if (family_.shape.rounds) {
+    rounds_ = make_round_trainer(config, setup);
+    sync = rounds_.get();
+  } else {
+    steps_ = make_synchronizer(config, setup);
+    sync = steps_.get();
+  }
+  sync_ = sync;
   if (config.resume && (sync_->state_size() > 0 || saved.size() > velocity))
     sync_->load_state(saved.subspan(velocity), static_cast<int>(start.manifest.workers), me - servers_);
-  worker_ = std::make_unique<Worker>(config, train, model, me - servers_, workers_, me, world.size(), start.params,
-                                     *sync_, start.steps_done);
+  worker_ = rounds_ ? std::make_unique<Worker>(config, train, model, me - servers_, workers_, me, world.size(),
+                                               start.params, *rounds_, start.steps_done)
+                    : std::make_unique<Worker>(config, train, model, me - servers_, workers_, me, world.size(),
+                                               start.params, *steps_, start.steps_done);
 }
 
 Roles::~Roles() = default;
@@ -65,8 +76,8 @@ std::span<const float> Roles::local_optimizer_state() {
 void Roles::hand_worker_state_to_servers() {
   if (server_)
     server_->collect_worker_state();
-  else if (family_.send_worker_state)
-    family_.send_worker_state(*sync_);
+  else if (family_.build.send_worker_state)
+    family_.build.send_worker_state(*steps_);
 }
 
 std::span<const float> Roles::worker_state() {

@@ -1,6 +1,6 @@
 #pragma once
 // What each rank does in a training run: world ranks 0..servers-1 of a family with servers serve, in the role its
-// registry entry makes (trainers/families/server_role.hpp); every other rank is a worker with the synchronizer
+// registry entry makes (trainers/core/server_role.hpp); every other rank is a worker with the synchronizer
 // config.sync names.
 #include <cstdint>
 #include <memory>
@@ -13,12 +13,12 @@
 #include "model/sgd.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
 #include "trainers/config/train_config.hpp"
-#include "trainers/families/server_role.hpp"
-#include "trainers/families/sync_registry.hpp"
-#include "trainers/families/synchronizer.hpp"
-#include "trainers/loop/epoch_work.hpp"
+#include "trainers/core/epoch_work.hpp"
+#include "trainers/core/server_role.hpp"
+#include "trainers/core/sync_registry.hpp"
+#include "trainers/core/synchronizer.hpp"
+#include "trainers/loop/replica_spread.hpp"
 #include "trainers/loop/worker.hpp"
-#include "trainers/report/replicas.hpp"
 
 namespace gradsync {
 
@@ -67,12 +67,17 @@ class Roles {
   Comm
       sync_comm_;  // every rank: the synchronizer's and the servers' own messages (a parameter server's pushes and pulls)
   Sgd sgd_;
-  std::unique_ptr<Synchronizer> sync_;
+  // A worker's synchronizer: one of the two kinds, as its family makes (SyncFamilyInfo's shape.rounds), and the
+  // interface they share.
+  std::unique_ptr<Synchronizer> steps_;
+  std::unique_ptr<RoundTrainer> rounds_;
+  WorkerSync* sync_ = nullptr;
   std::unique_ptr<Worker> worker_;
   std::unique_ptr<ServerRole> server_;
   // A worker's optimizer state, then its synchronizer's, when the synchronizer keeps any (else empty). Collective.
   std::span<const float> worker_state();
-  // Collective: the workers of a family with servers send them their own state (SyncFamilyInfo::send_worker_state).
+  // Collective: the workers of a family with servers send them their own state (SyncFamilyInfo's
+  // build.send_worker_state).
   void hand_worker_state_to_servers();
   std::vector<float> checkpoint_state_;
   const Model& model_;

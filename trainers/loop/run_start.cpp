@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "trainers/checkpoint/checkpoint_set.hpp"
-#include "trainers/families/sync_registry.hpp"
+#include "trainers/core/sync_registry.hpp"
 
 namespace gradsync {
 namespace {
@@ -26,7 +26,7 @@ std::string describe_history(const ReportHistory& h, const ReportHistory& writte
     return text + fmt::format("; target {:.4g} reached before it, when not known (its run's target: {:.4g})",
                               h.target_accuracy, written.target_accuracy);
   return text + fmt::format("; target {:.4g} reached after {:.2f}s, {:.1f} {}", h.target_accuracy, h.target_s,
-                            h.target_steps, sync_family(c.sync.family).rounds ? "round(s)" : "global step(s)");
+                            h.target_steps, sync_family(c.sync.family).shape.rounds ? "round(s)" : "global step(s)");
 }
 
 // Rank 0: what a resumed run keeps and what changed with the world size (docs/reliability.md).

@@ -14,15 +14,16 @@
 #include "model/model.hpp"
 #include "trainers/checkpoint/checkpoint_schedule.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
-#include "trainers/compression/compressed_jobs.hpp"
-#include "trainers/compression/compression_checks.hpp"
-#include "trainers/families/sync_registry.hpp"
-#include "trainers/loop/clock.hpp"
+#include "trainers/config/compression_checks.hpp"
+#include "trainers/core/clock.hpp"
+#include "trainers/core/epoch_work.hpp"
+#include "trainers/core/sync_registry.hpp"
+#include "trainers/gradient_compression/compressed_jobs.hpp"
 #include "trainers/loop/epoch_loop.hpp"
 #include "trainers/loop/in_place.hpp"
 #include "trainers/loop/roles.hpp"
 #include "trainers/loop/run_start.hpp"
-#include "trainers/report/run_trace.hpp"
+#include "trainers/loop/run_trace.hpp"
 
 namespace gradsync {
 
@@ -34,9 +35,10 @@ StateLayout state_layout(const TrainConfig& config, int ranks, const Model& mode
   const std::size_t parameter_count = model.parameter_count();
   const int servers = config.server_ranks(), workers = config.worker_count(ranks);
   const SyncFamilyInfo& family = sync_family(config.sync.family);
-  const std::size_t optimizer = (config.sgd.momentum != 0.0f ? parameter_count : 0) +
-                                (family.compresses_itself ? 0 : compressed_state_size(config, model.layers(), workers)) +
-                                (family.state_size ? family.state_size(config, parameter_count, workers) : 0);
+  const std::size_t optimizer =
+      (config.sgd.momentum != 0.0f ? parameter_count : 0) +
+      (family.shape.compresses_itself ? 0 : compressed_state_size(config, model.layers(), workers)) +
+      (family.build.state_size ? family.build.state_size(config, parameter_count, workers) : 0);
   return {parameter_count, optimizer, servers > 0, servers, ranks, workers, config.batch};
 }
 
@@ -105,7 +107,7 @@ bool run_attempt(const TrainConfig& config, const RunParts& parts, const Comm& w
 
 bool recovers_in_place(const TrainConfig& config) {
   if (config.recover == Recover::abort || !ulfm_enabled()) return false;
-  return !sync_family(config.sync.family).servers;  // the parameter server's key ranges have no live replicas yet
+  return !sync_family(config.sync.family).shape.servers;  // the parameter server's key ranges have no live replicas yet
 }
 
 TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& job, const EpochObserver& on_epoch) {
@@ -129,7 +131,7 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& j
   }
   TrainResult result = empty_result(config, world);
   result.target_accuracy = config.target_accuracy;
-  result.rounds = sync_family(config.sync.family).rounds;
+  result.rounds = sync_family(config.sync.family).shape.rounds;
   std::optional<ResumePoint> recovered;
   for (;;) {
     LiveState live;

@@ -10,9 +10,9 @@
 #include "collectives/comm.hpp"
 #include "model/dataset.hpp"
 #include "trainers/config/train_config.hpp"
-#include "trainers/loop/divergence.hpp"
+#include "trainers/core/divergence.hpp"
+#include "trainers/core/train_result.hpp"
 #include "trainers/loop/steps_per_epoch.hpp"
-#include "trainers/loop/train_result.hpp"
 
 namespace gradsync {
 

@@ -8,24 +8,35 @@
 #include "model/rng.hpp"
 #include "trace/scope.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
-#include "trainers/loop/clock.hpp"
-#include "trainers/loop/divergence.hpp"
+#include "trainers/core/clock.hpp"
+#include "trainers/core/divergence.hpp"
 
 namespace gradsync {
 
 Worker::Worker(const TrainConfig& config, const Dataset& train, const Model& model, int index, int workers, int rank,
                int ranks, std::vector<float> params, Synchronizer& sync, std::int64_t steps_done)
+    : Worker(config, train, model, index, workers, rank, ranks, std::move(params), sync, &sync, nullptr, steps_done) {}
+
+Worker::Worker(const TrainConfig& config, const Dataset& train, const Model& model, int index, int workers, int rank,
+               int ranks, std::vector<float> params, RoundTrainer& rounds, std::int64_t steps_done)
+    : Worker(config, train, model, index, workers, rank, ranks, std::move(params), rounds, nullptr, &rounds, steps_done) {
+}
+
+Worker::Worker(const TrainConfig& config, const Dataset& train, const Model& model, int index, int workers, int rank,
+               int ranks, std::vector<float> params, WorkerSync& sync, Synchronizer* steps, RoundTrainer* rounds,
+               std::int64_t steps_done)
     : config_(config), train_(train), model_(model), index_(static_cast<std::size_t>(index)),
       workers_(static_cast<std::size_t>(workers)), rank_(rank), steps_done_(steps_done), applied_(steps_done),
       params_(std::move(params)), grads_{std::vector<float>(params_.size()),
-                                         std::vector<float>(sync.gradient_buffers() > 1 ? params_.size() : 0)},
+                                         std::vector<float>(steps && steps->gradient_buffers() > 1 ? params_.size() : 0)},
       perm_(train.rows), slice_(config.batch), next_slice_(config.batch), batch_(config.batch, train.features),
-      ws_(model, config.batch), sync_(sync), faults_(config.faults, config.seed, rank, ranks, index, workers) {
+      ws_(model, config.batch), sync_(sync), steps_(steps), rounds_(rounds),
+      faults_(config.faults, config.seed, rank, ranks, index, workers) {
   sync_.start_from(params_);
 }
 
 EpochWork Worker::run_steps(int epoch, long from, long to, long origin_step, std::uint64_t origin) {
-  if (sync_.trains_in_rounds()) return run_rounds(from, to);
+  if (rounds_) return run_rounds(from, to);
   EpochWork work;
   draw_permutation(epoch);
   if (from < to) take_slice(from, origin_step, origin, next_slice_);
@@ -42,10 +53,10 @@ EpochWork Worker::run_steps(int epoch, long from, long to, long origin_step, std
     }
     work.loss_sum += compute_gradient(epoch, s);
     const double t1 = now_s();
-    sync_.step(params_, grads());
+    steps_->step(params_, grads());
     // A pipelined step applies the step before's gradient and leaves its own in flight.
-    applied_ = steps_done_ - (sync_.gradient_buffers() > 1 ? 1 : 0);
-    if (sync_.gradient_buffers() > 1) current_ ^= 1;  // the synchronizer still reads the one just passed
+    applied_ = steps_done_ - (steps_->gradient_buffers() > 1 ? 1 : 0);
+    if (steps_->gradient_buffers() > 1) current_ ^= 1;  // the synchronizer still reads the one just passed
     const double t2 = now_s();
     work.compute_s += t1 - t0;
     work.sync_s += t2 - t1;
@@ -61,7 +72,7 @@ EpochWork Worker::run_steps(int epoch, long from, long to, long origin_step, std
   return work;
 }
 
-// A family that trains in rounds runs each step's local training itself (Synchronizer::run_round).
+// A family that trains in rounds runs each step's local training itself (RoundTrainer::run_round).
 EpochWork Worker::run_rounds(long from, long to) {
   EpochWork work;
   for (long s = from; s < to; ++s) {
@@ -69,7 +80,7 @@ EpochWork Worker::run_rounds(long from, long to) {
     const TraceScope traced(SpanKind::step, "round");
     faults_.on_step_start(steps_done_);
     in_round_ = true;
-    accumulate(work, sync_.run_round(steps_done_, params_));
+    accumulate(work, rounds_->run_round(steps_done_, params_));
     in_round_ = false;
     faults_.on_step_done(steps_done_);
     set_watchdog_step(steps_done_++);
@@ -93,7 +104,7 @@ void Worker::take_slice(long step, long origin_step, std::uint64_t origin, std::
 
 // Forward and backward pass of step `step` into grads(), checked; returns the loss.
 float Worker::compute_gradient(int epoch, long step) {
-  const float loss = model_.loss_and_gradient(params_, batch_, grads(), ws_, sync_.observer(params_, grads()));
+  const float loss = model_.loss_and_gradient(params_, batch_, grads(), ws_, steps_->observer(params_, grads()));
   faults_.on_gradient(grads(), steps_done_, epoch, step);
   check_finite(loss, epoch, step);
   set_watchdog_step(steps_done_++);

@@ -8,9 +8,9 @@
 #include "model/dataset.hpp"
 #include "model/model.hpp"
 #include "trainers/config/train_config.hpp"
-#include "trainers/families/synchronizer.hpp"
-#include "trainers/loop/epoch_work.hpp"
-#include "trainers/loop/fault_injection.hpp"
+#include "trainers/core/epoch_work.hpp"
+#include "trainers/core/fault_injection.hpp"
+#include "trainers/core/synchronizer.hpp"
 
 namespace gradsync {
 
@@ -21,6 +21,9 @@ class Worker {
   // outlive it.
   Worker(const TrainConfig& config, const Dataset& train, const Model& model, int index, int workers, int rank, int ranks,
          std::vector<float> params, Synchronizer& sync, std::int64_t steps_done);
+  // The same, for a family that trains in rounds: each of its steps is a round `rounds` runs.
+  Worker(const TrainConfig& config, const Dataset& train, const Model& model, int index, int workers, int rank, int ranks,
+         std::vector<float> params, RoundTrainer& rounds, std::int64_t steps_done);
 
   // Steps [from, to) of `epoch`, then drain(): nothing is in flight when it returns (a checkpoint or the epoch's
   // end may follow). Global batch s takes the permutation's positions origin + (s - origin_step) * W * b onwards;
@@ -37,6 +40,8 @@ class Worker {
   std::int64_t started() const { return steps_done_ + (in_round_ ? 1 : 0); }
 
  private:
+  Worker(const TrainConfig& config, const Dataset& train, const Model& model, int index, int workers, int rank, int ranks,
+         std::vector<float> params, WorkerSync& sync, Synchronizer* steps, RoundTrainer* rounds, std::int64_t steps_done);
   EpochWork run_rounds(long from, long to);
   void draw_permutation(int epoch);
   void take_slice(long step, long origin_step, std::uint64_t origin, std::vector<std::uint32_t>& out) const;
@@ -60,7 +65,9 @@ class Worker {
   int perm_epoch_ = -1;  // the epoch perm_ was drawn for
   Batch batch_;
   Workspace ws_;
-  Synchronizer& sync_;
+  WorkerSync& sync_;
+  Synchronizer* steps_;   // the step-based synchronizer, or nullptr
+  RoundTrainer* rounds_;  // the round trainer, or nullptr
   FaultHook faults_;
 };
 

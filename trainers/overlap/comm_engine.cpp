@@ -10,7 +10,7 @@
 #include "collectives/mpi_session.hpp"
 #include "collectives/watchdog.hpp"
 #include "trace/scope.hpp"
-#include "trainers/loop/clock.hpp"
+#include "trainers/core/clock.hpp"
 
 namespace gradsync {
 namespace {

@@ -2,7 +2,7 @@
 // What a synchronizer that moves its gradient through the communication engine (trainers/overlap/overlapped_sync.hpp)
 // enqueues: one job per range of the gradient (a bucket, or the whole gradient), and the training state those jobs
 // keep. Dense: each range's allreduce (here); compressed: each range's error-fed compressor
-// (trainers/compression/compressed_jobs.hpp).
+// (trainers/gradient_compression/compressed_jobs.hpp).
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -31,7 +31,7 @@ class GradientJobs {
   virtual std::span<const ElementRange> ranges() const = 0;
   // Range i's job, owned by this object.
   virtual RangeJob& job(std::size_t i) = 0;
-  // Synchronizer::state_size, save_state and load_state (trainers/families/synchronizer.hpp) for these jobs' state, with
+  // Synchronizer::state_size, save_state and load_state (trainers/core/synchronizer.hpp) for these jobs' state, with
   // none of them in flight. Dense jobs keep none.
   virtual std::size_t state_size() const { return 0; }
   virtual void save_state(std::span<float> /*out*/) {}

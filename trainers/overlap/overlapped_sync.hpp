@@ -7,7 +7,7 @@
 //              each dense bucket is summed by the same method on a sub-span, so for ps (rank order) and for any
 //              method on two ranks (a + b == b + a) the bits are the blocking path's; a ring on P > 2 ranks adds a
 //              bucket's elements in an order that depends on where its segments fall, so it agrees to rounding.
-//              A compressed bucket is compressed on its own tensors (trainers/compression/compressed_jobs.hpp).
+//              A compressed bucket is compressed on its own tensors (trainers/gradient_compression/compressed_jobs.hpp).
 //   pipelined  step t's gradient is summed while step t+1's is computed, and applied one step late (Pipe-SGD):
 //              the update of step t uses the gradient computed on the parameters of step t-1.
 //   blocking   the one job started and waited for inside step() (compression without overlap).
@@ -17,7 +17,7 @@
 #include "collectives/comm.hpp"
 #include "model/sgd.hpp"
 #include "trainers/config/train_config.hpp"
-#include "trainers/families/synchronizer.hpp"
+#include "trainers/core/synchronizer.hpp"
 #include "trainers/overlap/gradient_jobs.hpp"
 
 namespace gradsync {

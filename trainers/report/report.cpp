@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "trainers/families/sync_registry.hpp"
+#include "trainers/core/sync_registry.hpp"
 
 namespace gradsync {
 namespace {
@@ -68,23 +68,9 @@ std::string format_recoveries(const TrainResult& r) {
       redone, redone == 1 ? "" : "s", seconds);
 }
 
-std::string describe_graph(const TrainConfig& c, int ranks) {
+std::string describe_family(const TrainConfig& c, int ranks) {
   const SyncFamilyInfo& family = sync_family(c.sync.family);
-  if (!family.spectral_gap) return {};
-  const int workers = c.worker_count(ranks);
-  const TopologyInfo& t = topology_info(c.topology);
-  double peers = 0;
-  const int period = topology_period(c.topology, workers);
-  for (int s = 0; s < period; ++s) peers += static_cast<double>(neighbourhood(c.topology, workers, 0, s).peers.size());
-  const std::string exchange = c.gossip_async ? "asynchronous: each even rank averages with one odd neighbour a step"
-                                              : fmt::format("{:.3g} peer(s) a step", peers / period);
-  return fmt::format("topology {} on {} workers ({}): {}, spectral gap {:.4f}", t.name, workers, t.summary, exchange,
-                     family.spectral_gap(c, workers));
-}
-
-std::string describe_clients(const TrainConfig& c) {
-  const SyncFamilyInfo& family = sync_family(c.sync.family);
-  return family.describe_setup ? family.describe_setup(c) : std::string{};
+  return family.report.setup_line ? family.report.setup_line(c, ranks) : std::string{};
 }
 
 std::string format_target(const TrainResult& r) {
@@ -135,7 +121,7 @@ void append_csv(const std::string& path, const TrainConfig& config, const TrainR
 void append_epoch_csv(const std::string& path, const TrainConfig& c, int ranks, const EpochReport& r) {
   // staleness_bound: -2 none (no parameter server), -1 unbounded (asp), else the bound (bsp: 0).
   const SyncFamilyInfo& family = sync_family(c.sync.family);
-  const int bound = family.staleness_bound ? family.staleness_bound(c) : -2;
+  const int bound = family.report.staleness_bound ? family.report.staleness_bound(c) : -2;
   append_csv_line(
       "--epoch-csv", path, kEpochCsvHeader,
       fmt::format(

@@ -3,7 +3,8 @@
 #include <string>
 #include <string_view>
 
-#include "trainers/loop/trainer.hpp"
+#include "trainers/config/train_config.hpp"
+#include "trainers/core/train_result.hpp"
 
 namespace gradsync {
 
@@ -39,12 +40,10 @@ std::string format_recoveries(const TrainResult& r);
 // "target 0.95 reached after 12.31s of training, 5625 global steps" (TrainResult::target_*), or that it was not
 // reached, or reached before a resumed checkpoint at a point not known; empty without --target-accuracy.
 std::string format_target(const TrainResult& r);
-// For a family that mixes over a graph (SyncFamilyInfo::spectral_gap): "topology exp on 16 workers (...): 4 peer(s) a
-// step, spectral gap 0.4286"; empty for the others.
-std::string describe_graph(const TrainConfig& config, int ranks);
-// The family's line about the run's setup (SyncFamilyInfo::describe_setup), e.g. --sync fedavg's "100 clients
-// (shards:2), 10 a round: 1 local epoch(s) of batch 10 from the global model, summed by ring"; empty for most.
-std::string describe_clients(const TrainConfig& config);
+// The family's line about the run's setup on `ranks` processes (SyncFamilyInfo's report.setup_line), e.g. gossip's
+// "topology exp on 16 workers (...): 4 peer(s) a step, spectral gap 0.4286" or fedavg's "100 clients (shards:2), 10 a
+// round: 1 local epoch(s) of batch 10 from the global model, summed by ring"; empty for most.
+std::string describe_family(const TrainConfig& config, int ranks);
 std::string csv_row(const TrainConfig& config, const TrainResult& r);
 
 // Appends one kEpochCsvHeader row for `r` to `path` (header first if the file is new or empty).

@@ -7,7 +7,7 @@
 
 #include "model/rng.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
-#include "trainers/loop/divergence.hpp"
+#include "trainers/core/divergence.hpp"
 
 namespace gradsync {
 

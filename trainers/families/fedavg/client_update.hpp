@@ -33,7 +33,7 @@ class ClientTrainer {
                 std::uint64_t seed, std::size_t largest_client);
 
   // Trains client `client` (its `examples`, not empty) of round `round` from `global`, leaving its model in `local`
-  // (both parameter_count floats, the caller's). Throws DivergenceError (trainers/loop/divergence.hpp) on a NaN or Inf
+  // (both parameter_count floats, the caller's). Throws DivergenceError (trainers/core/divergence.hpp) on a NaN or Inf
   // loss or gradient, naming the client and round.
   ClientWork train(std::span<const float> global, std::span<float> local, std::span<const std::uint32_t> examples,
                    std::uint32_t client, std::int64_t round);

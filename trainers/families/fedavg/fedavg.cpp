@@ -9,10 +9,12 @@
 
 #include "collectives/methods.hpp"
 #include "trainers/config/train_config.hpp"
+#include "trainers/core/clock.hpp"
+#include "trainers/core/sync_registry.hpp"
 #include "trainers/families/fedavg/client_sampling.hpp"
 #include "trainers/families/fedavg/client_update.hpp"
-#include "trainers/families/sync_registry.hpp"
-#include "trainers/loop/clock.hpp"
+#include "trainers/families/fedavg/fedavg_flags.hpp"
+#include "trainers/families/fedavg/partition.hpp"
 
 namespace gradsync {
 namespace {
@@ -35,7 +37,7 @@ std::size_t largest(const ClientPartitions& p) {
   return most;
 }
 
-class FederatedAveraging final : public Synchronizer {
+class FederatedAveraging final : public RoundTrainer {
  public:
   FederatedAveraging(const TrainConfig& config, const SyncSetup& s)
       : config_(config), workers_(s.workers),
@@ -48,10 +50,6 @@ class FederatedAveraging final : public Synchronizer {
         outer_(config.outer_lr != 1.0f || config.outer_momentum != 0.0f),
         velocity_(config.outer_momentum != 0.0f ? s.parameter_count : 0) {}
 
-  bool trains_in_rounds() const override { return true; }
-  void step(std::span<float>, std::span<float>) override {
-    throw std::logic_error("fedavg: rounds are run with run_round, not step");
-  }
   std::size_t state_size() const override { return velocity_.size(); }
   void save_state(std::span<float> out) override { std::ranges::copy(velocity_, out.begin()); }
   void load_state(std::span<const float> saved, int, int) override {
@@ -214,27 +212,29 @@ std::string describe_clients(const TrainConfig& c) {
 extern const SyncFamilyInfo fedavg_sync_family = {
     .family = SyncFamily::fedavg,
     .name = "fedavg",
-    .rounds = true,
-    .validate = validate_fedavg,
-    .validate_against_data = validate_fedavg_data,
-    .spec_modifiers = kFedavgModifiers,
-    .check_given_flags = check_fedavg_flags,
-    .describe = describe_fedavg,
-    .dimensions =
-        [](const TrainConfig& c, SyncDimensions& d) {
-          d.allreduce = c.fed.aggregate ? c.fed.aggregate->name : "ring";
-          d.mode = "rounds";
-        },
-    .describe_setup = describe_clients,
-    // Not when --aggregate is a library collective, whose bytes gradsync's meter cannot see.
-    .wire_bytes_counted = [](const TrainConfig& c) { return !(c.fed.aggregate && c.fed.aggregate->library); },
-    .state_size = [](const TrainConfig& c, std::size_t parameter_count, int) -> std::size_t {
-      return c.outer_momentum != 0.0f ? parameter_count : 0;
-    },
-    .make = [](const TrainConfig& c, const SyncSetup& s) -> std::unique_ptr<Synchronizer> {
-      if (!s.train || !s.model) throw std::invalid_argument("fedavg: the synchronizer needs the training set and model");
-      return std::make_unique<FederatedAveraging>(c, s);
-    },
+    .shape = {.rounds = true},
+    .flags = {.add = add_fedavg_flags,
+              .check_given = check_fedavg_flags,
+              .take_checked = take_fedavg_flags,
+              .spec_modifiers = kFedavgModifiers},
+    .checks = {.validate = validate_fedavg, .validate_against_data = validate_fedavg_data},
+    .report = {.describe = describe_fedavg,
+               .dimensions =
+                   [](const TrainConfig& c, SyncDimensions& d) {
+                     d.allreduce = c.fed.aggregate ? c.fed.aggregate->name : "ring";
+                     d.mode = "rounds";
+                   },
+               .setup_line = [](const TrainConfig& c, int) { return describe_clients(c); },
+               // Not when --aggregate is a library collective, whose bytes gradsync's meter cannot see.
+               .wire_bytes_counted = [](const TrainConfig& c) { return !(c.fed.aggregate && c.fed.aggregate->library); }},
+    .build = {.state_size = [](const TrainConfig& c, std::size_t parameter_count, int) -> std::size_t {
+                return c.outer_momentum != 0.0f ? parameter_count : 0;
+              },
+              .make_rounds = [](const TrainConfig& c, const SyncSetup& s) -> std::unique_ptr<RoundTrainer> {
+                if (!s.train || !s.model)
+                  throw std::invalid_argument("fedavg: the synchronizer needs the training set and model");
+                return std::make_unique<FederatedAveraging>(c, s);
+              }},
 };
 
 }  // namespace gradsync

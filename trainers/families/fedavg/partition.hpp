@@ -10,20 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include "trainers/config/partition_spec.hpp"
+
 namespace gradsync {
-
-enum class PartitionKind : std::uint8_t { iid, shards, dirichlet };
-
-// --partition: iid | shards:S | dirichlet:ALPHA.
-struct PartitionSpec {
-  PartitionKind kind = PartitionKind::iid;
-  int shards = 2;            // shards: each client's number of label-sorted shards
-  double alpha = 0.5;        // dirichlet: the concentration (small: each client sees few labels)
-  std::string name() const;  // the --partition text, e.g. "shards:2"
-};
-
-// The spec `text` names, or nullopt with `problem` set to why not (for a usage error naming --partition).
-std::optional<PartitionSpec> parse_partition(std::string_view text, std::string& problem);
 
 // Every client's examples, one contiguous run of `examples` each: client k holds examples[starts[k] .. starts[k+1]).
 struct ClientPartitions {

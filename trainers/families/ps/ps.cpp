@@ -1,0 +1,104 @@
+// --sync ps: the parameter-server trainer (trainers/families/ps/ps_training.hpp). World ranks 0..servers-1 serve, the
+// rest work.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+
+#include "collectives/methods.hpp"
+#include "compression/compressors.hpp"
+#include "trainers/config/train_config.hpp"
+#include "trainers/core/sync_registry.hpp"
+#include "trainers/families/ps/ps_training.hpp"
+
+namespace gradsync {
+namespace {
+
+std::string validate_ps(const TrainConfig& c, int ranks) {
+  if (ranks < 2) return "--sync ps needs at least 2 ranks (1 server + 1 worker); run it under mpirun -n 2 or more";
+  if (c.servers < 1 || c.servers >= ranks)
+    return fmt::format("--servers {}: needs 1 <= servers < ranks ({}), leaving at least one worker", c.servers, ranks);
+  return {};
+}
+
+std::string check_ps_flags(const TrainConfig& c, const FlagGiven& given) {
+  const bool ps = c.sync.family == SyncFamily::ps;
+  if (given("--ps-mode") && !ps)
+    return fmt::format("--ps-mode: only with --sync ps (this run's --sync is {})", c.sync.name());
+  if (given("--staleness") && !(ps && c.ps_mode == PsMode::ssp))
+    return "--staleness: only with --sync ps --ps-mode ssp (it bounds how far a worker may run ahead of the slowest)";
+  if (ps && c.ps_mode == PsMode::ssp && !given("--staleness"))
+    return "--ps-mode: ssp needs its bound: --staleness S, the steps a worker may run ahead of the slowest (S = 0 is "
+           "bsp)";
+  return {};
+}
+
+std::string check_ps_compression(const TrainConfig& c) {
+  const CompressionChoice& choice = c.compression;
+  if (choice.compressor->make_codec) return {};
+  return fmt::format(
+      "--compress {}: the parameter server (--sync ps) takes pushes it can decode key range by key range ({}); this "
+      "compressor has no such part (PowerSGD's factors are sums that every worker needs back before its next "
+      "product), so it needs an allreduce method ({})",
+      choice.name(), codec_compressor_names(), allreduce_method_names(trains));
+}
+
+constexpr SpecModifier kPsModifiers[] = {
+    {"mode=MODE", "--ps-mode"}, {"staleness=S", "--staleness"}, {"servers=K", "--servers"}};
+
+std::string describe_ps(const TrainConfig& c) {
+  std::string name = fmt::format("-{}", ps_mode_name(c.ps_mode));
+  if (c.ps_mode == PsMode::ssp) name += std::to_string(c.staleness);
+  if (c.servers > 1) name += fmt::format("-k{}", c.servers);
+  return name;
+}
+
+struct PsFlags final : FlagState {
+  std::string mode;  // --ps-mode, a name of kPsModeNames
+};
+
+std::unique_ptr<FlagState> add_ps_flags(CLI::App& app, TrainConfig& c) {
+  auto raw = std::make_unique<PsFlags>();
+  raw->mode = ps_mode_name(c.ps_mode);
+  app.add_option("--ps-mode", raw->mode, "parameter server: bsp | asp | ssp")->capture_default_str();
+  app.add_option("--staleness", c.staleness, "ssp: how many steps a worker may run ahead")->capture_default_str();
+  app.add_option("--servers", c.servers, "parameter server shards (key ranges)")->capture_default_str();
+  return raw;
+}
+
+void take_ps_flags(const FlagState* state, TrainConfig& c) {
+  const std::string& text = static_cast<const PsFlags*>(state)->mode;
+  for (std::size_t i = 0; i < std::size(kPsModeNames); ++i)
+    if (kPsModeNames[i] == text) {
+      c.ps_mode = static_cast<PsMode>(i);
+      return;
+    }
+  throw CLI::ValidationError("--ps-mode", fmt::format("unknown mode '{}' (choose bsp, asp or ssp)", text));
+}
+
+}  // namespace
+
+extern const SyncFamilyInfo ps_sync_family = {
+    .family = SyncFamily::ps,
+    .name = "ps",
+    .shape = {.servers = true, .pipelines = true},
+    .flags = {.add = add_ps_flags, .take = take_ps_flags, .check_given = check_ps_flags, .spec_modifiers = kPsModifiers},
+    .checks = {.validate = validate_ps, .check_compression = check_ps_compression},
+    .report = {.describe = describe_ps,
+               .dimensions = [](const TrainConfig& c, SyncDimensions& d) { d.mode = ps_mode_name(c.ps_mode); },
+               .staleness_bound = [](const TrainConfig& c) -> int {
+                 return c.ps_mode == PsMode::asp ? -1 : c.ps_mode == PsMode::ssp ? c.staleness : 0;
+               }},
+    .build = {.make =
+                  [](const TrainConfig& config, const SyncSetup& s) {
+                    return make_ps_worker(s.world, ps_layout(config, s.world.size(), s.parameter_count), config,
+                                          s.layers);
+                  },
+              .make_server = [](const TrainConfig& config, const ServerSetup& s) -> std::unique_ptr<ServerRole> {
+                return std::make_unique<ParameterServer>(
+                    s.world, s.servers, ps_layout(config, s.world.size(), s.params.size()), config,
+                    std::vector<float>(s.params.begin(), s.params.end()), s.optimizer_state, s.layers);
+              },
+              .send_worker_state = send_state_to_servers},
+};
+
+}  // namespace gradsync
