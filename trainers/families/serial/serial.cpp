@@ -27,7 +27,10 @@ std::string validate_serial(const TrainConfig&, int ranks) {
 extern const SyncFamilyInfo serial_sync_family = {
     .family = SyncFamily::serial,
     .name = "serial",
+    .shape = {},
+    .flags = {},
     .checks = {.validate = validate_serial},
+    .report = {},
     .build = {.make = [](const TrainConfig&, const SyncSetup& setup) -> std::unique_ptr<Synchronizer> {
       return std::make_unique<LocalSgd>(setup.sgd);
     }},
