@@ -8,7 +8,30 @@ case_name="${2:?usage: ulfm_test.sh BIN_DIR CASE}"
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/mpi.sh"
 mpi_launcher "$bin/.." || exit 1
 ompi_info="$(dirname "$MPIEXEC")/ompi_info"
+have_ulfm=1
 if [ "$MPI_FLAVOUR" != openmpi ] || [ ! -x "$ompi_info" ] || ! "$ompi_info" --parsable 2>/dev/null | grep -c '^options:ft_mpi_support:yes' >/dev/null; then
+  have_ulfm=0
+fi
+# refusals runs in every tree: --recover inplace where the run cannot recover in place is a usage error naming why.
+if [ "$case_name" = refusals ]; then
+  if [ "$have_ulfm" = 0 ]; then
+    test_launcher "$bin" 2 || exit 1
+    want="--recover inplace: this build's MPI has no ULFM"
+  else
+    mpirun_=("$MPIEXEC" --with-ft ulfm --oversubscribe --bind-to none)
+    [ "$(id -u)" -ne 0 ] || mpirun_+=(--allow-run-as-root)
+    want="--recover inplace: --sync ps does not re-form in place yet"
+  fi
+  set +e
+  out="$(timeout 60 "${mpirun_[@]}" -n 2 "$bin/train" --recover inplace --sync ps --iterations-per-epoch 5 2>&1 </dev/null)"
+  code=$?
+  set -e
+  [ "$code" -ne 0 ] && grep -qF -- "$want" <<<"$out" || { echo "$out" >&2; echo "FAIL (refusals): expected '$want' and a non-zero exit, got $code" >&2; exit 1; }
+  [ "$(grep -c 'train: error' <<<"$out")" = 1 ] || { echo "$out" >&2; echo "FAIL (refusals): the refusal was not printed once" >&2; exit 1; }
+  echo "PASS (refusals): $want"
+  exit 0
+fi
+if [ "$have_ulfm" = 0 ]; then
   echo "skipped: this tree's MPI ($MPIEXEC) has no ULFM; the in-place tests run in build-ulfm (bash scripts/ulfm.sh build)"
   exit 77
 fi
