@@ -114,6 +114,25 @@ double Mlp::forward(std::span<const float> params, const Batch& batch, Scratch& 
                          1.0f / static_cast<float>(n));
 }
 
+// dW = delta A_in^T. The input layer reads the batch's row-major copy, which is A_in^T already. The layer's gradient is
+// reported from its end: the biases, then dW's rows from the last block up.
+void Mlp::layer_gradient(std::size_t l, const float* delta, const Batch& batch, const InputPath& path, Scratch& s,
+                         std::span<float> grads, PassObserver* observer) const {
+  const std::size_t n = batch.size, in = sizes_[l], out = sizes_[l + 1];
+  bias_gradient(delta, out, n, grads.data() + bias_offset(l));
+  if (observer) observer->gradient_ready(bias_offset(l), bias_offset(l) + out);
+  float* dw = grads.data() + weight_offset(l);
+  if (l == 0 && path.gradient_on_bytes) {
+    weight_gradient_from_bytes(out, n, in, delta, n, batch.row_bytes.data(), kPixelScale, dw, batch.next_rows());
+    if (observer) observer->gradient_ready(weight_offset(l), bias_offset(l));
+  } else if (l == 0) {
+    weight_gradient_observed(observer, true, Op::N, out, in, n, delta, batch.rows.data(), in, dw, weight_offset(l));
+  } else {
+    weight_gradient_observed(observer, false, Op::T, out, in, n, delta, s.activations[l - 1].data(), n, dw,
+                             weight_offset(l));
+  }
+}
+
 float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, std::span<float> grads, Workspace& ws,
                              PassObserver* observer) const {
   check_pass("Mlp::loss_and_gradient", params, batch, grads, ws);
@@ -132,20 +151,7 @@ float Mlp::loss_and_gradient(std::span<const float> params, const Batch& batch, 
   for (std::size_t l = layers; l-- > 0;) {
     const TraceScope traced(SpanKind::backward, "backward", static_cast<int>(l));
     const std::size_t in = sizes_[l], out = sizes_[l + 1];
-    // dW = delta A_in^T. The input layer reads the batch's row-major copy, which is A_in^T already.
-    // The layer's gradient is reported from its end: the biases, then dW's rows from the last block up.
-    bias_gradient(delta, out, n, grads.data() + bias_offset(l));
-    if (observer) observer->gradient_ready(bias_offset(l), bias_offset(l) + out);
-    float* dw = grads.data() + weight_offset(l);
-    if (l == 0 && path.gradient_on_bytes) {
-      weight_gradient_from_bytes(out, n, in, delta, n, batch.row_bytes.data(), kPixelScale, dw, batch.next_rows());
-      if (observer) observer->gradient_ready(weight_offset(l), bias_offset(l));
-    } else if (l == 0) {
-      weight_gradient_observed(observer, true, Op::N, out, in, n, delta, batch.rows.data(), in, dw, weight_offset(l));
-    } else {
-      weight_gradient_observed(observer, false, Op::T, out, in, n, delta, s.activations[l - 1].data(), n, dw,
-                               weight_offset(l));
-    }
+    layer_gradient(l, delta, batch, path, s, grads, observer);
     if (l == 0) break;  // no gradient w.r.t. the input images
     // delta_in = (W^T delta) * relu'(Z_in); relu'(z) > 0 exactly where the stored activation is > 0.
     const float* a_in = s.activations[l - 1].data();
@@ -292,20 +298,7 @@ float Mlp::clipped_loss_and_gradient(std::span<const float> params, const Batch&
   // Pass 2: the weight and bias gradients from the scaled deltas, reported as the plain pass reports them.
   for (std::size_t l = layers; l-- > 0;) {
     const TraceScope traced(SpanKind::backward, "backward", static_cast<int>(l));
-    const std::size_t in = sizes_[l], out = sizes_[l + 1];
-    const float* delta = s.layer_deltas[l].data();
-    bias_gradient(delta, out, n, grads.data() + bias_offset(l));
-    if (observer) observer->gradient_ready(bias_offset(l), bias_offset(l) + out);
-    float* dw = grads.data() + weight_offset(l);
-    if (l == 0 && path.gradient_on_bytes) {
-      weight_gradient_from_bytes(out, n, in, delta, n, batch.row_bytes.data(), kPixelScale, dw, batch.next_rows());
-      if (observer) observer->gradient_ready(weight_offset(l), bias_offset(l));
-    } else if (l == 0) {
-      weight_gradient_observed(observer, true, Op::N, out, in, n, delta, batch.rows.data(), in, dw, weight_offset(l));
-    } else {
-      weight_gradient_observed(observer, false, Op::T, out, in, n, delta, s.activations[l - 1].data(), n, dw,
-                               weight_offset(l));
-    }
+    layer_gradient(l, s.layer_deltas[l].data(), batch, path, s, grads, observer);
   }
   return static_cast<float>(loss / static_cast<double>(n));
 }

@@ -63,6 +63,9 @@ class Mlp final : public Model {
   // dLoss/dZ there (classes x batch.size). Returns the summed loss.
   double forward(std::span<const float> params, const Batch& batch, Scratch& s, bool input_on_bytes,
                  PassObserver* observer = nullptr, float* delta = nullptr) const;
+  // Layer `l`'s bias and weight gradients from its deltas `delta` (out x batch), into `grads`, reported to `observer`.
+  void layer_gradient(std::size_t l, const float* delta, const Batch& batch, const InputPath& path, Scratch& s,
+                      std::span<float> grads, PassObserver* observer) const;
   std::size_t weight_offset(std::size_t layer) const { return layers()[layer].offset; }
   std::size_t bias_offset(std::size_t layer) const { return layers()[layer].bias_offset(); }
 
