@@ -11,7 +11,8 @@
 # DP-SGD's per-example clipping is the dense models' (the CNN refuses it), so the CNN runs every wire but dp:*.
 # MNIST is read from $GRADSYNC_DATA (default data/mnist).
 # Writes into DIR (default results/leak-DATE): leak.csv (leak_images' rows), pictures/ (PGM: each run's
-# originals-over-reconstructions grid), leak.png, logs/. Exit status 1 if a run failed.
+# originals-over-reconstructions grid), leak.png, logs/. Exit status 1 if a run failed. plots/results/leak is its
+# run with the defaults.
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/common.sh"
