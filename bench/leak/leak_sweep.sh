@@ -6,12 +6,12 @@
 # each wire of --picture-wires beneath (leak.png, drawn by bench/leak/leak_picture.gp). Counts images and times
 # nothing, so it may run beside other work. masked runs on --np ranks (rank 0's vector attacked), masked-sum:P on P.
 # Usage: bench/leak/leak_sweep.sh [--models "softmax mlp 2nn cnn"] [--batches "1 8 32 128"] [--wires "..."]
-#          [--np 4] [--seed 1] [--steps 0] [--cnn-psnr 30] [--picture-model mlp] [--picture-batch 8]
+#          [--np 4] [--seed 1] [--steps 0] [--cnn-psnr 30] [--picture-keep 8] [--picture-model mlp] [--picture-batch 8]
 #          [--picture-wires "plain bf16 dp:0.001 dp:0.01 masked masked-sum:4"] [--out DIR]
 # DP-SGD's per-example clipping is the dense models' (the CNN refuses it), so the CNN runs every wire but dp:*.
 # MNIST is read from $GRADSYNC_DATA (default data/mnist).
-# Writes into DIR (default results/leak-DATE): leak.csv (leak_images' rows), pictures/ (PGM: each run's
-# originals-over-reconstructions grid), leak.png, logs/. Exit status 1 if a run failed. plots/results/leak is its
+# Writes into DIR (default results/leak-DATE): leak.csv (leak_images' rows), pictures/ (PNG: each run's
+# originals-over-reconstructions grid, for batches up to --picture-keep), leak.png, logs/. Exit status 1 if a run failed. plots/results/leak is its
 # run with the defaults.
 set -euo pipefail
 # shellcheck source=scripts/common.sh
@@ -26,6 +26,7 @@ cnn_psnr=30
 np=4
 seed=1
 steps=0
+picture_keep=8
 picture_model=mlp
 picture_batch=8
 picture_wires="plain bf16 dp:0.001 dp:0.01 masked masked-sum:4"
@@ -38,6 +39,7 @@ parse_flags leak_sweep.sh \
   "--seed seed uint 0" \
   "--steps steps uint 0" \
   "--cnn-psnr cnn_psnr" \
+  "--picture-keep picture_keep uint 0" \
   "--picture-model picture_model" \
   "--picture-batch picture_batch uint 1" \
   "--picture-wires picture_wires" \
@@ -52,7 +54,18 @@ data="${GRADSYNC_DATA:-$GRADSYNC_ROOT/data/mnist}"
 
 failed=0
 csv="$out/leak.csv" pictures="$out/pictures"
-# run MODEL BATCH WIRE [FLAG...]: one leak_images run, its row appended to $csv, its picture in $pictures (if set).
+# png OUT TITLE LABEL=PGM...: the PGM grids stacked top to bottom into OUT (all of one size: leak_images' grids).
+png() {
+  local target="$1" title="$2" w h skip
+  shift 2
+  read -r w h < <(sed -n 2p "${1#*=}")  # the header: "P5", "W H", "255"
+  skip=$((3 + ${#w} + 1 + ${#h} + 1 + 4))
+  # shellcheck disable=SC2154  # logs: driver_results sets it
+  gnuplot -e "w=$w; h=$h; skip=$skip; out='$target'; title=\"$title\"; rows='$*'" \
+    "$GRADSYNC_ROOT/bench/leak/leak_picture.gp" 2>>"$logs/gnuplot.log" || { say "gnuplot failed: $target"; failed=1; }
+}
+# run MODEL BATCH WIRE [FLAG...]: one leak_images run, its row appended to $csv, its picture in $pictures as PNG
+# (if set and BATCH <= --picture-keep: the PGMs of every run would be 50 MB).
 run() {
   local model="$1" batch="$2" wire="$3" ranks=1 name MPIRUN_FLAGS=()
   shift 3
@@ -64,10 +77,14 @@ run() {
   # shellcheck disable=SC2154  # logs: driver_results sets it
   if ! run_limited 900 "$logs/$name.log" "$MPIEXEC" -n "$ranks" "${MPIRUN_FLAGS[@]}" "$BIN/leak_images" \
        --model "$model" --batch "$batch" --wire "$wire" --seed "$seed" --steps "$steps" --data "$data" \
-       --csv "$csv" ${pictures:+--picture "$pictures/$name.pgm"} "$@"; then
+       --csv "$csv" --picture "$work/$name.pgm" "$@"; then
     say "failed: $name (see $logs/$name.log)"
     failed=1
+  elif [ -n "$pictures" ] && [ "$batch" -le "$picture_keep" ]; then
+    png "$pictures/$name.png" "$model, batch $batch" \
+      "$wire=$work/$name.pgm"
   fi
+  rm -f "$work/$name.pgm"
 }
 
 for model in $models; do
@@ -89,10 +106,6 @@ for wire in $picture_wires; do
     --picture-max "$picture_batch"
   strips+=("$wire=$work/strip-${wire//:/}.pgm")
 done
-rows=("originals=$work/originals.pgm" "${strips[@]}")
-# Every strip's size from the originals' header ("P5", "W H", "255"): the strips are drawn alike.
-read -r w h < <(sed -n 2p "$work/originals.pgm")
-skip=$((3 + ${#w} + 1 + ${#h} + 1 + 4))
-gnuplot -e "w=$w; h=$h; skip=$skip; out='$out/leak.png'; title=\"$picture_model, batch $picture_batch: originals, and from what one worker sends, each one's best reconstruction\"; rows='${rows[*]}'" \
-  "$GRADSYNC_ROOT/bench/leak/leak_picture.gp" 2>"$logs/gnuplot.log" || { say "gnuplot failed (see $logs/gnuplot.log)"; failed=1; }
+png "$out/leak.png" "$picture_model, batch $picture_batch: originals, and from what one worker sends, each one's best reconstruction" \
+  "originals=$work/originals.pgm" "${strips[@]}"
 exit "$failed"
