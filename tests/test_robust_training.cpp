@@ -2,6 +2,7 @@
 // learning under an attack that the mean does not survive, and the refusals name the flags and the numbers.
 #include <doctest/doctest.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -102,13 +103,34 @@ TEST_CASE("robust training: train's command line refuses --attack without --byza
   const CliOutcome bad = parse_train_args({"--sync", "ring", "--robust-aggregation", "krum:x"});
   CHECK(!bad.config);
   CHECK(bad.message.find("--robust-aggregation") != std::string::npos);
-  const CliOutcome both = parse_train_args(
-      {"--sync", "ring", "--byzantine", "1", "--attack", "alie", "--robust-aggregation", "trimmed", "--eval-attack",
-       "fgsm:0.1"});
+  const CliOutcome both = parse_train_args({"--sync", "ring", "--byzantine", "1", "--attack", "alie",
+                                            "--robust-aggregation", "trimmed", "--eval-attack", "fgsm:0.1"});
   REQUIRE(both.config);
   CHECK(both.config->robust.byzantine == 1);
   CHECK(both.config->robust.attack->kind == AttackKind::alie);
   CHECK(both.config->robust.aggregation.kind == AggregatorKind::trimmed);
   CHECK(both.config->robust.aggregation.f == 1);  // B left out: --byzantine's
   CHECK(both.config->robust.eval_attack->eps == doctest::Approx(0.1));
+}
+
+TEST_CASE("robust training: every attack changes the aggregated run; a backdoor on non-square images is refused") {
+  const Comm world = Comm::world();
+  SKIP_UNLESS(world.size() >= 2, "needs 2 ranks (an honest worker and a malicious one)");
+  const TrainTest data = test::blobs();
+  const TrainResult honest = train(attacked("", 0, "median"), data, world);
+  // alie with one colluder sends its honest gradient (the deviation of one sample is 0): it takes two.
+  const struct {
+    std::string attack;
+    int byzantine;
+  } runs[] = {{"label-flip", 1}, {"sign-flip", 1}, {"gaussian:0.5", 1}, {"alie", 2}, {"ipm:0.5", 1}};
+  for (const auto& [attack, byzantine] : runs) {
+    CAPTURE(attack);
+    if (byzantine >= world.size()) continue;
+    const TrainConfig c = attacked(attack, byzantine, "median");
+    REQUIRE(validate(c, world.size()).empty());
+    const TrainResult r = train(c, data, world);
+    if (world.rank() == 0) CHECK(r.params != honest.params);  // the result is complete on rank 0
+  }
+  // The backdoor's trigger needs square images: blobs have 20 features, refused on every rank alike.
+  CHECK_THROWS_AS(train(attacked("backdoor", 1, "median"), data, world), std::invalid_argument);
 }

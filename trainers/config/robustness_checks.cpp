@@ -23,12 +23,14 @@ namespace {
 // The overlap and averaging options a robust aggregator cannot take: each sums its own ranges, or models.
 std::string check_aggregation_options(const TrainConfig& c) {
   const std::string& spec = c.robust.aggregation.text;
-  if (c.buckets) return fmt::format("--robust-aggregation {}: not with --buckets (buckets are summed as they finish)", spec);
+  if (c.buckets)
+    return fmt::format("--robust-aggregation {}: not with --buckets (buckets are summed as they finish)", spec);
   if (c.pipeline) return fmt::format("--robust-aggregation {}: not with --pipeline 1 (blocking steps only)", spec);
   if (c.compression.enabled())
-    return fmt::format("--robust-aggregation {}: not with --compress {} (a compressed sum is not a median of "
-                       "gradients)",
-                       spec, c.compression.name());
+    return fmt::format(
+        "--robust-aggregation {}: not with --compress {} (a compressed sum is not a median of "
+        "gradients)",
+        spec, c.compression.name());
   if (c.average_every > 0)
     return fmt::format("--robust-aggregation {}: not with --average-every (that averages models, not gradients)", spec);
   return {};

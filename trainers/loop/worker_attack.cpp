@@ -23,41 +23,43 @@ std::optional<Trigger> square_trigger(std::size_t features) {
 
 }  // namespace
 
-std::unique_ptr<WorkerAttack> WorkerAttack::make(const TrainConfig& config, const Comm& workers, std::size_t features) {
+std::unique_ptr<WorkerAttack> WorkerAttack::make(const TrainConfig& config, const Comm& workers, const Dataset& train) {
+  const std::size_t features = train.features;
   const RobustnessOptions& r = config.robust;
   if (!r.attack || r.byzantine == 0) return nullptr;
   if (r.attack->kind == AttackKind::backdoor && !square_trigger(features))
-    throw std::invalid_argument(fmt::format("--attack {}: the trigger needs square images of at least 4 x 4 pixels; "
-                                            "these examples have {} features",
-                                            r.attack->text, features));
+    throw std::invalid_argument(
+        fmt::format("--attack {}: the trigger needs square images of at least 4 x 4 pixels; "
+                    "these examples have {} features",
+                    r.attack->text, features));
   const int index = workers.rank(), n = workers.size();
   const bool bad = r.malicious(index, n);
   std::optional<Comm> colluders;
   if (attack_colludes(r.attack->kind)) colluders.emplace(workers.split(bad ? 0 : MPI_UNDEFINED, index));
   if (!bad) return nullptr;
-  return std::unique_ptr<WorkerAttack>(new WorkerAttack(config, index, n, features, std::move(colluders)));
+  return std::unique_ptr<WorkerAttack>(new WorkerAttack(config, index, n, train, std::move(colluders)));
 }
 
-WorkerAttack::WorkerAttack(const TrainConfig& config, int index, int workers, std::size_t features,
+WorkerAttack::WorkerAttack(const TrainConfig& config, int index, int workers, const Dataset& train,
                            std::optional<Comm> colluders)
-    : spec_(*config.robust.attack), seed_(config.seed), index_(index), workers_(workers) {
+    : spec_(*config.robust.attack), seed_(config.seed), index_(index), workers_(workers), classes_(train.classes) {
   if (colluders) colluders_.emplace(std::move(*colluders));
   if (spec_.kind == AttackKind::alie)
     z_ = spec_.scale != 0 ? spec_.scale : alie_z(workers, config.robust.byzantine);  // validate() checked n and f
   if (spec_.kind == AttackKind::backdoor) {
-    trigger_ = *square_trigger(features);
-    pixels_.resize(config.batch * features);
+    trigger_ = *square_trigger(train.features);
+    pixels_.resize(config.batch * train.features);
   }
 }
 
 void WorkerAttack::on_batch(Batch& batch, std::int64_t step) {
   const std::span<std::uint8_t> labels(batch.labels.data(), batch.size);
-  if (spec_.kind == AttackKind::label_flip) flip_labels(labels);
+  if (spec_.kind == AttackKind::label_flip) flip_labels(labels, classes_);
   if (spec_.kind != AttackKind::backdoor) return;
   const std::size_t f = batch.features;
   for (std::size_t j = 0; j < batch.size; ++j) std::memcpy(pixels_.data() + j * f, batch.row_bytes[j], f);
-  const auto stream = static_cast<std::uint64_t>(step) * static_cast<std::uint64_t>(workers_) +
-                      static_cast<std::uint64_t>(index_);
+  const auto stream =
+      static_cast<std::uint64_t>(step) * static_cast<std::uint64_t>(workers_) + static_cast<std::uint64_t>(index_);
   poison_backdoor(std::span(pixels_).first(batch.size * f), labels, spec_.scale, spec_.target_class, seed_, stream,
                   trigger_);
   for (std::size_t j = 0; j < batch.size; ++j) {
@@ -67,8 +69,8 @@ void WorkerAttack::on_batch(Batch& batch, std::int64_t step) {
 }
 
 void WorkerAttack::on_gradient(std::span<float> grads, std::int64_t step) {
-  const auto stream = static_cast<std::uint64_t>(step) * static_cast<std::uint64_t>(workers_) +
-                      static_cast<std::uint64_t>(index_);
+  const auto stream =
+      static_cast<std::uint64_t>(step) * static_cast<std::uint64_t>(workers_) + static_cast<std::uint64_t>(index_);
   switch (spec_.kind) {
     case AttackKind::sign_flip: sign_flip(grads, static_cast<float>(spec_.scale), grads); break;
     case AttackKind::gaussian: gaussian_noise(static_cast<float>(spec_.scale), seed_, stream, grads); break;

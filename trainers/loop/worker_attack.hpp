@@ -22,9 +22,9 @@ class WorkerAttack {
   // Collective over `workers` (the worker ranks; this worker's index is its rank there) when config.robust has a
   // colluding attack (alie, ipm: the malicious ranks' communicator is split off), else local; every worker calls it
   // at the same point with the same config. nullptr for an honest worker, and on every worker without an attack.
-  // Throws std::invalid_argument on every worker alike for a backdoor on examples that are not square images of
-  // `features` pixels.
-  static std::unique_ptr<WorkerAttack> make(const TrainConfig& config, const Comm& workers, std::size_t features);
+  // Throws std::invalid_argument on every worker alike for a backdoor on examples of `train` that are not square
+  // images. Label-flip maps y to train.classes - 1 - y.
+  static std::unique_ptr<WorkerAttack> make(const TrainConfig& config, const Comm& workers, const Dataset& train);
 
   // Data attacks, on the batch gather_batch just filled (its labels, and its images as bytes and, with has_rows, as
   // float rows): the poisoned images are copies this object owns, which batch.row_bytes then points to.
@@ -35,11 +35,11 @@ class WorkerAttack {
   void on_gradient(std::span<float> grads, std::int64_t step);
 
  private:
-  WorkerAttack(const TrainConfig& config, int index, int workers, std::size_t features, std::optional<Comm> colluders);
+  WorkerAttack(const TrainConfig& config, int index, int workers, const Dataset& train, std::optional<Comm> colluders);
 
   AttackSpec spec_;
   std::uint64_t seed_;
-  int index_, workers_;
+  int index_, workers_, classes_;
   double z_ = 0;  // alie's
   Trigger trigger_;
   std::optional<ColluderMoments> colluders_;

@@ -50,12 +50,13 @@ std::vector<std::string> robustness_lines(const TrainConfig& config, const Model
   const Evaluation clean = model.evaluate(params, data.test, ws);
   if (r.eval_attack) {
     const Evaluation attacked = evaluate_under_attack(model, params, data.test, *r.eval_attack, ws);
-    lines.push_back(fmt::format("under {}: test accuracy {:.4f} (clean {:.4f})", r.eval_attack->text,
-                                attacked.accuracy, clean.accuracy));
+    lines.push_back(fmt::format("under {}: test accuracy {:.4f} (clean {:.4f})", r.eval_attack->text, attacked.accuracy,
+                                clean.accuracy));
   }
   if (r.attack && r.attack->kind == AttackKind::backdoor) {
     Trigger trigger;
-    trigger.width = trigger.height = static_cast<std::size_t>(std::lround(std::sqrt(static_cast<double>(data.test.features))));
+    trigger.width = trigger.height =
+        static_cast<std::size_t>(std::lround(std::sqrt(static_cast<double>(data.test.features))));
     const std::span<const std::uint8_t> pixels(data.test.pixels.data(), data.test.rows * data.test.features);
     TriggeredSet set = triggered_test_set(pixels, data.test.labels, r.attack->target_class, trigger);
     Dataset triggered;
@@ -65,9 +66,10 @@ std::vector<std::string> robustness_lines(const TrainConfig& config, const Model
     triggered.labels = std::move(set.labels);
     triggered.pixels = ReadOnlyBytes(std::move(set.pixels));
     const Evaluation asr = model.evaluate(params, triggered, ws);
-    lines.push_back(fmt::format("backdoor: attack success rate {:.4f} (target {} on {} triggered test images; clean "
-                                "accuracy {:.4f})",
-                                asr.accuracy, r.attack->target_class, triggered.rows, clean.accuracy));
+    lines.push_back(
+        fmt::format("backdoor: attack success rate {:.4f} (target {} on {} triggered test images; clean "
+                    "accuracy {:.4f})",
+                    asr.accuracy, r.attack->target_class, triggered.rows, clean.accuracy));
   }
   return lines;
 }
