@@ -25,6 +25,7 @@
 #include "trainers/loop/run_trace.hpp"
 #include "trainers/loop/trainer.hpp"
 #include "trainers/report/report.hpp"
+#include "trainers/report/robustness_report.hpp"
 
 namespace {
 
@@ -102,6 +103,10 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis, c
     if (lead) fmt::print(stderr, "train: error: {}\n", problem);
     return kUsageError;
   }
+  if (const std::string problem = check_eval_attack(config, *model); !problem.empty()) {
+    if (lead) fmt::print(stderr, "train: error: {}\n", problem);
+    return kUsageError;
+  }
   if (lead) {
     fmt::print(
         "gradsync train: {} {} ({} parameters) on {} ({} train / {} test images), {} rank(s), batch {} per "
@@ -109,6 +114,8 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis, c
         config.sync_name(), config.model_name(), model->parameter_count(), dataset_name(config.dataset), data.train.rows,
         data.test.rows, world.size(), config.batch, config.sgd.lr, config.seed, kernels_summary(blis));
     if (const std::string setup = describe_family(config, world.size()); !setup.empty()) fmt::print("{}\n", setup);
+    if (const std::string byzantine = describe_robustness(config, world.size()); !byzantine.empty())
+      fmt::print("{}\n", byzantine);
     std::fflush(stdout);
   }
   TrainResult result;
@@ -126,6 +133,7 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis, c
   }
   if (result.reports) {  // rank 0 of the last world: a recovery may have lost world rank 0
     fmt::print("{}\n", format_summary(result));
+    for (const std::string& line : robustness_lines(config, *model, result.params, data)) fmt::print("{}\n", line);
     if (!result.recoveries.empty()) fmt::print("{}\n", format_recoveries(result));
     if (const std::string target = format_target(result); !target.empty()) fmt::print("{}\n", target);
     if (config.observe.explain) fmt::print("auto's choices on rank 0:\n{}", format_auto_choices(auto_choices()));

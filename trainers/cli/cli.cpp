@@ -15,6 +15,7 @@
 #include "model/models.hpp"
 #include "trainers/cli/fault_flags.hpp"
 #include "trainers/cli/observe_flags.hpp"
+#include "trainers/cli/robust_flags.hpp"
 #include "trainers/cli/spec_flags.hpp"
 #include "trainers/config/recovery_options.hpp"
 #include "trainers/core/sync_method.hpp"
@@ -352,6 +353,8 @@ CliOutcome parse_args(const std::vector<std::string>& args, const SyncSpec* expa
   add_compression_options(app, raw);
   FaultFlags faults;
   add_fault_options(app, c.faults, faults);
+  RobustFlags robust;
+  add_robust_options(app, c.robust, robust);
   add_observe_options(app, c.observe, raw.trace_steps);
   SpecFlags spec;
   add_spec_options(app, spec);
@@ -364,6 +367,7 @@ CliOutcome parse_args(const std::vector<std::string>& args, const SyncSpec* expa
     take_compression(app, raw, c);
     take_numbers(app, raw, c);
     take_faults(faults, c.faults);
+    take_robust(robust, c.robust);
     check_given_flags(app, c);
     for (const SyncFamilyInfo* family : sync_family_table())
       if (family->flags.take_checked)

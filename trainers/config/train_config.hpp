@@ -20,6 +20,7 @@
 #include "trainers/config/observe_options.hpp"
 #include "trainers/config/progress.hpp"
 #include "trainers/config/recovery_options.hpp"
+#include "trainers/config/robustness_options.hpp"
 #include "trainers/core/fault_injection.hpp"
 #include "trainers/core/sync_method.hpp"
 
@@ -97,8 +98,9 @@ struct TrainConfig {
   // A lost process: automatic re-forms the run in place over the survivors when the MPI can (ULFM, started with
   // --with-ft ulfm) and the family can (recovers_in_place), else the job ends as with abort.
   Recover recover = Recover::automatic;
-  FaultInjection faults;   // testing: none by default
-  ObserveOptions observe;  // tracing, the slow-rank report, auto's explanations: off by default
+  FaultInjection faults;     // testing: none by default
+  ObserveOptions observe;    // tracing, the slow-rank report, auto's explanations: off by default
+  RobustnessOptions robust;  // Byzantine workers, their attack, the robust aggregator: none by default
 
   // Each family's own options, indexed by SyncFamily; empty: that family's defaults. Shared by copies of the config
   // and never changed in place (set_options replaces the slot).

@@ -46,6 +46,7 @@ Roles::Roles(const TrainConfig& config, const Dataset& train, const Model& model
                                                start.params, *rounds_, start.steps_done)
                     : std::make_unique<Worker>(config, train, model, me - servers_, workers_, me, world.size(),
                                                start.params, *steps_, start.steps_done);
+  worker_->attack_with(WorkerAttack::make(config, worker_comm_, train));  // collective over the workers
 }
 
 Roles::~Roles() = default;

@@ -47,11 +47,13 @@ EpochWork Worker::run_steps(int epoch, long from, long to, long origin_step, std
     std::swap(slice_, next_slice_);
     const double t0 = now_s();
     gather_batch(train_, slice_, batch_, model_.reads_float_rows(slice_.size()));
+    if (attack_) attack_->on_batch(batch_, steps_done_);
     if (s + 1 < to) {
       take_slice(s + 1, origin_step, origin, next_slice_);
       prefetch_examples(train_, next_slice_, batch_);
     }
     work.loss_sum += compute_gradient(epoch, s);
+    if (attack_) attack_->on_gradient(grads(), steps_done_ - 1);  // the honest gradient was checked, then replaced
     const double t1 = now_s();
     steps_->step(params_, grads());
     // A pipelined step applies the step before's gradient and leaves its own in flight.

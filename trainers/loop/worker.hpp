@@ -2,6 +2,7 @@
 // One worker's share of the training loop (trainers/loop/trainer.hpp): its model replica, gradient buffers and batches,
 // allocated once, and the steps it takes between checkpoints.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "trainers/core/epoch_work.hpp"
 #include "trainers/core/fault_injection.hpp"
 #include "trainers/core/synchronizer.hpp"
+#include "trainers/loop/worker_attack.hpp"
 
 namespace gradsync {
 
@@ -33,6 +35,8 @@ class Worker {
 
   // After the last step and drain(): the synchronizer's finish() (the final model on every worker).
   void finish() { sync_.finish(params_); }
+  // A malicious worker's attack (WorkerAttack::make), applied to each step's batch and gradient from then on.
+  void attack_with(std::unique_ptr<WorkerAttack> attack) { attack_ = std::move(attack); }
   std::span<const float> params() const { return params_; }
   // Global steps whose updates params() holds, and steps begun (one more while a step is in flight): what an
   // in-place recovery takes from this worker (trainers/loop/in_place.hpp). Local.
@@ -69,6 +73,7 @@ class Worker {
   Synchronizer* steps_;   // the step-based synchronizer, or nullptr
   RoundTrainer* rounds_;  // the round trainer, or nullptr
   FaultHook faults_;
+  std::unique_ptr<WorkerAttack> attack_;  // nullptr: an honest worker
 };
 
 }  // namespace gradsync

@@ -10,6 +10,7 @@
 #include "trainers/checkpoint/replicas.hpp"
 #include "trainers/config/train_config.hpp"
 #include "trainers/core/sync_registry.hpp"
+#include "trainers/families/allreduce/robust_sync.hpp"
 #include "trainers/gradient_compression/compressed_jobs.hpp"
 #include "trainers/overlap/overlapped_sync.hpp"
 
@@ -134,6 +135,7 @@ constexpr SpecModifier kAllreduceModifiers[] = {
     {"average=H", "--average-every"}, {"outer-lr=LR", "--outer-lr"}, {"outer-momentum=MU", "--outer-momentum"}};
 
 std::unique_ptr<Synchronizer> make_allreduce_family(const TrainConfig& config, const SyncSetup& s) {
+  if (config.robust.robust()) return make_robust_sync(config, s);  // blocking only (validate_robustness)
   if (config.compression.enabled() || config.pipeline || config.buckets) return make_job_sync(config, s);
   auto allreduce = config.sync.allreduce->make(s.workers, allreduce_options(config));
   if (config.average_every > 0)
@@ -167,6 +169,7 @@ extern const SyncFamilyInfo allreduce_sync_family = {
                    }},
     // Local SGD's state: every worker's model and optimizer state (Replicas), then the outer optimizer's two models.
     .build = {.state_size = [](const TrainConfig& c, std::size_t parameter_count, int workers) -> std::size_t {
+                if (c.robust.robust()) return robust_state_size(c, parameter_count);
                 if (c.average_every == 0) return 0;
                 const std::size_t momentum = c.sgd.momentum != 0.0f ? parameter_count : 0;
                 const bool outer = c.outer_lr != 1.0f || c.outer_momentum != 0.0f;
