@@ -31,11 +31,12 @@ class EpochLoop {
   // `history`: the reports so far (starting_history's, or a recovery's). With `replicate`, every rank keeps the
   // result's reports (rank 0 shares each epoch's), so that any survivor of a lost rank 0 can carry them on.
   EpochLoop(const TrainConfig& config, const TrainTest& data, const Comm& world, const Model& model, Roles& roles,
-            CheckpointSchedule& schedule, const ResumePoint& start, const ReportHistory& history, bool replicate)
+            CheckpointSchedule& schedule, const ResumePoint& start, const ReportHistory& history, bool replicate,
+            const EpochCarry& carried = {})
       : config_(config), data_(data), world_(world), model_(model), roles_(roles), schedule_(schedule), start_(start),
         steps_(steps_per_epoch(config, data.train.rows, roles.workers())),
         global_batch_(config.batch * static_cast<std::uint64_t>(roles.workers())), global_(start.steps_done),
-        eval_ws_(model, kEvaluationBatch), history_(history), replicate_(replicate) {
+        eval_ws_(model, kEvaluationBatch), history_(history), replicate_(replicate), carried_(carried) {
     const SyncFamilyInfo& family = sync_family(config.sync.family);
     if (world.rank() == 0 && family.report.spectral_gap)
       spectral_gap_ = family.report.spectral_gap(config, roles.workers());
@@ -68,7 +69,8 @@ class EpochLoop {
       const WaitScope wait("MPI_Barrier (the epoch starts on every rank together)");
       world_.barrier();
     }
-    const double epoch_start = now_s();
+    const double epoch_start = epoch == start_.next_epoch && carried_.started_at > 0 ? carried_.started_at : now_s();
+    epoch_started_ = epoch_start;
     const bool last = epoch + 1 == config_.epochs;
     const EpochWork mine = train(epoch, result, epoch_start);
     // Taken before finish(): the last epoch's checkpoint keeps the state the steps left (local SGD's replicas between
@@ -110,6 +112,8 @@ class EpochLoop {
             ? kEpochStepsDone
             : static_cast<std::int64_t>(at_.origin + static_cast<std::uint64_t>(index - at_.first) * global_batch_);
     live.history = history_;
+    live.epoch_work = so_far_;
+    live.epoch_started_at = epoch_started_;
   }
 
  private:
@@ -124,7 +128,9 @@ class EpochLoop {
       first = std::min<long>(steps_, static_cast<long>(origin / global_batch_));
     }
     result.steps += steps_ - first;
-    EpochWork mine;
+    // An epoch a recovery interrupted keeps what this rank did of it before (LiveState::epoch_work).
+    EpochWork& mine = so_far_;
+    mine = epoch == start_.next_epoch ? carried_.work : EpochWork{};
     at_ = {epoch, first, origin, first, global_, false};
     for (long s = first; s < steps_;) {
       at_.step = s;
@@ -288,6 +294,11 @@ class EpochLoop {
   // The run's reports so far (every rank: rank 0's, shared after each evaluation), from the resumed checkpoint's.
   ReportHistory history_;
   const bool replicate_;
+  // A recovery's carry-over into its first epoch (this rank's work and seconds before the failure), and this
+  // epoch's so far, for the next recovery.
+  EpochCarry carried_;
+  EpochWork so_far_;
+  double epoch_started_ = 0;
   // Where the steps stand, for an in-place recovery: the stretch being run (its first step in the epoch and the
   // global steps before it), the epoch's first step and permutation origin, whether its report was made.
   struct Position {

@@ -13,6 +13,7 @@
 #include "collectives/comm.hpp"
 #include "model/checkpoint_manifest.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
+#include "trainers/core/epoch_work.hpp"
 #include "trainers/core/train_result.hpp"
 
 namespace gradsync {
@@ -25,6 +26,13 @@ inline constexpr std::int64_t kEpochStepsDone = -1;
 // that may lose rank 0.
 void broadcast_result(const Comm& comm, TrainResult& result, int root);
 
+// What a rank did of an epoch that a failure interrupted: carried into the re-formed run's report of that epoch
+// (each survivor its own; the lost ranks' share is gone with them).
+struct EpochCarry {
+  EpochWork work;
+  double started_at = 0;  // when that epoch started here (now_s()'s clock), or 0: the time of the recovery counts
+};
+
 // What one rank holds of the run when a failure reaches it, taken before its roles are torn down.
 struct LiveState {
   std::int64_t applied = 0;         // global steps whose updates `params` holds
@@ -36,6 +44,8 @@ struct LiveState {
   std::vector<float> params;        // full size
   std::vector<float> optimizer;     // full size, or empty for plain SGD
   ReportHistory history;
+  EpochWork epoch_work;         // this rank's work in next_epoch so far
+  double epoch_started_at = 0;  // and when it started here (now_s(); 0: no epoch had started)
   TrainResult result;  // the epochs reported so far and the run's sums (every rank keeps them: report_everywhere)
 };
 

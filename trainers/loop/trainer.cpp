@@ -74,7 +74,8 @@ struct RunParts {
 // agreed. True once the run is complete; false, with `live` holding this rank's state, when a process failed and
 // the run re-forms in place (without in-place recovery the failure goes on up).
 bool run_attempt(const TrainConfig& config, const RunParts& parts, const Comm& world,
-                 const std::optional<ResumePoint>& recovered, TrainResult& result, LiveState& live, double& failed_at) {
+                 const std::optional<ResumePoint>& recovered, const EpochCarry& carried, TrainResult& result,
+                 LiveState& live, double& failed_at) {
   std::optional<Roles> roles;
   std::optional<EpochLoop> epochs;
   try {
@@ -87,7 +88,7 @@ bool run_attempt(const TrainConfig& config, const RunParts& parts, const Comm& w
     roles.emplace(config, parts.data.train, parts.model, world, start);
     if (config.resume) check_resumed_state(start, *roles, config, world, state.pieces());
     epochs.emplace(config, parts.data, world, parts.model, *roles, schedule, start,
-                   recovered ? start.history : starting_history(config, start), parts.in_place);
+                   recovered ? start.history : starting_history(config, start), parts.in_place, carried);
     if (recovered || epochs->begin(result))
       for (int epoch = start.next_epoch; epoch < config.epochs; ++epoch)
         if (epochs->run(epoch, result, parts.on_epoch)) break;
@@ -133,12 +134,15 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& j
   result.target_accuracy = config.target_accuracy;
   result.rounds = sync_family(config.sync.family).shape.rounds;
   std::optional<ResumePoint> recovered;
+  EpochCarry carried;
   for (;;) {
     LiveState live;
     double failed_at = 0;
-    if (run_attempt(config, parts, world, recovered, result, live, failed_at)) break;
+    if (run_attempt(config, parts, world, recovered, carried, result, live, failed_at)) break;
     RecoveryReport report;
     recovered = reform_after_failure(world, job_ranks, hosts, live, config, failed_at, report);
+    carried = {live.epoch_work, live.epoch_started_at};  // the recovery's own time counts in the epoch's
+    if (live.epoch_reported) carried = {};               // its epoch is over: the next starts afresh
     result = std::move(live.result);
     result.recoveries.push_back(report);
     config.batch = given.per_worker_batch(world.size());
