@@ -15,6 +15,7 @@
 #include "model/models.hpp"
 #include "trainers/cli/fault_flags.hpp"
 #include "trainers/cli/observe_flags.hpp"
+#include "trainers/cli/privacy_flags.hpp"
 #include "trainers/cli/spec_flags.hpp"
 #include "trainers/config/recovery_options.hpp"
 #include "trainers/core/sync_method.hpp"
@@ -353,6 +354,7 @@ CliOutcome parse_args(const std::vector<std::string>& args, const SyncSpec* expa
   FaultFlags faults;
   add_fault_options(app, c.faults, faults);
   add_observe_options(app, c.observe, raw.trace_steps);
+  add_privacy_options(app, c.privacy);
   SpecFlags spec;
   add_spec_options(app, spec);
   try {
@@ -365,6 +367,7 @@ CliOutcome parse_args(const std::vector<std::string>& args, const SyncSpec* expa
     take_numbers(app, raw, c);
     take_faults(faults, c.faults);
     check_given_flags(app, c);
+    check_privacy_flags(app, c.privacy);
     for (const SyncFamilyInfo* family : sync_family_table())
       if (family->flags.take_checked)
         family->flags.take_checked(app, family_states[static_cast<std::size_t>(family->family)].get(), c);

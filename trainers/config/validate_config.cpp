@@ -5,6 +5,7 @@
 #include "collectives/methods.hpp"
 #include "model/models.hpp"
 #include "trainers/config/compression_checks.hpp"
+#include "trainers/config/privacy_budget.hpp"
 #include "trainers/core/sync_registry.hpp"
 
 namespace gradsync {
@@ -88,7 +89,7 @@ std::string validate_global_batch(const TrainConfig& c, int ranks) {
 std::string validate(const TrainConfig& c, int ranks) {
   for (const std::string& problem :
        {validate_model(c), validate_sync(c, ranks), validate_compression(c), validate_checkpoints(c),
-        validate_global_batch(c, ranks), validate(c.faults, ranks, c.server_ranks())})
+        validate_global_batch(c, ranks), validate(c.faults, ranks, c.server_ranks()), validate_privacy(c)})
     if (!problem.empty()) return problem;
   return {};
 }

@@ -2,6 +2,7 @@
 // One worker's share of the training loop (trainers/loop/trainer.hpp): its model replica, gradient buffers and batches,
 // allocated once, and the steps it takes between checkpoints.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "trainers/core/epoch_work.hpp"
 #include "trainers/core/fault_injection.hpp"
 #include "trainers/core/synchronizer.hpp"
+#include "trainers/loop/private_gradient.hpp"
 
 namespace gradsync {
 
@@ -69,6 +71,7 @@ class Worker {
   Synchronizer* steps_;   // the step-based synchronizer, or nullptr
   RoundTrainer* rounds_;  // the round trainer, or nullptr
   FaultHook faults_;
+  std::optional<PrivateGradient> private_;  // with DP-SGD (config.privacy.dp())
 };
 
 }  // namespace gradsync

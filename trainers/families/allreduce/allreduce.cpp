@@ -10,6 +10,7 @@
 #include "trainers/checkpoint/replicas.hpp"
 #include "trainers/config/train_config.hpp"
 #include "trainers/core/sync_registry.hpp"
+#include "trainers/families/allreduce/secure_sync.hpp"
 #include "trainers/gradient_compression/compressed_jobs.hpp"
 #include "trainers/overlap/overlapped_sync.hpp"
 
@@ -134,6 +135,7 @@ constexpr SpecModifier kAllreduceModifiers[] = {
     {"average=H", "--average-every"}, {"outer-lr=LR", "--outer-lr"}, {"outer-momentum=MU", "--outer-momentum"}};
 
 std::unique_ptr<Synchronizer> make_allreduce_family(const TrainConfig& config, const SyncSetup& s) {
+  if (config.privacy.secure_aggregation) return make_secure_sync(config, s);
   if (config.compression.enabled() || config.pipeline || config.buckets) return make_job_sync(config, s);
   auto allreduce = config.sync.allreduce->make(s.workers, allreduce_options(config));
   if (config.average_every > 0)
@@ -162,6 +164,7 @@ extern const SyncFamilyInfo allreduce_sync_family = {
                // Not when the wire bytes are a library collective's, which gradsync's meter cannot see.
                .wire_bytes_counted =
                    [](const TrainConfig& c) {
+                     if (c.privacy.secure_aggregation) return false;  // MPI_Allreduce of the masked codes
                      return !(c.sync.allreduce && c.sync.allreduce->library &&
                               (!c.compression.enabled() || c.compression.compressor->uses_allreduce));
                    }},
