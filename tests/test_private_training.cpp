@@ -58,8 +58,9 @@ TEST_CASE("DP-SGD with --dp-noise 0 and a clip no gradient reaches trains bit fo
   }
 }
 
-TEST_CASE("DP-SGD with noise moves the model off the clipped run's, still trains, and reports the accountant's "
-          "epsilon") {
+TEST_CASE(
+    "DP-SGD with noise moves the model off the clipped run's, still trains, and reports the accountant's "
+    "epsilon") {
   const Comm world = Comm::world();
   const TrainTest data = test::blobs();
   TrainConfig c = test::small_mlp("ring", 8, 64);

@@ -40,9 +40,10 @@ std::string validate_dp(const TrainConfig& c) {
   // Each worker's noise share is a 1/p part of the sum's variance: it adds up only where every step sums all the
   // workers' gradients into one model.
   if (c.sync.family != SyncFamily::serial && c.sync.family != SyncFamily::allreduce)
-    return fmt::format("--dp-clip: DP-SGD needs every step to sum all workers' gradients (--sync serial or an "
-                       "allreduce method), not --sync {}",
-                       sync_family(c.sync.family).name);
+    return fmt::format(
+        "--dp-clip: DP-SGD needs every step to sum all workers' gradients (--sync serial or an "
+        "allreduce method), not --sync {}",
+        sync_family(c.sync.family).name);
   if (c.average_every > 0) return "--dp-clip: not with --average-every (each worker steps on its own noise share)";
   if (c.buckets || c.pipeline)
     return fmt::format("--dp-clip: not with {} (the noise is added to the whole gradient after the backward pass)",

@@ -9,8 +9,7 @@
 
 namespace gradsync {
 
-std::string format_privacy_setup(const TrainConfig& c, int workers, std::size_t train_rows,
-                                 std::size_t parameter_count) {
+std::string format_privacy_setup(const TrainConfig& c, int workers, std::size_t train_rows, std::size_t parameter_count) {
   const PrivacyOptions& o = c.privacy;
   std::string line;
   if (o.dp())
