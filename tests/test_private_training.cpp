@@ -52,7 +52,8 @@ TEST_CASE("DP-SGD with --dp-noise 0 and a clip no gradient reaches trains bit fo
     const TrainResult plain = train(c, data, comm);
     c.privacy.dp_clip = 1e6;  // far above any example's gradient norm on the blobs
     const TrainResult clipped = train(c, data, comm);
-    CAPTURE(sync);
+    const std::string name = sync;
+    CAPTURE(name);
     CHECK(shared_params(comm, clipped) == shared_params(comm, plain));
     if (comm.rank() == 0) CHECK(std::isinf(clipped.epochs.back().dp_epsilon));  // no noise: no privacy
   }
