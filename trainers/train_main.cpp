@@ -24,6 +24,7 @@
 #include "trainers/loop/data_source.hpp"
 #include "trainers/loop/run_trace.hpp"
 #include "trainers/loop/trainer.hpp"
+#include "trainers/report/privacy_report.hpp"
 #include "trainers/report/report.hpp"
 #include "trainers/report/robustness_report.hpp"
 
@@ -116,6 +117,10 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis, c
     if (const std::string setup = describe_family(config, world.size()); !setup.empty()) fmt::print("{}\n", setup);
     if (const std::string byzantine = describe_robustness(config, world.size()); !byzantine.empty())
       fmt::print("{}\n", byzantine);
+    if (const std::string privacy =
+            format_privacy_setup(config, config.worker_count(world.size()), data.train.rows, model->parameter_count());
+        !privacy.empty())
+      fmt::print("{}\n", privacy);
     std::fflush(stdout);
   }
   TrainResult result;
@@ -136,6 +141,7 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis, c
     for (const std::string& line : robustness_lines(config, *model, result.params, data)) fmt::print("{}\n", line);
     if (!result.recoveries.empty()) fmt::print("{}\n", format_recoveries(result));
     if (const std::string target = format_target(result); !target.empty()) fmt::print("{}\n", target);
+    if (const std::string privacy = format_privacy_spent(config, result); !privacy.empty()) fmt::print("{}\n", privacy);
     if (config.observe.explain) fmt::print("auto's choices on rank 0:\n{}", format_auto_choices(auto_choices()));
     if (!config.csv.empty() && !result.epochs.empty()) append_csv(config.csv, config, result);  // no row of zeros
   }

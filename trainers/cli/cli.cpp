@@ -15,9 +15,10 @@
 #include "model/models.hpp"
 #include "trainers/cli/fault_flags.hpp"
 #include "trainers/cli/observe_flags.hpp"
+#include "trainers/cli/privacy_flags.hpp"
+#include "trainers/cli/recovery_flags.hpp"
 #include "trainers/cli/robust_flags.hpp"
 #include "trainers/cli/spec_flags.hpp"
-#include "trainers/config/recovery_options.hpp"
 #include "trainers/core/sync_method.hpp"
 #include "trainers/core/sync_registry.hpp"
 #include "trainers/loop/data_source.hpp"
@@ -53,7 +54,7 @@ std::vector<std::size_t> parse_widths(const std::string& text) {
 // What CLI11 reads as text or as a wider type, before it becomes TrainConfig's typed and checked values.
 struct RawFlags {
   std::string sync = "serial", hidden = "128", iterations = "full", progress = "calls";
-  std::string trace_steps, recover = "auto";
+  std::string trace_steps;
   std::string batch;  // a count, or "all" (fedavg)
   std::string model, dataset;
   long chunk = 0, bucket_kib = 0, global_batch = 0;
@@ -218,15 +219,6 @@ void add_run_options(CLI::App& app, TrainConfig& c) {
                "number of ranks)");
 }
 
-void add_recovery_options(CLI::App& app, RawFlags& raw) {
-  app.add_option("--recover", raw.recover,
-                 "a lost process: inplace re-forms the run over the survivors (a ULFM MPI started with mpirun --with-ft "
-                 "ulfm); abort ends the job (scripts/elastic.sh relaunches it from checkpoints); auto: inplace where "
-                 "the MPI and the family can")
-      ->capture_default_str()
-      ->check(one_of(find_recover, "recovery", "auto, inplace, abort"));
-}
-
 // --sync, the families' flags (SyncFamilyInfo's flags.take) and --progress: text to typed values.
 void take_choices(const RawFlags& raw, const FamilyFlagStates& states, TrainConfig& c) {
   const std::optional<SyncMethod> sync = find_sync_method(raw.sync);
@@ -236,7 +228,6 @@ void take_choices(const RawFlags& raw, const FamilyFlagStates& states, TrainConf
   c.sync = *sync;
   c.model = find_model(raw.model);  // checked by the option (one_of)
   c.dataset = *find_dataset(raw.dataset);
-  c.recover = *find_recover(raw.recover);  // checked by the option (one_of)
   for (const SyncFamilyInfo* family : sync_family_table())
     if (family->flags.take) family->flags.take(states[static_cast<std::size_t>(family->family)].get(), c);
   c.progress = named<Progress>(kProgressNames, raw.progress, "--progress",
@@ -348,7 +339,7 @@ CliOutcome parse_args(const std::vector<std::string>& args, const SyncSpec* expa
   FamilyFlagStates family_states;
   add_family_options(app, c, family_states);
   add_run_options(app, c);
-  add_recovery_options(app, raw);
+  add_recovery_options(app, c);
   add_outer_and_target_options(app, c);
   add_compression_options(app, raw);
   FaultFlags faults;
@@ -356,6 +347,7 @@ CliOutcome parse_args(const std::vector<std::string>& args, const SyncSpec* expa
   RobustFlags robust;
   add_robust_options(app, c.robust, robust);
   add_observe_options(app, c.observe, raw.trace_steps);
+  add_privacy_options(app, c.privacy);
   SpecFlags spec;
   add_spec_options(app, spec);
   try {
@@ -369,6 +361,7 @@ CliOutcome parse_args(const std::vector<std::string>& args, const SyncSpec* expa
     take_faults(faults, c.faults);
     take_robust(robust, c.robust);
     check_given_flags(app, c);
+    check_privacy_flags(app, c.privacy);
     for (const SyncFamilyInfo* family : sync_family_table())
       if (family->flags.take_checked)
         family->flags.take_checked(app, family_states[static_cast<std::size_t>(family->family)].get(), c);

@@ -18,6 +18,7 @@
 #include "trainers/config/dataset_id.hpp"
 #include "trainers/config/federated_options.hpp"
 #include "trainers/config/observe_options.hpp"
+#include "trainers/config/privacy_options.hpp"
 #include "trainers/config/progress.hpp"
 #include "trainers/config/recovery_options.hpp"
 #include "trainers/config/robustness_options.hpp"
@@ -101,6 +102,7 @@ struct TrainConfig {
   FaultInjection faults;     // testing: none by default
   ObserveOptions observe;    // tracing, the slow-rank report, auto's explanations: off by default
   RobustnessOptions robust;  // Byzantine workers, their attack, the robust aggregator: none by default
+  PrivacyOptions privacy;    // DP-SGD and secure aggregation: off by default
 
   // Each family's own options, indexed by SyncFamily; empty: that family's defaults. Shared by copies of the config
   // and never changed in place (set_options replaces the slot).

@@ -5,6 +5,7 @@
 #include "collectives/methods.hpp"
 #include "model/models.hpp"
 #include "trainers/config/compression_checks.hpp"
+#include "trainers/config/privacy_budget.hpp"
 #include "trainers/config/robustness_options.hpp"
 #include "trainers/core/sync_registry.hpp"
 
@@ -84,12 +85,22 @@ std::string validate_global_batch(const TrainConfig& c, int ranks) {
   return {};
 }
 
+// A robust aggregator selects among the workers' own gradients, which secure aggregation exists to hide: only their
+// sum is ever seen.
+std::string validate_robust_and_secure(const TrainConfig& c) {
+  if (c.privacy.secure_aggregation && c.robust.robust())
+    return "--secure-aggregation: the servers see only the sum of the masked gradients, and --robust-aggregation needs "
+           "every worker's own; give one of them";
+  return {};
+}
+
 }  // namespace
 
 std::string validate(const TrainConfig& c, int ranks) {
   for (const std::string& problem :
        {validate_model(c), validate_sync(c, ranks), validate_compression(c), validate_checkpoints(c),
-        validate_global_batch(c, ranks), validate(c.faults, ranks, c.server_ranks()), validate_robustness(c, ranks)})
+        validate_global_batch(c, ranks), validate(c.faults, ranks, c.server_ranks()), validate_robustness(c, ranks),
+        validate_privacy(c), validate_robust_and_secure(c)})
     if (!problem.empty()) return problem;
   return {};
 }

@@ -40,6 +40,10 @@ struct EpochReport {
   long global_steps = 0;  // global steps taken when the epoch ended (rounds, where a step is a round)
   double best_accuracy = 0;  // the highest test_accuracy of the run so far, this epoch's and a resumed run's before
   bool round = false;        // a family that trains in rounds (fedavg): this epoch was one round
+  // DP-SGD (--dp-clip): epsilon at --dp-delta spent by global_steps steps at sampling rate dp_rate
+  // (trainers/config/privacy_budget.hpp); -1 without DP.
+  double dp_epsilon = -1;
+  double dp_rate = -1;
 };
 
 struct TrainResult {

@@ -14,6 +14,7 @@
 #include "trace/scope.hpp"
 #include "trainers/checkpoint/checkpoint_schedule.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
+#include "trainers/config/privacy_budget.hpp"
 #include "trainers/core/clock.hpp"
 #include "trainers/core/epoch_work.hpp"
 #include "trainers/core/sync_registry.hpp"
@@ -218,6 +219,10 @@ class EpochLoop {
     r.global_steps = static_cast<long>(global_);
     r.best_accuracy = std::max(r.test_accuracy, history_.best_accuracy);  // 0 before any evaluation
     r.round = sync_family(config_.sync.family).shape.rounds;
+    if (config_.privacy.dp()) {
+      r.dp_rate = dp_sampling_rate(global_batch_, data_.train.rows);
+      r.dp_epsilon = dp_epsilon_after(config_.privacy, r.dp_rate, global_);
+    }
     note_target(r);
     history_.evaluations += 1;
     history_.best_accuracy = r.best_accuracy;

@@ -32,6 +32,10 @@ Worker::Worker(const TrainConfig& config, const Dataset& train, const Model& mod
       perm_(train.rows), slice_(config.batch), next_slice_(config.batch), batch_(config.batch, train.features),
       ws_(model, config.batch), sync_(sync), steps_(steps), rounds_(rounds),
       faults_(config.faults, config.seed, rank, ranks, index, workers) {
+  // A resumed or recovered worker draws a stream of its own: noise drawn again would leak gradient differences.
+  if (config.privacy.dp())
+    private_.emplace(config.privacy, config.seed + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(steps_done), rank,
+                     workers, config.batch);
   sync_.start_from(params_);
 }
 
@@ -106,7 +110,9 @@ void Worker::take_slice(long step, long origin_step, std::uint64_t origin, std::
 
 // Forward and backward pass of step `step` into grads(), checked; returns the loss.
 float Worker::compute_gradient(int epoch, long step) {
-  const float loss = model_.loss_and_gradient(params_, batch_, grads(), ws_, steps_->observer(params_, grads()));
+  const float loss = private_
+                         ? private_->compute(model_, params_, batch_, grads(), ws_)
+                         : model_.loss_and_gradient(params_, batch_, grads(), ws_, steps_->observer(params_, grads()));
   faults_.on_gradient(grads(), steps_done_, epoch, step);
   check_finite(loss, epoch, step);
   set_watchdog_step(steps_done_++);

@@ -3,6 +3,7 @@
 // allocated once, and the steps it takes between checkpoints.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "trainers/core/epoch_work.hpp"
 #include "trainers/core/fault_injection.hpp"
 #include "trainers/core/synchronizer.hpp"
+#include "trainers/loop/private_gradient.hpp"
 #include "trainers/loop/worker_attack.hpp"
 
 namespace gradsync {
@@ -73,7 +75,8 @@ class Worker {
   Synchronizer* steps_;   // the step-based synchronizer, or nullptr
   RoundTrainer* rounds_;  // the round trainer, or nullptr
   FaultHook faults_;
-  std::unique_ptr<WorkerAttack> attack_;  // nullptr: an honest worker
+  std::unique_ptr<WorkerAttack> attack_;    // nullptr: an honest worker
+  std::optional<PrivateGradient> private_;  // with DP-SGD (config.privacy.dp())
 };
 
 }  // namespace gradsync

@@ -37,6 +37,7 @@ std::string format_epoch(const EpochReport& r) {
   if (r.consensus_distance >= 0)
     line += fmt::format("  consensus {:.3g}  own acc {:.4f}-{:.4f}", r.consensus_distance, r.replica_accuracy_min,
                         r.replica_accuracy_max);
+  if (r.dp_epsilon >= 0) line += fmt::format("  epsilon {:.3f}", r.dp_epsilon);
   return line;
 }
 

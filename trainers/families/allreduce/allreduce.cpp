@@ -11,6 +11,7 @@
 #include "trainers/config/train_config.hpp"
 #include "trainers/core/sync_registry.hpp"
 #include "trainers/families/allreduce/robust_sync.hpp"
+#include "trainers/families/allreduce/secure_sync.hpp"
 #include "trainers/gradient_compression/compressed_jobs.hpp"
 #include "trainers/overlap/overlapped_sync.hpp"
 
@@ -136,6 +137,7 @@ constexpr SpecModifier kAllreduceModifiers[] = {
 
 std::unique_ptr<Synchronizer> make_allreduce_family(const TrainConfig& config, const SyncSetup& s) {
   if (config.robust.robust()) return make_robust_sync(config, s);  // blocking only (validate_robustness)
+  if (config.privacy.secure_aggregation) return make_secure_sync(config, s);
   if (config.compression.enabled() || config.pipeline || config.buckets) return make_job_sync(config, s);
   auto allreduce = config.sync.allreduce->make(s.workers, allreduce_options(config));
   if (config.average_every > 0)
@@ -164,6 +166,7 @@ extern const SyncFamilyInfo allreduce_sync_family = {
                // Not when the wire bytes are a library collective's, which gradsync's meter cannot see.
                .wire_bytes_counted =
                    [](const TrainConfig& c) {
+                     if (c.privacy.secure_aggregation) return false;  // MPI_Allreduce of the masked codes
                      return !(c.sync.allreduce && c.sync.allreduce->library &&
                               (!c.compression.enabled() || c.compression.compressor->uses_allreduce));
                    }},

@@ -1,0 +1,25 @@
+#include "trainers/cli/recovery_flags.hpp"
+
+#include <fmt/format.h>
+
+#include <string>
+
+#include "trainers/config/recovery_options.hpp"
+
+namespace gradsync {
+
+void add_recovery_options(CLI::App& app, TrainConfig& c) {
+  app.add_option_function<std::string>(
+         "--recover",
+         [&c](const std::string& text) {
+           const std::optional<Recover> r = find_recover(text);
+           if (!r) throw CLI::ValidationError("--recover", fmt::format("unknown recovery '{}' (choose auto, inplace, abort)", text));
+           c.recover = *r;
+         },
+         "a lost process: inplace re-forms the run over the survivors (a ULFM MPI started with mpirun --with-ft "
+         "ulfm); abort ends the job (scripts/elastic.sh relaunches it from checkpoints); auto: inplace where the MPI "
+         "and the family can")
+      ->default_str("auto");
+}
+
+}  // namespace gradsync
