@@ -17,6 +17,7 @@
 #include "tests/traffic/traffic.hpp"
 #include "trainers/config/validate_config.hpp"
 #include "trainers/core/divergence.hpp"
+#include "trainers/families/gossip/gossip_options.hpp"
 #include "trainers/loop/make_synchronizer.hpp"
 #include "trainers/loop/trainer.hpp"
 
@@ -56,8 +57,7 @@ double largest_gap(const std::vector<double>& a, const std::vector<double>& b) {
 TrainConfig gossip_config(Topology topology, const std::string& compress, float gamma, float lr, float momentum) {
   TrainConfig c;
   c.sync = sync_method("gossip");
-  c.topology = topology;
-  c.gossip_gamma = gamma;
+  set_gossip_options(c, {.topology = topology, .gamma = gamma});
   c.sgd.lr = lr;
   c.sgd.momentum = momentum;
   if (!compress.empty()) {

@@ -22,6 +22,7 @@
 #include "test_support.hpp"
 #include "tests/traffic/traffic.hpp"
 #include "trainers/config/validate_config.hpp"
+#include "trainers/families/gossip/gossip_options.hpp"
 #include "trainers/loop/make_synchronizer.hpp"
 #include "trainers/loop/trainer.hpp"
 
@@ -316,7 +317,7 @@ TEST_CASE("synchronous gossip SGD is x_i <- sum_j W_ij x_j - lr g_i(x_i), agains
   c.sgd.lr = 0.05f;
   for (Topology t : {Topology::ring, Topology::exp1, Topology::torus}) {
     CAPTURE(topology_info(t).name);
-    c.topology = t;
+    set_gossip_options(c, {.topology = t});
     Sgd sgd(c.sgd, n);
     const std::unique_ptr<Synchronizer> sync = make_synchronizer(c, {world, world, sgd, {}, n, 0});
     CHECK(sync->keeps_replicas());
@@ -393,8 +394,7 @@ TEST_CASE("train --sync gossip reports the mean model, the consensus distance, t
   for (bool async : {false, true}) {
     CAPTURE(async);
     TrainConfig c = test::small_mlp("gossip", 16, 20);
-    c.topology = Topology::ring;
-    c.gossip_async = async;
+    set_gossip_options(c, {.topology = Topology::ring, .async = async});
     c.epochs = 2;
     c.quiet = true;
     c.target_accuracy = 0.5;
@@ -435,8 +435,7 @@ TEST_CASE(
     CAPTURE(async);
     const auto dir = test::temp_dir(async ? "gossip-resume-async" : "gossip-resume", world.rank());
     TrainConfig c = test::checkpointed_mlp("gossip", 8, dir.string());
-    c.topology = Topology::exp1;
-    c.gossip_async = async;
+    set_gossip_options(c, {.topology = Topology::exp1, .async = async});
     c.sgd.momentum = 0.9f;
     const auto [whole, resumed] = test::whole_and_resumed(c, data, world, dir);
     if (world.rank() == 0 && !async) {  // asynchronous pairs average in an order timing decides

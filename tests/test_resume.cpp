@@ -13,6 +13,7 @@
 #include "model/synthetic.hpp"
 #include "test_support.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
+#include "trainers/families/ps/ps_options.hpp"
 #include "trainers/loop/trainer.hpp"
 
 using namespace gradsync;
@@ -107,12 +108,13 @@ TEST_CASE("resume refuses a parameter-server checkpoint of another mode or stale
   const TrainTest data = test::blobs(512);
   const auto dir = test::temp_dir("resume-ps", world.rank());
   TrainConfig written = test::checkpointed_mlp("ps", 8, dir.string());
-  written.ps_mode = PsMode::ssp;
-  written.staleness = 1;
+  set_ps_options(written, {.mode = PsMode::ssp, .staleness = 1});
   train(written, data, world);
   const std::vector<Change> changes = {
-      {"ps-mode", [](TrainConfig& c) { c.ps_mode = PsMode::asp; }, "sync=ps-ssp1 ", "sync=ps-asp "},
-      {"staleness", [](TrainConfig& c) { c.staleness = 2; }, "sync=ps-ssp1 ", "sync=ps-ssp2 "},
+      {"ps-mode", [](TrainConfig& c) { set_ps_options(c, {.mode = PsMode::asp, .staleness = 1}); }, "sync=ps-ssp1 ",
+       "sync=ps-asp "},
+      {"staleness", [](TrainConfig& c) { set_ps_options(c, {.mode = PsMode::ssp, .staleness = 2}); }, "sync=ps-ssp1 ",
+       "sync=ps-ssp2 "},
   };
   for (const Change& change : changes) {
     CAPTURE(change.field);

@@ -15,6 +15,7 @@
 
 #include "collectives/comm.hpp"
 #include "test_support.hpp"
+#include "trainers/families/ps/ps_options.hpp"
 #include "trainers/families/ps/ps_training.hpp"
 
 using namespace gradsync;
@@ -52,8 +53,7 @@ Observed run_ps(const Comm& world, const PsRun& run) {
   const PsLayout layout{servers, workers, static_cast<std::size_t>(servers * workers)};
   TrainConfig config;
   config.sync = sync_method("ps");
-  config.ps_mode = run.mode;
-  config.staleness = run.staleness;
+  set_ps_options(config, {.mode = run.mode, .staleness = run.staleness});
   config.servers = servers;
   config.sgd = {1.0f, 0.0f, 0.0f};
   const Comm server_comm = world.split(is_server ? 0 : MPI_UNDEFINED, world.rank());
@@ -190,8 +190,7 @@ TEST_CASE("the server applies each gradient with the documented scale: 1/W for g
       CAPTURE(sgd.weight_decay);
       TrainConfig config;
       config.sync = sync_method("ps");
-      config.ps_mode = mode;
-      config.staleness = 1;
+      set_ps_options(config, {.mode = mode, .staleness = 1});
       config.sgd = sgd;
       if (world.rank() < servers) {
         ParameterServer server(world, server_comm, layout, config, start);

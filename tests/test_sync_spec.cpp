@@ -18,6 +18,8 @@
 #include "trainers/config/train_config.hpp"
 #include "trainers/config/validate_config.hpp"
 #include "trainers/core/sync_registry.hpp"
+#include "trainers/families/gossip/gossip_options.hpp"
+#include "trainers/families/ps/ps_options.hpp"
 #include "trainers/report/report.hpp"
 
 using namespace gradsync;
@@ -75,11 +77,12 @@ void check_same_run(const TrainConfig& a, const TrainConfig& b) {
   CHECK(a.buckets == b.buckets);
   CHECK(a.pipeline == b.pipeline);
   CHECK(a.progress == b.progress);
-  CHECK(a.ps_mode == b.ps_mode);
-  CHECK(a.staleness == b.staleness);
+  CHECK(ps_options(a).mode == ps_options(b).mode);
+  CHECK(ps_options(a).staleness == ps_options(b).staleness);
   CHECK(a.servers == b.servers);
-  CHECK(a.topology == b.topology);
-  CHECK(a.gossip_async == b.gossip_async);
+  CHECK(gossip_options(a).topology == gossip_options(b).topology);
+  CHECK(gossip_options(a).async == gossip_options(b).async);
+  CHECK(gossip_options(a).gamma == gossip_options(b).gamma);
   CHECK(a.average_every == b.average_every);
   CHECK(a.outer_lr == b.outer_lr);
   CHECK(a.outer_momentum == b.outer_momentum);

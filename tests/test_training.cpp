@@ -12,6 +12,7 @@
 #include "tests/traffic/traffic.hpp"
 #include "trainers/cli/cli.hpp"
 #include "trainers/config/validate_config.hpp"
+#include "trainers/families/ps/ps_options.hpp"
 #include "trainers/loop/data_source.hpp"
 #include "trainers/loop/trainer.hpp"
 
@@ -118,8 +119,7 @@ TEST_CASE("ASP and SSP apply every gradient exactly once, respect the staleness 
     for (int servers : {1, 2}) {
       if (servers + 1 >= world.size() && servers > 1) continue;
       TrainConfig c = small_mlp("ps", 8);
-      c.ps_mode = mode;
-      c.staleness = 1;
+      set_ps_options(c, {.mode = mode, .staleness = 1});
       c.servers = servers;
       c.epochs = 3;
       c.iterations_per_epoch = TrainConfig::kAuto;
@@ -131,7 +131,7 @@ TEST_CASE("ASP and SSP apply every gradient exactly once, respect the staleness 
       const long steps = r.steps / c.epochs;
       for (const EpochReport& e : r.epochs) {
         CHECK(e.gradients_applied == doctest::Approx(double(steps * r.workers)));
-        if (mode == PsMode::ssp) CHECK(e.clock_gap_max <= c.staleness);
+        if (mode == PsMode::ssp) CHECK(e.clock_gap_max <= ps_options(c).staleness);
         CHECK(e.staleness_max >= 0);
       }
       CHECK(r.test_accuracy > 0.95);
@@ -192,7 +192,7 @@ TEST_CASE("the train command line turns names into typed choices once, refusing 
   const CliOutcome ps = parse_train_args({"--sync", "ps", "--ps-mode", "ssp", "--staleness", "2", "--servers", "2"});
   REQUIRE(ps.config);
   CHECK(ps.config->sync == sync_method("ps"));
-  CHECK(ps.config->ps_mode == PsMode::ssp);
+  CHECK(ps_options(*ps.config).mode == PsMode::ssp);
   CHECK(ps.config->sync_name() == "ps-ssp2-k2");
   const CliOutcome ring = parse_train_args({"--sync", "ring", "--pipeline", "1", "--progress", "thread", "--straggler",
                                             "random:5", "--inject-pause", "7:0.5"});

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "collectives/allreduce.hpp"
-#include "collectives/topology.hpp"
 #include "compression/compressors.hpp"
 #include "model/model.hpp"
 #include "model/models.hpp"
@@ -54,12 +53,6 @@ struct TrainConfig {
   // of the last average and the new mean. outer_lr 1 and outer_momentum 0 are plain averaging, computed as before.
   float outer_lr = 1.0f;
   float outer_momentum = 0.0f;
-  // Gossip (trainers/families/gossip/gossip.cpp): each worker keeps its own model and mixes it with its neighbours'.
-  Topology topology = Topology::ring;
-  bool gossip_async = false;  // AD-PSGD: one peer a step, no barrier (collectives/pair_gossip.hpp)
-  // With --compress: CHOCO-SGD's consensus step size (trainers/families/gossip/choco_gossip.cpp), in (0, 1].
-  static constexpr float kDefaultGossipGamma = 0.1f;
-  float gossip_gamma = kDefaultGossipGamma;
   double target_accuracy = 0;                 // > 0: the run reports when the evaluated model first reached it
   bool stop_at_target = false;                // and ends after the epoch (round) that reached it
   FederatedOptions fed;                       // --sync fedavg: clients, rounds' sampling, partition
@@ -71,9 +64,7 @@ struct TrainConfig {
   bool pipeline = false;                // pipelined SGD: step t's gradient is synchronized during step t+1
   Progress progress = Progress::calls;  // who moves nonblocking communication on
   CompressionChoice compression;        // --compress, --error-feedback (compression/compressors.hpp)
-  // Parameter server.
-  PsMode ps_mode = PsMode::bsp;
-  int staleness = 0;      // ssp bound
+  // Parameter server (its mode and bound: trainers/families/ps/ps_options.hpp).
   int servers = 1;        // key-range shards
   int threads = 1;        // BLIS threads per process
   std::string csv;        // append a result row here
@@ -114,6 +105,22 @@ struct TrainConfig {
   template <class T>
   const T* options_of(SyncFamily family) const {
     return dynamic_cast<const T*>(family_options[static_cast<std::size_t>(family)].get());
+  }
+  // A family whose options are a plain struct T keeps it in its slot through these: T's defaults when none were set.
+  template <class T>
+  struct Held final : FamilyOptions {
+    explicit Held(const T& v) : value(v) {}
+    T value;
+  };
+  template <class T>
+  const T& options_or_default(SyncFamily family) const {
+    static const T defaults{};
+    const auto* held = options_of<Held<T>>(family);
+    return held ? held->value : defaults;
+  }
+  template <class T>
+  void set_plain_options(SyncFamily family, const T& options) {
+    set_options(family, std::make_shared<const Held<T>>(options));
   }
 
   // World ranks 0..server_ranks()-1 serve (a family with servers: sync_registry.hpp), the others work.

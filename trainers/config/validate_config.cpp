@@ -54,7 +54,6 @@ std::string validate_sync(const TrainConfig& c, int ranks) {
   if (c.stop_at_target && c.target_accuracy <= 0) return "--stop-at-target: needs --target-accuracy A";
   if (!(c.target_accuracy >= 0 && c.target_accuracy <= 1))
     return fmt::format("--target-accuracy: must be in (0, 1], got {}", c.target_accuracy);
-  if (c.staleness < 0) return "--staleness: must be >= 0";
   if (c.pipeline && (!family.shape.pipelines || c.average_every > 0))
     return fmt::format("--pipeline 1: needs a synchronizing method ({}) without --average-every",
                        methods_with(&FamilyShape::pipelines));

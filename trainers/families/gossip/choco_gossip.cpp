@@ -35,6 +35,7 @@
 #include "trainers/checkpoint/replicas.hpp"
 #include "trainers/config/train_config.hpp"
 #include "trainers/core/divergence.hpp"
+#include "trainers/families/gossip/gossip_options.hpp"
 
 namespace gradsync {
 namespace {
@@ -102,12 +103,13 @@ class ChocoGossipSgd final : public Synchronizer, public PassObserver {
 
 ChocoGossipSgd::ChocoGossipSgd(const Comm& workers, const TrainConfig& config, Sgd& sgd, std::unique_ptr<PartCodec> codec,
                                std::size_t count)
-    : workers_(workers), sgd_(sgd), count_(count), gamma_(config.gossip_gamma),
-      neighbours_(fixed_neighbourhood(config.topology, workers)), codec_(std::move(codec)), tag_(workers.reserve_tags(1)),
-      replicas_(workers, sgd, count), public_(2 * count, 0.0f), difference_(count), sent_(count), part_(codec_->words()),
-      inbox_(neighbours_.peers.size() * part_.size()) {
+    : workers_(workers), sgd_(sgd), count_(count), gamma_(gossip_options(config).gamma),
+      neighbours_(fixed_neighbourhood(gossip_options(config).topology, workers)), codec_(std::move(codec)),
+      tag_(workers.reserve_tags(1)), replicas_(workers, sgd, count), public_(2 * count, 0.0f), difference_(count),
+      sent_(count), part_(codec_->words()), inbox_(neighbours_.peers.size() * part_.size()) {
   check_agreement(workers, "CHOCO-SGD exchange",
-                  {.method = fingerprint_of_name(fmt::format("choco {} {} gamma {}", topology_info(config.topology).name,
+                  {.method = fingerprint_of_name(fmt::format("choco {} {} gamma {}",
+                                                             topology_info(gossip_options(config).topology).name,
                                                              config.compression.name(), gamma_)),
                    .count = part_.size(),
                    .dtype = static_cast<std::uint64_t>(Dtype::i32),
@@ -222,7 +224,7 @@ std::string check_choco_compression(const TrainConfig& c) {
         "neighbours, a part that {} write; this compressor's factors are sums over every worker, formed by an "
         "allreduce",
         choice.name(), codec_compressor_names());
-  if (c.gossip_async)
+  if (gossip_options(c).async)
     return fmt::format(
         "--compress {}: not with --async: CHOCO-SGD's public copies need every neighbour to add the same "
         "compressed differences each step, which pairs averaging whole models whenever they meet do not",
@@ -234,14 +236,14 @@ std::string check_choco_compression(const TrainConfig& c) {
 }
 
 std::string check_choco_run(const TrainConfig& c, int workers) {
-  if (!(c.gossip_gamma > 0 && c.gossip_gamma <= 1))
-    return fmt::format("--gossip-gamma: must be in (0, 1], got {}", c.gossip_gamma);
-  if (workers > 0 && topology_period(c.topology, workers) != 1)
+  const GossipOptions& g = gossip_options(c);
+  if (!(g.gamma > 0 && g.gamma <= 1)) return fmt::format("--gossip-gamma: must be in (0, 1], got {}", g.gamma);
+  if (workers > 0 && topology_period(g.topology, workers) != 1)
     return fmt::format(
         "--topology {}: not with --compress: its neighbours change from step to step on {} workers, and CHOCO-SGD "
         "keeps the public copies of fixed neighbours (each would have to hear every change of every peer of a "
         "period); take a fixed graph ({})",
-        topology_info(c.topology).name, workers, fixed_topologies(workers));
+        topology_info(g.topology).name, workers, fixed_topologies(workers));
   return {};
 }
 

@@ -13,6 +13,7 @@
 #include "trainers/config/train_config.hpp"
 #include "trainers/core/sync_registry.hpp"
 #include "trainers/families/gossip/choco_gossip.hpp"
+#include "trainers/families/gossip/gossip_options.hpp"
 
 namespace gradsync {
 namespace {
@@ -109,54 +110,61 @@ constexpr SpecModifier kGossipModifiers[] = {
     {"topology=GRAPH", "--topology"}, {"async", "--async"}, {"gamma=G", "--gossip-gamma"}};
 
 std::string describe_gossip(const TrainConfig& c) {
-  std::string name = fmt::format("-{}{}", topology_info(c.topology).name, c.gossip_async ? "-async" : "");
-  if (c.compression.enabled() && c.gossip_gamma != TrainConfig::kDefaultGossipGamma)
-    name += fmt::format("-g{}", c.gossip_gamma);
+  const GossipOptions& g = gossip_options(c);
+  std::string name = fmt::format("-{}{}", topology_info(g.topology).name, g.async ? "-async" : "");
+  if (c.compression.enabled() && g.gamma != GossipOptions::kDefaultGamma) name += fmt::format("-g{}", g.gamma);
   return name;
 }
 
 // The graph's line before training: "topology exp on 16 workers (...): 4 peer(s) a step, spectral gap 0.4286".
 std::string describe_graph(const TrainConfig& c, int ranks) {
   const int workers = c.worker_count(ranks);
-  const TopologyInfo& t = topology_info(c.topology);
+  const GossipOptions& g = gossip_options(c);
+  const TopologyInfo& t = topology_info(g.topology);
   double peers = 0;
-  const int period = topology_period(c.topology, workers);
-  for (int s = 0; s < period; ++s) peers += static_cast<double>(neighbourhood(c.topology, workers, 0, s).peers.size());
-  const std::string exchange = c.gossip_async ? "asynchronous: each even rank averages with one odd neighbour a step"
-                                              : fmt::format("{:.3g} peer(s) a step", peers / period);
+  const int period = topology_period(g.topology, workers);
+  for (int s = 0; s < period; ++s) peers += static_cast<double>(neighbourhood(g.topology, workers, 0, s).peers.size());
+  const std::string exchange = g.async ? "asynchronous: each even rank averages with one odd neighbour a step"
+                                       : fmt::format("{:.3g} peer(s) a step", peers / period);
   return fmt::format("topology {} on {} workers ({}): {}, spectral gap {:.4f}", t.name, workers, t.summary, exchange,
-                     spectral_gap(c.topology, workers));
+                     spectral_gap(g.topology, workers));
 }
 
 struct GossipFlags final : FlagState {
   std::string topology = "ring";  // --topology, a name of collectives/topology.hpp's list
+  GossipOptions options;          // --async and --gossip-gamma read straight into it
 };
 
 std::unique_ptr<FlagState> add_gossip_flags(CLI::App& app, TrainConfig& c) {
   auto raw = std::make_unique<GossipFlags>();
+  raw->options = gossip_options(c);
   app.add_option("--topology", raw->topology,
                  fmt::format("--sync gossip: the graph ranks average over: {}", topology_names(" | ")))
       ->capture_default_str();
-  app.add_flag("--async", c.gossip_async,
+  app.add_flag("--async", raw->options.async,
                "--sync gossip: asynchronous (AD-PSGD): even ranks average with one odd neighbour a step, no barrier");
-  app.add_option("--gossip-gamma", c.gossip_gamma, "--sync gossip --compress: CHOCO-SGD's consensus step size, in (0, 1]")
+  app.add_option("--gossip-gamma", raw->options.gamma,
+                 "--sync gossip --compress: CHOCO-SGD's consensus step size, in (0, 1]")
       ->capture_default_str();
   return raw;
 }
 
 void take_gossip_flags(const FlagState* state, TrainConfig& c) {
-  const std::string& text = static_cast<const GossipFlags*>(state)->topology;
-  const TopologyInfo* topology = find_topology(text);
+  const auto* raw = static_cast<const GossipFlags*>(state);
+  const TopologyInfo* topology = find_topology(raw->topology);
   if (!topology)
-    throw CLI::ValidationError("--topology", fmt::format("unknown topology '{}' (choose {})", text, topology_names()));
-  c.topology = topology->id;
+    throw CLI::ValidationError("--topology",
+                               fmt::format("unknown topology '{}' (choose {})", raw->topology, topology_names()));
+  GossipOptions options = raw->options;
+  options.topology = topology->id;
+  set_gossip_options(c, options);
 }
 
 std::unique_ptr<Synchronizer> make_gossip(const TrainConfig& c, const SyncSetup& s) {
   if (c.compression.enabled()) return make_choco_gossip(c, s);
-  if (c.gossip_async)
-    return std::make_unique<AsyncGossipSgd>(s.workers, c.topology, s.sgd, s.parameter_count, s.steps_done);
-  return std::make_unique<GossipSgd>(s.workers, c.topology, s.sgd, s.parameter_count, s.steps_done);
+  const GossipOptions& g = gossip_options(c);
+  if (g.async) return std::make_unique<AsyncGossipSgd>(s.workers, g.topology, s.sgd, s.parameter_count, s.steps_done);
+  return std::make_unique<GossipSgd>(s.workers, g.topology, s.sgd, s.parameter_count, s.steps_done);
 }
 
 }  // namespace
@@ -171,9 +179,11 @@ extern const SyncFamilyInfo gossip_sync_family = {
               .spec_modifiers = kGossipModifiers},
     .checks = {.validate = validate_gossip, .check_compression = check_choco_compression},
     .report = {.describe = describe_gossip,
-               .dimensions = [](const TrainConfig& c, SyncDimensions& d) { d.mode = c.gossip_async ? "async" : "sync"; },
+               .dimensions = [](const TrainConfig& c,
+                                SyncDimensions& d) { d.mode = gossip_options(c).async ? "async" : "sync"; },
                .setup_line = describe_graph,
-               .spectral_gap = [](const TrainConfig& c, int workers) { return spectral_gap(c.topology, workers); }},
+               .spectral_gap = [](const TrainConfig& c,
+                                  int workers) { return spectral_gap(gossip_options(c).topology, workers); }},
     .build = {.state_size =
                   [](const TrainConfig& c, std::size_t parameter_count, int workers) {
                     const std::size_t momentum = c.sgd.momentum != 0.0f ? parameter_count : 0;

@@ -8,6 +8,7 @@
 #include "compression/compressors.hpp"
 #include "trainers/config/train_config.hpp"
 #include "trainers/core/sync_registry.hpp"
+#include "trainers/families/ps/ps_options.hpp"
 #include "trainers/families/ps/ps_training.hpp"
 
 namespace gradsync {
@@ -17,16 +18,18 @@ std::string validate_ps(const TrainConfig& c, int ranks) {
   if (ranks < 2) return "--sync ps needs at least 2 ranks (1 server + 1 worker); run it under mpirun -n 2 or more";
   if (c.servers < 1 || c.servers >= ranks)
     return fmt::format("--servers {}: needs 1 <= servers < ranks ({}), leaving at least one worker", c.servers, ranks);
+  if (ps_options(c).staleness < 0) return "--staleness: must be >= 0";
   return {};
 }
 
 std::string check_ps_flags(const TrainConfig& c, const FlagGiven& given) {
   const bool ps = c.sync.family == SyncFamily::ps;
+  const bool ssp = ps_options(c).mode == PsMode::ssp;
   if (given("--ps-mode") && !ps)
     return fmt::format("--ps-mode: only with --sync ps (this run's --sync is {})", c.sync.name());
-  if (given("--staleness") && !(ps && c.ps_mode == PsMode::ssp))
+  if (given("--staleness") && !(ps && ssp))
     return "--staleness: only with --sync ps --ps-mode ssp (it bounds how far a worker may run ahead of the slowest)";
-  if (ps && c.ps_mode == PsMode::ssp && !given("--staleness"))
+  if (ps && ssp && !given("--staleness"))
     return "--ps-mode: ssp needs its bound: --staleness S, the steps a worker may run ahead of the slowest (S = 0 is "
            "bsp)";
   return {};
@@ -46,33 +49,39 @@ constexpr SpecModifier kPsModifiers[] = {
     {"mode=MODE", "--ps-mode"}, {"staleness=S", "--staleness"}, {"servers=K", "--servers"}};
 
 std::string describe_ps(const TrainConfig& c) {
-  std::string name = fmt::format("-{}", ps_mode_name(c.ps_mode));
-  if (c.ps_mode == PsMode::ssp) name += std::to_string(c.staleness);
+  const PsOptions& o = ps_options(c);
+  std::string name = fmt::format("-{}", ps_mode_name(o.mode));
+  if (o.mode == PsMode::ssp) name += std::to_string(o.staleness);
   if (c.servers > 1) name += fmt::format("-k{}", c.servers);
   return name;
 }
 
 struct PsFlags final : FlagState {
-  std::string mode;  // --ps-mode, a name of kPsModeNames
+  std::string mode;   // --ps-mode, a name of kPsModeNames
+  PsOptions options;  // --staleness reads straight into it
 };
 
 std::unique_ptr<FlagState> add_ps_flags(CLI::App& app, TrainConfig& c) {
   auto raw = std::make_unique<PsFlags>();
-  raw->mode = ps_mode_name(c.ps_mode);
+  raw->options = ps_options(c);
+  raw->mode = ps_mode_name(raw->options.mode);
   app.add_option("--ps-mode", raw->mode, "parameter server: bsp | asp | ssp")->capture_default_str();
-  app.add_option("--staleness", c.staleness, "ssp: how many steps a worker may run ahead")->capture_default_str();
+  app.add_option("--staleness", raw->options.staleness, "ssp: how many steps a worker may run ahead")
+      ->capture_default_str();
   app.add_option("--servers", c.servers, "parameter server shards (key ranges)")->capture_default_str();
   return raw;
 }
 
 void take_ps_flags(const FlagState* state, TrainConfig& c) {
-  const std::string& text = static_cast<const PsFlags*>(state)->mode;
+  const auto* raw = static_cast<const PsFlags*>(state);
   for (std::size_t i = 0; i < std::size(kPsModeNames); ++i)
-    if (kPsModeNames[i] == text) {
-      c.ps_mode = static_cast<PsMode>(i);
+    if (kPsModeNames[i] == raw->mode) {
+      PsOptions options = raw->options;
+      options.mode = static_cast<PsMode>(i);
+      set_ps_options(c, options);
       return;
     }
-  throw CLI::ValidationError("--ps-mode", fmt::format("unknown mode '{}' (choose bsp, asp or ssp)", text));
+  throw CLI::ValidationError("--ps-mode", fmt::format("unknown mode '{}' (choose bsp, asp or ssp)", raw->mode));
 }
 
 }  // namespace
@@ -84,9 +93,10 @@ extern const SyncFamilyInfo ps_sync_family = {
     .flags = {.add = add_ps_flags, .take = take_ps_flags, .check_given = check_ps_flags, .spec_modifiers = kPsModifiers},
     .checks = {.validate = validate_ps, .check_compression = check_ps_compression},
     .report = {.describe = describe_ps,
-               .dimensions = [](const TrainConfig& c, SyncDimensions& d) { d.mode = ps_mode_name(c.ps_mode); },
+               .dimensions = [](const TrainConfig& c, SyncDimensions& d) { d.mode = ps_mode_name(ps_options(c).mode); },
                .staleness_bound = [](const TrainConfig& c) -> int {
-                 return c.ps_mode == PsMode::asp ? -1 : c.ps_mode == PsMode::ssp ? c.staleness : 0;
+                 const PsOptions& o = ps_options(c);
+                 return o.mode == PsMode::asp ? -1 : o.mode == PsMode::ssp ? o.staleness : 0;
                }},
     .build = {.make =
                   [](const TrainConfig& config, const SyncSetup& s) {

@@ -14,6 +14,7 @@
 #include "collectives/watchdog.hpp"
 #include "trace/scope.hpp"
 #include "trainers/core/clock.hpp"
+#include "trainers/families/ps/ps_options.hpp"
 #include "trainers/families/ps/ps_training.hpp"
 #include "trainers/gradient_compression/compressed_push.hpp"
 
@@ -25,7 +26,7 @@ class ParameterServer::Impl {
        std::span<const float> optimizer_state, std::span<const LayerShape> layers)
       : exchange_(world, layout.servers, false), residual_tag_(exchange_.comm().reserve_tags(1)), servers_(servers),
         gather_tag_(servers_.reserve_tags(1)), layout_(layout), key_(layout.key_range(world.rank())),
-        mode_(config.ps_mode), staleness_bound_(config.ps_mode == PsMode::ssp ? config.staleness : 0),
+        mode_(ps_options(config).mode), staleness_bound_(mode_ == PsMode::ssp ? ps_options(config).staleness : 0),
         sgd_(config.sgd, layout.parameter_count), master_(std::move(master)),
         clock_(static_cast<std::size_t>(layout.workers), 0),
         version_at_pull_(static_cast<std::size_t>(layout.workers), 0),
