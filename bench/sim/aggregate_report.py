@@ -72,7 +72,8 @@ def main():
             t_ring = ring / 1e3 if ring else nan
             t_gat = float(gat["time_us"]) / 1e3 if gat else nan
             out.append(f"| {np} | {mib(nbytes)} | {name[4:]} | {t_ring:.2f} | {t_seg / 1e3:.2f} | "
-                       f"{vs_ring or nan:.2f} | {t_gat:.2f} | {speedup or nan:.1f} | {np / 4:g} | {wrong} | {', '.join(verdict)} |")
+                       f"{vs_ring or nan:.2f} | {t_gat:.2f} | {speedup or nan:.1f} | {np / 4:g} | {wrong} | "
+                       f"{', '.join(verdict)} |")
     out += ["", f"Wrong elements over every checked row: {wrong_total}.", ""]
     out += ["Targets missed:" if misses else "Every target met.", ""] + [f"- {m}" for m in misses]
     print("\n".join(out))
