@@ -154,9 +154,8 @@ std::vector<AggregateMethodMaker> aggregate_methods(const std::string& aggregato
   const std::vector<AggregationForm> form_list = parse_forms(forms);
   for (const std::string& text : split_aggregators(aggregators))
     for (AggregationForm form : form_list)
-      makers.push_back([text, byzantine, form](const Comm& c) {
-        return std::make_unique<RobustMethod>(c, text, byzantine, form);
-      });
+      makers.push_back(
+          [text, byzantine, form](const Comm& c) { return std::make_unique<RobustMethod>(c, text, byzantine, form); });
   for (const AggregateMethodMaker& make : makers) make(comm);  // refuses a bad text or too few ranks now
   return makers;
 }

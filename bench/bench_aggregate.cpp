@@ -101,8 +101,8 @@ int run_benchmark(const bench::AggregateFlags& f, const Comm& world) {
 #else
     const char* note = world.size() > 2 ? " (np > 2 is oversubscribed on a 2-core machine: timings are not honest)" : "";
 #endif
-    fmt::print("# bench_aggregate: {} ranks, {} Byzantine, float32, median of {} call(s){}\n", world.size(),
-               f.byzantine, f.reps, note);
+    fmt::print("# bench_aggregate: {} ranks, {} Byzantine, float32, median of {} call(s){}\n", world.size(), f.byzantine,
+               f.reps, note);
     fmt::print("# {:>20} {:>4} {:>10} {:>9} {:>12} {:>8} {:>8} {:>6}\n", "method", "np", "bytes", "count", "time_us",
                "algbw", "busbw", "#wrong");
   }

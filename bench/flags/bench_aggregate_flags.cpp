@@ -8,8 +8,9 @@
 namespace gradsync::bench {
 
 std::optional<int> parse_aggregate_flags(int argc, char** argv, bool lead, AggregateFlags& f) {
-  CLI::App app{"bench_aggregate: time per robust aggregation, segmented and gathered to one rank, against the ring "
-               "allreduce, with a check per row"};
+  CLI::App app{
+      "bench_aggregate: time per robust aggregation, segmented and gathered to one rank, against the ring "
+      "allreduce, with a check per row"};
   app.add_option("--aggregators", f.aggregators,
                  fmt::format("comma-separated aggregators ({}); a parameter left out is --byzantine", aggregator_names()))
       ->capture_default_str();
