@@ -5,7 +5,8 @@
 # bench/sim/host-speed.txt whenever they are missing or older than either; generated, so not in git).
 # Usage: scripts/simulate.sh build [--all] | calibrate | platforms | EXPERIMENT [--out DIR] [ARGS]
 #   build            install libsimgrid-dev if missing; configure build-smpi/ with smpicc/smpicxx
-#                    (cmake/smpi-toolchain.cmake) and build bench_allreduce and pingpong (--all: bench_sync, train)
+#                    (cmake/smpi-toolchain.cmake) and build bench_allreduce, bench_aggregate and pingpong (--all:
+#                    bench_sync, train)
 #   calibrate        measure this machine's core (bench/sim/host_speed.cpp) into bench/sim/host-speed.txt and
 #                    rewrite the platforms with it
 #   platforms        write the platforms if missing or stale, and print their folder (build-smpi/platforms)
@@ -45,7 +46,7 @@ build() {
     cmake -S "$GRADSYNC_ROOT" -B "$SMPI_BUILD" -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_TOOLCHAIN_FILE="$GRADSYNC_ROOT/cmake/smpi-toolchain.cmake" "${launcher[@]}" >/dev/null
   fi
-  local targets=(bench_allreduce pingpong)
+  local targets=(bench_allreduce bench_aggregate pingpong)
   [ "${1:-}" != "--all" ] || targets+=(bench_sync train)
   cmake --build "$SMPI_BUILD" -j "${GRADSYNC_JOBS:-1}" --target "${targets[@]}"
 }
