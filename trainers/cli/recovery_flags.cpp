@@ -13,7 +13,9 @@ void add_recovery_options(CLI::App& app, TrainConfig& c) {
          "--recover",
          [&c](const std::string& text) {
            const std::optional<Recover> r = find_recover(text);
-           if (!r) throw CLI::ValidationError("--recover", fmt::format("unknown recovery '{}' (choose auto, inplace, abort)", text));
+           if (!r)
+             throw CLI::ValidationError("--recover",
+                                        fmt::format("unknown recovery '{}' (choose auto, inplace, abort)", text));
            c.recover = *r;
          },
          "a lost process: inplace re-forms the run over the survivors (a ULFM MPI started with mpirun --with-ft "
