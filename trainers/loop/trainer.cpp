@@ -98,7 +98,18 @@ bool run_attempt(const TrainConfig& config, const RunParts& parts, const Comm& w
     if (!parts.in_place) throw;
     failed_at = now_s();
     revoke_all();  // first: no rank stays blocked in a collective with the dead
-    if (epochs) epochs->take_live_state(live);
+    if (epochs) {
+      epochs->take_live_state(live);
+    } else if (recovered) {  // lost again while the roles were being re-formed: the recovery's point still holds
+      live.params = recovered->params;
+      live.optimizer = recovered->optimizer_state;
+      live.applied = live.started = recovered->steps_done;
+      live.next_epoch = recovered->next_epoch;
+      live.epoch_examples = recovered->epoch_examples;
+      live.history = recovered->history;
+    } else {
+      throw;  // before the first step: no state to re-form from; the job ends, as without ULFM
+    }
     live.result = result;
     return false;
   }
