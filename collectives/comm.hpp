@@ -194,6 +194,13 @@ class Comm {
   MPI_Request isend(const B& data, int dest, int tag) const {
     return isend_raw(std::ranges::data(data), std::ranges::size(data), mpi_type_of<MpiBufferElement<B>>(), dest, tag);
   }
+  // isend's synchronous mode (MPI_Issend): its wait completes only once `dest` has matched the message with a
+  // receive, so that a sender that goes on to tell others about the data knows its receiver holds it (chain
+  // replication: trainers/families/ps/).
+  template <MpiBuffer B>
+  MPI_Request issend(const B& data, int dest, int tag) const {
+    return issend_raw(std::ranges::data(data), std::ranges::size(data), mpi_type_of<MpiBufferElement<B>>(), dest, tag);
+  }
   template <MpiBuffer B>
   MPI_Request irecv(B&& data, int source, int tag) const {
     return irecv_raw(std::ranges::data(data), std::ranges::size(data), mpi_type_of<MpiBufferElement<B>>(), source, tag);
@@ -221,6 +228,7 @@ class Comm {
   void gather_raw(const void* mine, std::size_t count, void* all, MPI_Datatype type, int root) const;
   void all_gather_raw(const void* mine, std::size_t count, void* all, MPI_Datatype type) const;
   MPI_Request isend_raw(const void* data, std::size_t count, MPI_Datatype type, int dest, int tag) const;
+  MPI_Request issend_raw(const void* data, std::size_t count, MPI_Datatype type, int dest, int tag) const;
   MPI_Request irecv_raw(void* data, std::size_t count, MPI_Datatype type, int source, int tag) const;
 
   std::shared_ptr<MPI_Comm> handle_;

@@ -26,6 +26,14 @@ MPI_Request Comm::isend_raw(const void* data, std::size_t count, MPI_Datatype ty
   return request;
 }
 
+MPI_Request Comm::issend_raw(const void* data, std::size_t count, MPI_Datatype type, int dest, int tag) const {
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int rc = MPI_Issend(data, to_int_count(count, "MPI_Issend"), type, dest, tag, native(), &request);
+  check_mpi_named(rc, rank_, "MPI_Issend (to rank {}, tag {})", dest, tag);
+  note_sent(count, type, rank_);
+  return request;
+}
+
 MPI_Request Comm::irecv_raw(void* data, std::size_t count, MPI_Datatype type, int source, int tag) const {
   MPI_Request request = MPI_REQUEST_NULL;
   const int rc = MPI_Irecv(data, to_int_count(count, "MPI_Irecv"), type, source, tag, native(), &request);
