@@ -22,6 +22,7 @@
 #include "trainers/config/validate_config.hpp"
 #include "trainers/loop/agreed_kernel_plan.hpp"
 #include "trainers/loop/data_source.hpp"
+#include "trainers/loop/in_place.hpp"
 #include "trainers/loop/run_trace.hpp"
 #include "trainers/loop/trainer.hpp"
 #include "trainers/report/privacy_report.hpp"
@@ -56,10 +57,7 @@ std::string check_recovery(const gradsync::TrainConfig& config) {
   using namespace gradsync;
   if (config.recover != Recover::in_place || recovers_in_place(config)) return {};
   if (!ulfm_enabled()) return fmt::format("--recover inplace: {}", ulfm_missing_reason());
-  return fmt::format(
-      "--recover inplace: --sync {} does not re-form in place yet (its servers' key ranges have no live "
-      "replicas); give --recover abort and relaunch with scripts/elastic.sh",
-      config.sync.name());
+  return fmt::format("--recover inplace: {}", in_place_refusal(config));
 }
 
 // `cli`: the command line `config` came from, whose --spec names the modifier behind a refused flag.
@@ -135,6 +133,9 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis, c
   } catch (const CheckpointError& e) {  // thrown on every rank together (resume) : a usage error, not a crash
     if (lead) fmt::print(stderr, "train: error: {}\n", e.what());
     return kUsageError;
+  } catch (const InPlaceRecoveryError& e) {  // every survivor together: each ends on its own, without MPI_Abort
+    if (e.lead) fmt::print(stderr, "train: error: {}\n", e.what());
+    return kRuntimeError;
   }
   if (result.reports) {  // rank 0 of the last world: a recovery may have lost world rank 0
     fmt::print("{}\n", format_summary(result));

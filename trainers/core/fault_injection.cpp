@@ -24,8 +24,8 @@ std::string validate(const FaultInjection& f, int ranks, int servers) {
   if (f.pause_rank >= ranks || (f.pause_rank >= 0 && f.pause_rank < servers))
     return fmt::format("--inject-pause: rank {} is not a worker rank ({}..{})", f.pause_rank, servers, ranks - 1);
   for (const FaultInjection::Kill& k : f.kills)
-    if (k.rank >= ranks || k.rank < servers)
-      return fmt::format("--inject-kill: rank {} is not a worker rank ({}..{})", k.rank, servers, ranks - 1);
+    if (k.rank >= ranks || k.rank < 0)
+      return fmt::format("--inject-kill: rank {} is not a rank (0..{})", k.rank, ranks - 1);
   return {};
 }
 

@@ -18,8 +18,9 @@ struct FaultInjection {
   long pause_step = -1;  // every worker (or pause_rank only) sleeps pause_s after this many global steps (-1: never)
   double pause_s = 0;
   int pause_rank = -1;  // the world rank that pauses alone (-1: every worker); a pause past --timeout is a hang
-  // World rank `rank` SIGKILLs itself as global step `step` begins (before its gradient): a lost process, for the
-  // in-place recovery's tests. Several may die at one step, or at different ones.
+  // World rank `rank` SIGKILLs itself as global step `step` begins (a worker before its gradient, a bsp parameter
+  // server before the round's pushes): a lost process, for the in-place recovery's tests. Several may die at one
+  // step, or at different ones.
   struct Kill {
     long step = 0;
     int rank = 0;

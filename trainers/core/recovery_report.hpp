@@ -12,6 +12,7 @@ struct RecoveryReport {
   std::vector<int> lost;           // world ranks (MPI_COMM_WORLD's numbering) that failed
   std::vector<std::string> hosts;  // where they ran, as far as the survivors knew (the same order)
   int ranks_before = 0, ranks_after = 0, workers_after = 0;
+  int servers_after = 0;          // a family with servers: those left, which now serve every key range
   std::int64_t resumed_step = 0;  // the global step the run continues from
   std::int64_t lost_steps = 0;    // steps begun past it that no survivor finished: done again (at most one)
   double seconds = 0;             // from the failure reaching the first survivor to the new roles being planned

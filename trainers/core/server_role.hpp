@@ -2,11 +2,22 @@
 // What a serving rank does in a family with servers (SyncFamilyInfo's shape.servers): world ranks 0..servers-1 build one
 // with the family's make_server, the others are workers with its synchronizer (trainers/loop/roles.hpp drives both). The
 // parameter server is the one such family (trainers/families/ps/ps_training.hpp).
+#include <cstdint>
 #include <span>
 
 #include "trainers/core/epoch_work.hpp"
 
 namespace gradsync {
+
+// What a server holds live of the run, for an in-place recovery (trainers/loop/in_place.hpp): its full-size buffers,
+// current on the key ranges it holds (its own and those it replicates), at global step `steps`, and the same ranges
+// one step earlier, before its last update (valid when has_previous). The spans point into the server.
+struct ServerLiveState {
+  std::int64_t steps = -1;  // -1: this server keeps nothing an in-place recovery can use
+  std::span<const float> params, optimizer;
+  bool has_previous = false;
+  std::span<const float> previous_params, previous_optimizer;
+};
 
 class ServerRole {
  public:
@@ -26,6 +37,8 @@ class ServerRole {
   // Collective with every worker's build.send_worker_state (SyncFamilyInfo), with nothing in flight: the workers' own
   // state that the servers checkpoint. No-op for a family whose workers keep none.
   virtual void collect_worker_state() {}
+  // Local, no communication (after a ProcessFailure, with the run's communicators revoked): see ServerLiveState.
+  virtual ServerLiveState live_state() const { return {}; }
 };
 
 }  // namespace gradsync

@@ -49,6 +49,7 @@ struct ServerSetup {
   std::span<const float> params;            // the full-size model every rank starts from
   std::span<const float> optimizer_state;   // full-size, or empty for a fresh optimizer
   std::span<const LayerShape> layers = {};  // as SyncSetup's
+  std::int64_t steps_done = 0;              // as SyncSetup's: the global steps `params` holds
 };
 
 // Whether a flag ("--staleness") was given on the command line (a default cannot be told from a choice by value).
@@ -111,6 +112,9 @@ struct FamilyChecks {
   // Of --compress when one is given (the compressor's own checks have passed): empty, or a one-line message naming the
   // flag. nullptr: --compress is refused with this family.
   std::string (*check_compression)(const TrainConfig& config) = nullptr;
+  // Why a run of `config` cannot re-form in place after a lost process (trainers/loop/in_place.hpp), a sentence for
+  // "--recover inplace: ..."; empty, or nullptr, when it can.
+  std::string (*in_place_refusal)(const TrainConfig& config) = nullptr;
 };
 
 // What runs name and report of it.
@@ -149,6 +153,9 @@ struct FamilyBuild {
   // A step-based family with servers whose workers keep state that the servers checkpoint: a worker's side of
   // ServerRole::collect_worker_state, on the synchronizer make built. nullptr: none.
   void (*send_worker_state)(Synchronizer& worker) = nullptr;
+  // With servers: how many servers hold each key range live, server s's range on servers s, s+1, ... (mod the
+  // server count), as ServerRole::live_state() gives them to an in-place recovery; nullptr: 1, the primary alone.
+  int (*key_range_holders)(const TrainConfig& config) = nullptr;
 };
 
 // A family's registry entry: its identity, then its fields grouped by what they are for.

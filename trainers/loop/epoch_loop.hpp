@@ -104,7 +104,7 @@ class EpochLoop {
 
   // Local, after a ProcessFailure: where this rank's worker stands, for the survivors' agreement (in_place.hpp).
   void take_live_state(LiveState& live) const {
-    roles_.take_live_state(live.params, live.optimizer, live.applied, live.started, live.own_replica);
+    roles_.take_live_state(live);
     const long index = at_.step + static_cast<long>(live.applied - at_.global);
     live.next_epoch = at_.epoch;
     live.epoch_reported = index >= steps_ && at_.reported;

@@ -13,6 +13,8 @@
 #include "collectives/fault_tolerance.hpp"
 #include "collectives/mpi_error.hpp"
 #include "trainers/core/clock.hpp"
+#include "trainers/core/sync_registry.hpp"
+#include "trainers/loop/key_range_recovery.hpp"
 
 namespace gradsync {
 namespace {
@@ -68,6 +70,11 @@ void broadcast_result(const Comm& comm, TrainResult& r, int root) {
 
 namespace {
 
+// attempt()'s refusals, from what every survivor gathered: the same on each of them.
+[[noreturn]] void refuse(const Comm& survivors, const std::string& why) {
+  throw InPlaceRecoveryError(why, survivors.rank() == 0);
+}
+
 // Where the survivors stand, from the holder of the newest step.
 struct Position {
   std::int64_t applied = 0, epoch_examples = 0;
@@ -85,9 +92,21 @@ ResumePoint attempt(Comm& world, std::vector<int>& world_ranks, const std::vecto
   std::vector<int> lost;
   for (const int r : world_ranks)
     if (std::ranges::find(alive, r) == alive.end()) lost.push_back(r);
-  // The newest step, and among its holders the one that has reported the most epochs (a rank may have taken the
-  // epoch's report that another missed); the lowest rank of those.
-  const std::int64_t newest = survivors.max(mine.applied);
+  // A family with servers keeps its model on them, key range by key range: the survivors rebuild it at the newest
+  // step every range has. The others: the newest step any survivor finished. Then, among the holders of that step,
+  // the one that has reported the most epochs (a rank may have taken the epoch's report that another missed); the
+  // lowest rank of those.
+  const SyncFamilyInfo& family = sync_family(config.sync.family);
+  int servers = config.server_ranks();
+  std::int64_t newest = 0;
+  if (family.shape.servers) {
+    const int holders = family.build.key_range_holders ? family.build.key_range_holders(config) : 1;
+    const KeyRangeRecovery ranges = recover_key_ranges(survivors, servers, holders, mine);
+    newest = ranges.step;
+    servers = ranges.servers_left;
+  } else {
+    newest = survivors.max(mine.applied);
+  }
   const std::int64_t begun = survivors.max(mine.started);
   const std::int64_t reported =
       survivors.max(mine.applied == newest ? static_cast<std::int64_t>(mine.result.epochs.size()) : std::int64_t{-1});
@@ -101,20 +120,20 @@ ResumePoint attempt(Comm& world, std::vector<int>& world_ranks, const std::vecto
   // A rank keeping its own replica keeps it (gossip re-forms its graph over the survivors' models); the others take
   // the newest step's model and optimizer state from its holder.
   const bool own = survivors.min(mine.own_replica ? 1 : 0) == 1;
-  if (!own) {
+  if (!own && !family.shape.servers) {
     broadcast_floats(survivors, mine.params, source);
     broadcast_floats(survivors, mine.optimizer, source);
   }
-  const int workers = config.worker_count(survivors.size());
-  if (workers < 1 || survivors.size() <= config.server_ranks())
-    throw std::runtime_error(
-        fmt::format("in-place recovery: {} rank(s) left, and this run needs {} server(s) and a worker", survivors.size(),
-                    config.server_ranks()));
+  const int workers = survivors.size() - servers;
+  if (workers < 1)
+    refuse(survivors, fmt::format("in-place recovery: {} rank(s) left, and this run needs {} server(s) and a worker",
+                                  survivors.size(), servers));
   if (config.global_batch > 0 && config.global_batch % static_cast<std::size_t>(workers) != 0)
-    throw std::runtime_error(fmt::format(
-        "in-place recovery: --global-batch {} cannot be shared by the {} workers left (it must be a multiple of "
-        "their count); the run stops at step {}",
-        config.global_batch, workers, newest));
+    refuse(survivors,
+           fmt::format(
+               "in-place recovery: --global-batch {} cannot be shared by the {} workers left (it must be a multiple of "
+               "their count); the run stops at step {}",
+               config.global_batch, workers, newest));
   // Every survivor leaves together or none does: a failure during the copies shows here on every one of them.
   agree(survivors, 1);
 
@@ -125,6 +144,7 @@ ResumePoint attempt(Comm& world, std::vector<int>& world_ranks, const std::vecto
   report.ranks_before = world.size();
   report.ranks_after = survivors.size();
   report.workers_after = workers;
+  report.servers_after = servers;
   report.resumed_step = newest;
   report.lost_steps = std::max<std::int64_t>(0, begun - newest);
   report.seconds = survivors.max(now_s() - failed_at);
@@ -157,11 +177,14 @@ ResumePoint reform_after_failure(Comm& world, std::vector<int>& world_ranks, con
 std::string format_recovery(const RecoveryReport& r) {
   std::vector<std::string> lost;
   for (std::size_t i = 0; i < r.lost.size(); ++i) lost.push_back(fmt::format("{} (host {})", r.lost[i], r.hosts[i]));
+  const std::string servers =
+      r.servers_after > 0 ? fmt::format("{} server{}, ", r.servers_after, r.servers_after == 1 ? "" : "s") : "";
   return fmt::format(
-      "recovered in place: lost rank{} {}; continuing on {} rank{} ({} worker{}) from step {}, {} step{} done again; "
+      "recovered in place: lost rank{} {}; continuing on {} rank{} ({}{} worker{}) from step {}, {} step{} done again; "
       "{:.3f} s from the failure to the re-formed run",
-      r.lost.size() == 1 ? "" : "s", fmt::join(lost, ", "), r.ranks_after, r.ranks_after == 1 ? "" : "s", r.workers_after,
-      r.workers_after == 1 ? "" : "s", r.resumed_step, r.lost_steps, r.lost_steps == 1 ? "" : "s", r.seconds);
+      r.lost.size() == 1 ? "" : "s", fmt::join(lost, ", "), r.ranks_after, r.ranks_after == 1 ? "" : "s", servers,
+      r.workers_after, r.workers_after == 1 ? "" : "s", r.resumed_step, r.lost_steps, r.lost_steps == 1 ? "" : "s",
+      r.seconds);
 }
 
 std::vector<std::string> host_names(const Comm& world) {

@@ -7,6 +7,7 @@
 // over the survivors from the same permutation (none lost, none seen twice), and with --global-batch the global
 // batch kept. At most the step in flight is lost: it is done again on the survivors.
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -43,10 +44,24 @@ struct LiveState {
   bool own_replica = false;         // this rank keeps a model of its own (gossip): it keeps it through the recovery
   std::vector<float> params;        // full size
   std::vector<float> optimizer;     // full size, or empty for plain SGD
+  // A server (ServerLiveState): its index among the servers (-1 on a worker); params and optimizer are current on the
+  // key ranges it holds, at step `applied`, and previous_* hold them at applied - 1 when has_previous.
+  int server = -1;
+  bool has_previous = false;
+  std::vector<float> previous_params, previous_optimizer;
   ReportHistory history;
   EpochWork epoch_work;         // this rank's work in next_epoch so far
   double epoch_started_at = 0;  // and when it started here (now_s(); 0: no epoch had started)
   TrainResult result;  // the epochs reported so far and the run's sums (every rank keeps them: report_everywhere)
+};
+
+// A recovery that cannot continue the run (too few ranks left, a key range lost with all its servers, a global
+// batch the survivors cannot share): thrown on every survivor together, with the same message, so that they end
+// on their own (lead: the one survivor that says why) instead of through MPI_Abort, which Open MPI 5's launcher does
+// not always survive after a lost process.
+struct InPlaceRecoveryError : std::runtime_error {
+  InPlaceRecoveryError(const std::string& what, bool says_why) : std::runtime_error(what), lead(says_why) {}
+  bool lead;
 };
 
 // Collective over the live ranks of `world`, which every survivor calls once a ProcessFailure reached it (after
@@ -55,8 +70,8 @@ struct LiveState {
 // that holds it (every rank's own replica kept where own_replica), and `into` the state every survivor continues
 // with. `world_ranks` (MPI_COMM_WORLD's numbering of `world`'s ranks, the caller's; updated) and `hosts` (each
 // world rank's host name) name the lost. A failure during the recovery starts it again on the ranks still alive.
-// Throws std::runtime_error naming the numbers when the run cannot continue on the survivors (too few ranks, a
-// --global-batch they cannot share).
+// Throws InPlaceRecoveryError naming the numbers when the run cannot continue on the survivors (too few ranks, a
+// --global-batch they cannot share, a key range lost).
 ResumePoint reform_after_failure(Comm& world, std::vector<int>& world_ranks, const std::vector<std::string>& hosts,
                                  LiveState& mine, const TrainConfig& config, double failed_at, RecoveryReport& report);
 

@@ -24,8 +24,8 @@ Roles::Roles(const TrainConfig& config, const Dataset& train, const Model& model
   const std::span<const float> saved = start.optimizer_state;
   const std::size_t velocity = std::min(saved.size(), sgd_.state().size());  // empty in a fresh run
   if (me < servers_) {
-    server_ = family_.build.make_server(config,
-                                        {sync_comm_, server_comm_, start.params, saved.first(velocity), model.layers()});
+    server_ = family_.build.make_server(
+        config, {sync_comm_, server_comm_, start.params, saved.first(velocity), model.layers(), start.steps_done});
     return;
   }
   std::copy_n(saved.begin(), velocity, sgd_.state().begin());
@@ -109,14 +109,26 @@ ReplicaSpread Roles::replica_spread(const Dataset& test, Workspace& ws) {
   return gradsync::replica_spread(worker_comm_, worker_->params(), mean_, model_, test, ws);
 }
 
-void Roles::take_live_state(std::vector<float>& params, std::vector<float>& optimizer, std::int64_t& applied,
-                            std::int64_t& started, bool& own_replica) const {
-  if (server_) throw std::logic_error("take_live_state: a server's key range does not re-form in place");
-  params.assign(worker_->params().begin(), worker_->params().end());
-  optimizer.assign(sgd_.state().begin(), sgd_.state().end());
-  applied = worker_->applied();
-  started = worker_->started();
-  own_replica = sync_->keeps_replicas();
+void Roles::take_live_state(LiveState& live) const {
+  live.server = -1;
+  if (server_) {
+    const ServerLiveState held = server_->live_state();
+    if (held.steps < 0) throw std::logic_error("take_live_state: this server's key range does not re-form in place");
+    live.server = server_comm_.rank();
+    live.params.assign(held.params.begin(), held.params.end());
+    live.optimizer.assign(held.optimizer.begin(), held.optimizer.end());
+    live.has_previous = held.has_previous;
+    live.previous_params.assign(held.previous_params.begin(), held.previous_params.end());
+    live.previous_optimizer.assign(held.previous_optimizer.begin(), held.previous_optimizer.end());
+    live.applied = live.started = held.steps;
+    live.own_replica = false;
+    return;
+  }
+  live.params.assign(worker_->params().begin(), worker_->params().end());
+  live.optimizer.assign(sgd_.state().begin(), sgd_.state().end());
+  live.applied = worker_->applied();
+  live.started = worker_->started();
+  live.own_replica = sync_->keeps_replicas();
 }
 
 std::span<const float> Roles::optimizer_state_on_root() {

@@ -17,6 +17,7 @@
 #include "trainers/core/server_role.hpp"
 #include "trainers/core/sync_registry.hpp"
 #include "trainers/core/synchronizer.hpp"
+#include "trainers/loop/in_place.hpp"
 #include "trainers/loop/replica_spread.hpp"
 #include "trainers/loop/worker.hpp"
 
@@ -54,11 +55,11 @@ class Roles {
   // empty spread when they share one. Collective over the workers.
   ReplicaSpread replica_spread(const Dataset& test, Workspace& ws);
 
-  // Local, no communication (the run's communicators may be revoked): a worker's model, optimizer state and step
-  // counts as an in-place recovery takes them (trainers/loop/in_place.hpp). Throws std::logic_error on a server: the
-  // parameter server does not re-form in place (recovers_in_place refuses it first).
-  void take_live_state(std::vector<float>& params, std::vector<float>& optimizer, std::int64_t& applied,
-                       std::int64_t& started, bool& own_replica) const;
+  // Local, no communication (the run's communicators may be revoked): what this rank holds as an in-place recovery
+  // takes it (trainers/loop/in_place.hpp): a worker's model, optimizer state and step counts, or a server's
+  // ServerLiveState (its held key ranges, now and one step back). Throws std::logic_error on a server that keeps
+  // none (the family's checks.in_place_refusal refuses such a run first).
+  void take_live_state(LiveState& live) const;
 
  private:
   const SyncFamilyInfo& family_;

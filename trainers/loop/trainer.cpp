@@ -11,6 +11,8 @@
 
 #include "collectives/fault_tolerance.hpp"
 #include "collectives/mpi_error.hpp"
+#include "model/kernels/blis_setup.hpp"
+#include "model/kernels/installed_plan.hpp"
 #include "model/model.hpp"
 #include "trainers/checkpoint/checkpoint_schedule.hpp"
 #include "trainers/checkpoint/checkpointing.hpp"
@@ -19,6 +21,7 @@
 #include "trainers/core/epoch_work.hpp"
 #include "trainers/core/sync_registry.hpp"
 #include "trainers/gradient_compression/compressed_jobs.hpp"
+#include "trainers/loop/agreed_kernel_plan.hpp"
 #include "trainers/loop/epoch_loop.hpp"
 #include "trainers/loop/in_place.hpp"
 #include "trainers/loop/roles.hpp"
@@ -74,11 +77,22 @@ struct RunParts {
 // agreed. True once the run is complete; false, with `live` holding this rank's state, when a process failed and
 // the run re-forms in place (without in-place recovery the failure goes on up).
 bool run_attempt(const TrainConfig& config, const RunParts& parts, const Comm& world,
-                 const std::optional<ResumePoint>& recovered, const EpochCarry& carried, TrainResult& result,
-                 LiveState& live, double& failed_at) {
+                 const std::optional<ResumePoint>& recovered, const EpochCarry& carried, std::size_t& planned_batch,
+                 TrainResult& result, LiveState& live, double& failed_at) {
   std::optional<Roles> roles;
   std::optional<EpochLoop> epochs;
   try {
+    // A recovery that changed the per-worker batch (--global-batch over fewer workers) needs the kernel plan of the
+    // new shapes: the start-up plan has none for them, and a run started on the survivors' count would use the
+    // plan measured (or cached) for them, so the two would run other kernels and part bit for bit.
+    if (config.batch != planned_batch) {
+      install_agreed_kernel_plan(world, parts.model.planned_gemms(config.batch));
+      planned_batch = config.batch;
+      if (world.rank() == 0) {
+        fmt::print("{} (re-planned for {} per worker)\n", kernels_summary(configured_blis()), config.batch);
+        std::fflush(stdout);
+      }
+    }
     CheckpointSchedule schedule(config, world);
     const ResumePoint start =
         recovered ? *recovered : starting_point(config, world, schedule, parts.fingerprint, parts.model);
@@ -117,9 +131,14 @@ bool run_attempt(const TrainConfig& config, const RunParts& parts, const Comm& w
 
 }  // namespace
 
+std::string in_place_refusal(const TrainConfig& config) {
+  const auto refusal = sync_family(config.sync.family).checks.in_place_refusal;
+  return refusal ? refusal(config) : std::string();
+}
+
 bool recovers_in_place(const TrainConfig& config) {
   if (config.recover == Recover::abort || !ulfm_enabled()) return false;
-  return !sync_family(config.sync.family).shape.servers;  // the parameter server's key ranges have no live replicas yet
+  return in_place_refusal(config).empty();
 }
 
 TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& job, const EpochObserver& on_epoch) {
@@ -146,16 +165,18 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& j
   result.rounds = sync_family(config.sync.family).shape.rounds;
   std::optional<ResumePoint> recovered;
   EpochCarry carried;
+  std::size_t planned_batch = config.batch;  // the batch of the installed kernel plan (train_main's, at start-up)
   for (;;) {
     LiveState live;
     double failed_at = 0;
-    if (run_attempt(config, parts, world, recovered, carried, result, live, failed_at)) break;
+    if (run_attempt(config, parts, world, recovered, carried, planned_batch, result, live, failed_at)) break;
     RecoveryReport report;
     recovered = reform_after_failure(world, job_ranks, hosts, live, config, failed_at, report);
     carried = {live.epoch_work, live.epoch_started_at};  // the recovery's own time counts in the epoch's
     if (live.epoch_reported) carried = {};               // its epoch is over: the next starts afresh
     result = std::move(live.result);
     result.recoveries.push_back(report);
+    if (sync_family(config.sync.family).shape.servers) config.servers = report.servers_after;  // they serve every range
     config.batch = given.per_worker_batch(world.size());
     config.resume = false;  // the state is the recovery's, in memory
     result.ranks = world.size();

@@ -34,8 +34,11 @@ TrainResult train(const TrainConfig& config, const TrainTest& data, const Comm& 
                   const EpochObserver& on_epoch = {});
 
 // Whether a lost process re-forms `config`'s run in place (trainers/loop/in_place.hpp): --recover auto or inplace,
-// a ULFM MPI started with fault tolerance on, and a family without servers (the parameter server's key ranges have
-// no live replicas). Local; requires MPI initialized.
+// a ULFM MPI started with fault tolerance on, and a family that can (in_place_refusal). Local; requires MPI
+// initialized.
 bool recovers_in_place(const TrainConfig& config);
+// Why `config`'s family cannot re-form in place (its checks.in_place_refusal: the parameter server's asp and ssp), or
+// empty. Local.
+std::string in_place_refusal(const TrainConfig& config);
 
 }  // namespace gradsync

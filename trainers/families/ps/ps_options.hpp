@@ -9,6 +9,10 @@ namespace gradsync {
 struct PsOptions {
   PsMode mode = PsMode::bsp;
   int staleness = 0;  // ssp bound
+  // Servers that hold each key range live (--replicas): its primary, server s, and the next replicas - 1 servers in
+  // the ring of servers, which take the round's sum from it (chain replication) and apply the same update. 1: the
+  // primary alone. BSP only (asp's and ssp's ranges move one gradient at a time).
+  int replicas = 1;
 };
 
 // `c`'s parameter-server options; the defaults when none were set.

@@ -13,6 +13,7 @@
 // Workers (ps_worker.cpp) and servers (ps_server.cpp) talk through the parameter server's exchange,
 // collectives/key_range_exchange.hpp, which the ps allreduce methods use too; the family's registry entry is
 // trainers/families/ps/ps.cpp.
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <vector>
@@ -57,11 +58,19 @@ void send_state_to_servers(Synchronizer& worker);
 // (world ranks 0..servers-1, in order). `master` is the full-size initial model (identical on every rank); the
 // server owns and updates its key range of it. `optimizer_state` is empty or full-size too (a checkpoint's
 // momentum); other sizes throw std::invalid_argument. With config.compression, `layers` as make_ps_worker's.
+// `steps_done`: the global steps `master` holds (a resumed or re-formed run's), from which config.faults' kills
+// count the rounds.
+//
+// With bsp and replicas R > 1 (PsOptions::replicas, at most the server count), server s also holds the key ranges of
+// servers s-1, ..., s-R+1 (mod the server count): each round every server sends its range's sum of the pushes to the
+// next R-1 servers (MPI_Issend, one range each) and takes theirs, and applies the same optimizer step to each range it
+// holds, before it answers any worker, so that a range a worker has pulled is held by all R of its servers. Under bsp
+// every server also keeps the ranges it holds as they were one round back (live_state()).
 class ParameterServer final : public ServerRole {
  public:
   ParameterServer(const Comm& world, const Comm& servers, PsLayout layout, const TrainConfig& config,
                   std::vector<float> master, std::span<const float> optimizer_state = {},
-                  std::span<const LayerShape> layers = {});
+                  std::span<const LayerShape> layers = {}, std::int64_t steps_done = 0);
   ~ParameterServer() override;
   // ServerRole's, with: every server calls serve() with the same `steps`, while every worker makes `steps` calls of
   // its step(). The optimizer state is the optimizer's (full-size, or empty), then, with a compressed push and error
@@ -74,6 +83,7 @@ class ParameterServer final : public ServerRole {
   void collect_worker_state() override;
   std::span<const float> local_model() const override;
   std::span<const float> local_optimizer_state() override;
+  ServerLiveState live_state() const override;
 
  private:
   class Impl;
