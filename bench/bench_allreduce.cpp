@@ -31,6 +31,8 @@
 #include "collectives/methods.hpp"
 #include "collectives/scratch_bytes.hpp"
 #include "cpu/isa.hpp"
+#include "trainers/cli/run_settings.hpp"
+#include "trainers/cli/settings_agreement.hpp"
 
 namespace {
 
@@ -327,6 +329,17 @@ int main(int argc, char** argv) {
   }
   int code = 0;
   try {
+    // Ranks started with different flags or GRADSYNC_* settings (an MPMD launch) stop here, together, in one line
+    // of rank 0's (trainers/cli/settings_agreement.hpp), before they time anything.
+    std::vector<Setting> mine = f.settings;
+    for (const Setting& s : environment_settings()) mine.push_back(s);
+    if (const std::string problem = world.size() > 1 ? agree_on_settings(world, mine) : ""; !problem.empty()) {
+      if (lead) fmt::print(stderr, "bench_allreduce: error: {}\n", problem);
+      std::fflush(stderr);
+      world.barrier();  // rank 0's line out before any rank's exit ends the job
+      MPI_Finalize();
+      return 2;
+    }
     code = run(f, world);
   } catch (const std::invalid_argument& e) {
     // Bad flags: every rank finds the same problem (or learns it, as with --csv) and all leave together.

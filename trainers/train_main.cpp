@@ -2,9 +2,12 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "collectives/auto_explain.hpp"
 #include "collectives/comm.hpp"
@@ -18,6 +21,8 @@
 #include "model/kernels/installed_plan.hpp"
 #include "model/model.hpp"
 #include "trainers/cli/cli.hpp"
+#include "trainers/cli/run_settings.hpp"
+#include "trainers/cli/settings_agreement.hpp"
 #include "trainers/config/compression_checks.hpp"
 #include "trainers/config/validate_config.hpp"
 #include "trainers/loop/agreed_kernel_plan.hpp"
@@ -149,6 +154,17 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis, c
   return 0;
 }
 
+// Every rank's flags, environment and data compared, before anything else is sent (settings_agreement.hpp): ""
+// when they match on every rank, else on every rank the reason (rank 0's names the first difference).
+std::string settings_problem(const gradsync::CliOutcome& cli, const gradsync::Comm& world) {
+  using namespace gradsync;
+  if (world.size() == 1) return {};  // no one to differ from: no need to read the data through
+  std::vector<Setting> mine = cli.flags;
+  for (std::vector<Setting> part : {environment_settings(), data_settings(*cli.config)})
+    mine.insert(mine.end(), part.begin(), part.end());
+  return agree_on_settings(world, mine);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -178,6 +194,17 @@ int main(int argc, char** argv) {
   // Serialized: an overlap run's communication thread makes MPI calls while this thread makes none.
   const gradsync::MpiSession mpi(argc, argv, MPI_THREAD_SERIALIZED);
   try {
+    if (const std::string problem = settings_problem(cli, gradsync::Comm::world()); !problem.empty()) {
+      if (mpi.world_rank() == 0) {
+        fmt::print(stderr, "train: error: {}\n", problem);
+        std::fflush(stderr);
+      }
+      // Every rank returns it, but only once rank 0 has printed: the rank that sent its settings is done first,
+      // and a launcher ends the job at the first non-zero exit, rank 0's line with it.
+      gradsync::Comm::world().barrier();
+      gradsync::MpiSession::set_exit_code(kUsageError);
+      return kUsageError;
+    }
     gradsync::install_agreed_kernel_plan(gradsync::Comm::world(), *cli.config);  // every rank: one plan
     const int code = run(*cli.config, blis, cli);
     gradsync::MpiSession::set_exit_code(code);

@@ -49,7 +49,9 @@ std::optional<int> parse_allreduce_flags(int argc, char** argv, bool lead, Allre
                  "the link's rate in Gbit/s: the end says each method's best bus bandwidth as a share of it (with "
                  "membound among the methods, also as a share of the measured memory bound)");
   app.add_flag("--explain", f.explain, "at the end, auto's choices: every candidate's prediction and the measured time");
-  return parse_command_line(app, "bench_allreduce", argc, argv, lead);
+  const std::optional<int> done = parse_command_line(app, "bench_allreduce", argc, argv, lead);
+  if (!done) f.settings = flag_settings(app);
+  return done;
 }
 
 }  // namespace gradsync::bench

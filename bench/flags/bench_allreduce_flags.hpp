@@ -2,7 +2,10 @@
 // bench_allreduce's flags (bench/bench_allreduce.cpp).
 #include <optional>
 #include <string>
+#include <vector>
+
 #include "collectives/methods.hpp"
+#include "trainers/cli/run_settings.hpp"
 
 namespace gradsync::bench {
 
@@ -22,7 +25,8 @@ struct AllreduceFlags {
   double link_gbps = 0;
   bool no_check = false, explain = false;
   bool shared_buffers = false;
-  bool list_methods = false;  // handled before MPI_Init; declared here for --help
+  bool list_methods = false;      // handled before MPI_Init; declared here for --help
+  std::vector<Setting> settings;  // after a parse: the flags as parsed (flag_settings), for comparing the ranks'
 };
 
 // Parses bench_allreduce's command line into `f`. Every rank calls it alike; `lead` prints --help or the error.

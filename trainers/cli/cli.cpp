@@ -371,7 +371,7 @@ CliOutcome parse_args(const std::vector<std::string>& args, const SyncSpec* expa
   } catch (const CLI::ParseError& e) {
     return ended(2, expanded ? fmt::format("{}{}", context, expanded->explain(e.what())) : e.what());
   }
-  return {c, 0, {}, spec.print_run, expanded ? std::optional<SyncSpec>(*expanded) : std::nullopt};
+  return {c, 0, {}, spec.print_run, expanded ? std::optional<SyncSpec>(*expanded) : std::nullopt, flag_settings(app)};
 }
 
 // --spec: the flags it spells, parsed with the others of the command line.

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "trainers/cli/run_settings.hpp"
 #include "trainers/config/sync_spec.hpp"
 #include "trainers/config/train_config.hpp"
 
@@ -15,6 +16,7 @@ struct CliOutcome {
   std::string message;                // help text or the one-line error
   bool print_run = false;             // --print-run: print the run's name and the fewest ranks it runs on, then exit
   std::optional<SyncSpec> spec;       // --spec's, whose modifiers later errors name (SyncSpec::explain)
+  std::vector<Setting> flags;         // with `config`: the flags as parsed (flag_settings), for comparing ranks
 };
 
 // Parses train's flags (no MPI calls: it runs before MPI_Init, where BLIS is configured); checks that need the

@@ -14,8 +14,12 @@ std::string default_data_dir(DatasetId dataset) {
   return std::string(GRADSYNC_SOURCE_DIR) + "/data/mnist";
 }
 
+std::string data_dir(const TrainConfig& config) {
+  return config.data_dir.empty() ? default_data_dir(config.dataset) : config.data_dir;
+}
+
 TrainTest load_training_data(const TrainConfig& config) {
-  const std::string dir = config.data_dir.empty() ? default_data_dir(config.dataset) : config.data_dir;
+  const std::string dir = data_dir(config);
   std::error_code ec;
   if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
     throw DataError(fmt::format("{}: not a directory; --data names the directory that holds the four IDX files", dir));

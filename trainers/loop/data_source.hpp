@@ -13,6 +13,8 @@ namespace gradsync {
 // Where a dataset lives when --data is not given: data/mnist in the source tree (scripts/fetch_mnist.sh puts it
 // there), or Debian's dataset-fashion-mnist package.
 std::string default_data_dir(DatasetId dataset);
+// The folder `config`'s data is read from: --data, or the dataset's default_data_dir.
+std::string data_dir(const TrainConfig& config);
 
 // Loads the configured dataset on this rank alone (no communication); throws DataError naming the file and the
 // fix.
