@@ -83,7 +83,8 @@ TEST_CASE("bsp replicas: each round a server sends its range's sum to the next R
           }
           CHECK(wrong == 0);
         }
-        const auto issends = std::ranges::count_if(rec.sends, [](const traffic::Message& m) { return m.call == "MPI_Issend"; });
+        const auto issends =
+            std::ranges::count_if(rec.sends, [](const traffic::Message& m) { return m.call == "MPI_Issend"; });
         CHECK(issends == kSteps * (replicas - 1));
       } else {
         const std::unique_ptr<Synchronizer> sync = make_ps_worker(run, layout, config);

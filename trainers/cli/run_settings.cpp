@@ -21,7 +21,7 @@ namespace gradsync {
 namespace {
 
 // flag_settings' exceptions (its contract says why each).
-constexpr std::string_view kOwnFlags[] = {"--data", "--csv", "--epoch-csv", "--quiet",
+constexpr std::string_view kOwnFlags[] = {"--data", "--csv",       "--epoch-csv",       "--quiet",
                                           "--spec", "--print-run", "--list-compressors"};
 constexpr std::string_view kGivenOnlyFlags[] = {"--checkpoint"};
 constexpr const char* kSharedVariables[] = {"GRADSYNC_ISA", "GRADSYNC_TUNING", "GRADSYNC_AUTO_METHODS"};
@@ -72,10 +72,8 @@ std::string setting_text(const Setting& s) {
   switch (s.kind) {
     case SettingKind::environment:
       return s.value.empty() ? fmt::format("{} unset", s.name) : fmt::format("{}={}", s.name, s.value);
-    case SettingKind::data:
-      return fmt::format("the data's {}: {}", s.name, s.value);
-    case SettingKind::flag:
-      break;
+    case SettingKind::data: return fmt::format("the data's {}: {}", s.name, s.value);
+    case SettingKind::flag: break;
   }
   return fmt::format("{} {}", s.name, value_text(s, s.value));
 }
@@ -84,8 +82,7 @@ std::string setting_text(const Setting& s) {
 std::string take_field(std::string_view text, std::size_t& at) {
   const std::size_t colon = text.find(':', at);
   std::size_t length = 0;
-  if (colon == std::string_view::npos || !whole(text.substr(at, colon - at), length) ||
-      length > text.size() - colon - 1)
+  if (colon == std::string_view::npos || !whole(text.substr(at, colon - at), length) || length > text.size() - colon - 1)
     throw std::invalid_argument(fmt::format("settings text: no field at byte {}", at));
   at = colon + 1 + length;
   return std::string(text.substr(colon + 1, length));
@@ -153,8 +150,8 @@ std::string describe_difference(const std::vector<Setting>& lead, const std::vec
   for (const Setting& ours : lead) {
     const auto other = find(theirs, ours);
     if (other == theirs.end())
-      differences.push_back(fmt::format("rank 0's {} (rank {} has no such setting: another build?)",
-                                        setting_text(ours), rank));
+      differences.push_back(
+          fmt::format("rank 0's {} (rank {} has no such setting: another build?)", setting_text(ours), rank));
     else if (other->value != ours.value)
       differences.push_back(fmt::format("{} (rank 0: {})", setting_text(*other), value_text(ours, ours.value)));
   }
@@ -163,8 +160,7 @@ std::string describe_difference(const std::vector<Setting>& lead, const std::vec
       differences.push_back(fmt::format("{} (rank 0 has no such setting: another build?)", setting_text(other)));
   if (differences.empty() && lead != theirs) differences.push_back("the same settings in another order");
   if (differences.empty()) return {};
-  const std::string more =
-      differences.size() > 1 ? fmt::format(" (and {} more)", differences.size() - 1) : std::string();
+  const std::string more = differences.size() > 1 ? fmt::format(" (and {} more)", differences.size() - 1) : std::string();
   return fmt::format("rank {}'s settings differ from rank 0's: {}{}", rank, differences.front(), more);
 }
 

@@ -26,10 +26,10 @@ std::string agree_on_settings(const Comm& world, const std::vector<Setting>& min
   const std::string difference = describe_difference(mine, settings_from_text(theirs), rank);
   // Equal lists with unequal digests cannot happen (the digest is of the text); said plainly rather than returned
   // as agreement, which every other rank has already ruled out.
-  return difference.empty() ? fmt::format("rank {}'s settings differ from rank 0's (digests {:#x} and {:#x})", rank,
-                                          static_cast<std::uint64_t>(*differing),
-                                          static_cast<std::uint64_t>(digests.front()))
-                            : difference;
+  return difference.empty()
+             ? fmt::format("rank {}'s settings differ from rank 0's (digests {:#x} and {:#x})", rank,
+                           static_cast<std::uint64_t>(*differing), static_cast<std::uint64_t>(digests.front()))
+             : difference;
 }
 
 }  // namespace gradsync

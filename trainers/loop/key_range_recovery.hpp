@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "collectives/comm.hpp"
-#include "trainers/loop/in_place.hpp"
+#include "trainers/loop/live_state.hpp"
 
 namespace gradsync {
 

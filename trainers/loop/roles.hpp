@@ -17,7 +17,7 @@
 #include "trainers/core/server_role.hpp"
 #include "trainers/core/sync_registry.hpp"
 #include "trainers/core/synchronizer.hpp"
-#include "trainers/loop/in_place.hpp"
+#include "trainers/loop/live_state.hpp"
 #include "trainers/loop/replica_spread.hpp"
 #include "trainers/loop/worker.hpp"
 
