@@ -168,6 +168,28 @@ RUNS
     [ "$(grep -c 'train: error' "$work/d.log")" = 1 ] || { cat "$work/d.log" >&2; fail "the lost range was not named once"; }
     [ "$code" = 1 ] || { cat "$work/d.log" >&2; fail "a lost key range: exit $code, expected 1 (124 or 137: a hang)"; }
     ;;
+  sizes)
+    # Every family at P = 3..8: a rank killed mid-run (the last worker; for the parameter server, with each range on
+    # two servers, server 1), and the run ends on the P - 1 left.
+    for np in 3 4 5 6 7 8; do
+      last=$((np - 1))
+      while read -r name kill args; do
+        base=("${small[@]}" --epochs 1)
+        [ "$name" != fedavg ] || base=(--model mlp --hidden 32 --quiet --local-steps 5)
+        # shellcheck disable=SC2086  # args are words
+        train_run "$np" "$work/$name-$np.log" "${base[@]}" --inject-kill "$kill" $args
+        expect_in "$work/$name-$np.log" "recovered in place: lost rank ${kill#*:} (host"
+        expect_in "$work/$name-$np.log" "on $last rank(s)"
+        echo "np $np, $name: $(grep '^recovered' "$work/$name-$np.log")"
+      done <<RUNS
+ring 20:$last --sync ring
+rhd 20:$last --sync rhd
+gossip 20:$last --sync gossip --topology ring
+fedavg 1:$last --sync fedavg --clients 8 --client-fraction 0.5 --rounds 2
+ps 20:1 --sync ps --servers 2 --replicas 2
+RUNS
+    done
+    ;;
   collectives)
     # Every allreduce method of the registry whose ranks all contribute (not the ps methods, whose servers add
     # nothing of their own), one rank lost at np 4 and two at once at np 6 (neighbours in the ring), each call
