@@ -101,6 +101,46 @@ Comm shrink(const Comm& comm) {
 #endif
 }
 
+namespace {
+
+// `merged` is the job's communicator from now on: leave_after_failure ends on it, and MPI_Finalize (collective over
+// every connected process, the lost ones among them) is skipped.
+void note_newest(MPI_Comm merged) {
+  Shrunk& s = shrunk();
+  const std::lock_guard lock(s.mutex);
+  if (s.newest != MPI_COMM_NULL) MPI_Comm_free(&s.newest);
+  MPI_Comm_dup(merged, &s.newest);
+}
+
+}  // namespace
+
+Comm spawn_successors([[maybe_unused]] const Comm& survivors, [[maybe_unused]] int count,
+                      [[maybe_unused]] const std::vector<std::string>& command) {
+  require_ulfm("spawn_successors");
+  if (command.empty() || count < 1) throw std::invalid_argument("spawn_successors: no command, or no process to start");
+  std::vector<char*> args;
+  for (std::size_t i = 1; i < command.size(); ++i) args.push_back(const_cast<char*>(command[i].c_str()));
+  args.push_back(nullptr);
+  MPI_Comm inter = MPI_COMM_NULL, merged = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_spawn(command[0].c_str(), args.data(), count, MPI_INFO_NULL, 0, survivors.native(), &inter,
+                           MPI_ERRCODES_IGNORE),
+            "MPI_Comm_spawn", world_rank());
+  check_mpi(MPI_Intercomm_merge(inter, 0, &merged), "MPI_Intercomm_merge", world_rank());
+  MPI_Comm_free(&inter);
+  note_newest(merged);
+  return Comm::adopt(merged);
+}
+
+std::optional<Comm> join_as_successor() {
+  MPI_Comm parent = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_get_parent(&parent), "MPI_Comm_get_parent", world_rank());
+  if (parent == MPI_COMM_NULL) return std::nullopt;
+  MPI_Comm merged = MPI_COMM_NULL;
+  check_mpi(MPI_Intercomm_merge(parent, 1, &merged), "MPI_Intercomm_merge", world_rank());
+  note_newest(merged);
+  return Comm::adopt(merged);
+}
+
 int agree([[maybe_unused]] const Comm& comm, int flag) {
   require_ulfm("agree");
 #if GRADSYNC_HAVE_ULFM

@@ -7,6 +7,7 @@
 // as before; scripts/elastic.sh then relaunches it from the on-disk checkpoints.
 #include <mpi.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,16 @@ int agree(const Comm& comm, int flag);
 // The ranks of `comm` (its own numbering) this process knows to have failed, ascending (MPIX_Comm_get_failed).
 // Local. Requires ulfm_enabled().
 std::vector<int> failed_ranks(const Comm& comm);
+
+// Collective over `survivors` (a shrink()'s communicator): starts `count` new processes running `command` (the
+// program, then its arguments) with MPI_Comm_spawn, and returns the merged communicator, the survivors first in their
+// order, then the new processes (which call join_as_successor()). It becomes the communicator leave_after_failure
+// ends on. Throws MpiError naming the call if the spawn or the merge fails. Requires ulfm_enabled().
+Comm spawn_successors(const Comm& survivors, int count, const std::vector<std::string>& command);
+// In a process spawn_successors started: the merged communicator of the job it joins (the survivors first, then
+// the successors), collective with the survivors' spawn_successors; nullopt, without communication, in a process
+// the launcher started. Requires MPI initialized.
+std::optional<Comm> join_as_successor();
 
 // Whether this process has shrunk a communicator (taken part in a recovery). Open MPI 5.0.7's MPI_Finalize then
 // hangs now and then in its closing fence, which waits for the dead ranks (seen here in 2 of 8 runs at np 6 even

@@ -1,10 +1,12 @@
 // build/bin/train: parse flags, choose BLIS kernels, start MPI, load data, train, report.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,9 +62,38 @@ int print_run(const gradsync::CliOutcome& cli) {
 // --recover inplace where the run cannot recover in place: the reason, naming the flag; empty otherwise.
 std::string check_recovery(const gradsync::TrainConfig& config) {
   using namespace gradsync;
-  if (config.recover != Recover::in_place || recovers_in_place(config)) return {};
-  if (!ulfm_enabled()) return fmt::format("--recover inplace: {}", ulfm_missing_reason());
-  return fmt::format("--recover inplace: {}", in_place_refusal(config));
+  if (recovers_in_place(config)) return {};
+  const std::string why = !ulfm_enabled()                    ? ulfm_missing_reason()
+                          : config.recover == Recover::abort ? std::string("--recover abort ends the job instead")
+                                                             : in_place_refusal(config);
+  if (config.recover == Recover::in_place) return fmt::format("--recover inplace: {}", why);
+  if (config.respawn) return fmt::format("--respawn: successors join only a run that recovers in place: {}", why);
+  return {};
+}
+
+// A process --respawn started (MPI_Comm_spawn) to replace a lost rank: it joins the survivors' run over `world`,
+// the merged communicator, and trains with them; the survivors report. Its command line is theirs, checked there.
+int run_successor(gradsync::TrainConfig config, const gradsync::Comm& world) {
+  using namespace gradsync;
+  config.successor = true;
+  config.faults.kills.clear();  // they name ranks in the launcher's numbering, which this process's world lacks
+  // As the survivors run: with a watchdog, the collectives' agreement checks are polled point-to-point messages, not
+  // an MPI_Allreduce the survivors would never join.
+  start_watchdog(config.timeout_s, world.rank());
+  const TrainTest data = load_training_data(config);
+  train(config, data, world);
+  return 0;
+}
+
+// This program and its arguments, to start again as a successor: the executable by its absolute path
+// (/proc/self/exe), since the spawned process may start elsewhere than the launcher's directory.
+std::vector<std::string> own_command(int argc, char** argv) {
+  std::vector<std::string> command;
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  command.emplace_back(n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string(argv[0]));
+  for (int i = 1; i < argc; ++i) command.emplace_back(argv[i]);
+  return command;
 }
 
 // `cli`: the command line `config` came from, whose --spec names the modifier behind a refused flag.
@@ -193,7 +224,14 @@ int main(int argc, char** argv) {
   const gradsync::BlisConfig blis = gradsync::configure_blis(cli.config->threads);  // before MPI_Init: it forks
   // Serialized: an overlap run's communication thread makes MPI calls while this thread makes none.
   const gradsync::MpiSession mpi(argc, argv, MPI_THREAD_SERIALIZED);
+  gradsync::TrainConfig config = *cli.config;
+  config.command = own_command(argc, argv);  // what --respawn starts
   try {
+    if (std::optional<gradsync::Comm> joined = gradsync::join_as_successor()) {
+      const int code = run_successor(config, *joined);
+      gradsync::MpiSession::set_exit_code(code);
+      return code;
+    }
     if (const std::string problem = settings_problem(cli, gradsync::Comm::world()); !problem.empty()) {
       if (mpi.world_rank() == 0) {
         fmt::print(stderr, "train: error: {}\n", problem);
@@ -205,8 +243,8 @@ int main(int argc, char** argv) {
       gradsync::MpiSession::set_exit_code(kUsageError);
       return kUsageError;
     }
-    gradsync::install_agreed_kernel_plan(gradsync::Comm::world(), *cli.config);  // every rank: one plan
-    const int code = run(*cli.config, blis, cli);
+    gradsync::install_agreed_kernel_plan(gradsync::Comm::world(), config);  // every rank: one plan
+    const int code = run(config, blis, cli);
     gradsync::MpiSession::set_exit_code(code);
     return code;
   } catch (const gradsync::KernelPlanError& e) {  // thrown on every rank together, as run()'s usage errors return

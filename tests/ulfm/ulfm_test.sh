@@ -168,6 +168,36 @@ RUNS
     [ "$(grep -c 'train: error' "$work/d.log")" = 1 ] || { cat "$work/d.log" >&2; fail "the lost range was not named once"; }
     [ "$code" = 1 ] || { cat "$work/d.log" >&2; fail "a lost key range: exit $code, expected 1 (124 or 137: a hang)"; }
     ;;
+  respawn)
+    # --respawn: a successor for the lost rank joins (MPI_Comm_spawn), takes the model and its share of the data, and
+    # the run goes on at its size; the allreduce family then ends with the uninterrupted run's model, bit for bit (the
+    # same four slices of every global batch, summed by the same ring).
+    common=(--sync ring "${small[@]}" --momentum 0.9 --epochs 2 --checkpoint-steps 0)
+    train_run 4 "$work/u.log" "${common[@]}" --checkpoint "$work/u"
+    train_run 4 "$work/a.log" "${common[@]}" --checkpoint "$work/a" --inject-kill 30:2 --respawn
+    expect_in "$work/a.log" "recovered in place: lost rank 2 (host"
+    expect_in "$work/a.log" "joined in place: 1 successor for rank 2 (host"
+    expect_in "$work/a.log" "done: ring mlp-32 on 4 rank(s) (4 worker(s))"
+    expect_in "$work/a.log" "1 successor joined in"
+    u="$(params_line "$work/u")" a="$(params_line "$work/a")"
+    echo "uninterrupted: $u; a rank lost at step 30 and its successor joined: $a"
+    [ -n "$u" ] && [ "$u" = "$a" ] || fail "the run a successor joined ended with another model than the uninterrupted run"
+    # Two lost at once, in the other families: each gets its successor, and the run ends at its size.
+    train_run 5 "$work/g.log" --sync gossip --topology ring "${small[@]}" --epochs 2 --inject-kill 30:1,30:3 --respawn
+    expect_in "$work/g.log" "joined in place: 2 successors for ranks 1 (host"
+    expect_in "$work/g.log" "done: gossip"
+    expect_in "$work/g.log" "on 5 rank(s) (5 worker(s))"
+    train_run 5 "$work/p.log" --sync ps --servers 2 --replicas 2 "${small[@]}" --epochs 2 --inject-kill 30:1 --respawn
+    expect_in "$work/p.log" "continuing on 4 ranks (1 server, 3 workers)"
+    expect_in "$work/p.log" "joined in place: 1 successor for rank 1 (host"
+    expect_in "$work/p.log" "done: ps-bsp-k2-r2 mlp-32 on 5 rank(s) (4 worker(s))"
+    # Without in-place recovery there is nothing to join.
+    set +e
+    out="$(timeout -k 5 60 "${mpirun_[@]}" -n 2 "$bin/train" --sync ring --recover abort --respawn --iterations-per-epoch 5 2>&1 </dev/null)"
+    set -e
+    grep -qF -- "--respawn: successors join only a run that recovers in place: --recover abort" <<<"$out" \
+      || { echo "$out" >&2; fail "--respawn with --recover abort was not refused"; }
+    ;;
   sizes)
     # Every family at P = 3..8: a rank killed mid-run (the last worker; for the parameter server, with each range on
     # two servers, server 1), and the run ends on the P - 1 left.

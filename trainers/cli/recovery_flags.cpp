@@ -22,6 +22,9 @@ void add_recovery_options(CLI::App& app, TrainConfig& c) {
          "ulfm); abort ends the job (scripts/elastic.sh relaunches it from checkpoints); auto: inplace where the MPI "
          "and the family can")
       ->default_str("auto");
+  app.add_flag("--respawn", c.respawn,
+               "with in-place recovery: start a successor for every lost rank (MPI_Comm_spawn), which takes the model "
+               "and its share of the data, so that the run goes on at its size");
 }
 
 }  // namespace gradsync

@@ -90,6 +90,12 @@ struct TrainConfig {
   // A lost process: automatic re-forms the run in place over the survivors when the MPI can (ULFM, started with
   // --with-ft ulfm) and the family can (recovers_in_place), else the job ends as with abort.
   Recover recover = Recover::automatic;
+  // --respawn: after each in-place recovery the survivors start as many successors as ranks were lost
+  // (MPI_Comm_spawn of `command`, this process's own command line, which train_main fills) and the run goes on at
+  // its size. `successor`: this process is one of them (train_main sets it when MPI_Comm_get_parent has a parent).
+  bool respawn = false;
+  bool successor = false;
+  std::vector<std::string> command;
   FaultInjection faults;     // testing: none by default
   ObserveOptions observe;    // tracing, the slow-rank report, auto's explanations: off by default
   RobustnessOptions robust;  // Byzantine workers, their attack, the robust aggregator: none by default

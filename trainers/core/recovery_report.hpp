@@ -16,6 +16,8 @@ struct RecoveryReport {
   std::int64_t resumed_step = 0;  // the global step the run continues from
   std::int64_t lost_steps = 0;    // steps begun past it that no survivor finished: done again (at most one)
   double seconds = 0;             // from the failure reaching the first survivor to the new roles being planned
+  int joined = 0;                 // --respawn: successors merged in after it
+  double join_seconds = 0;        // from the spawn to the successors holding the run's state
 };
 
 }  // namespace gradsync

@@ -174,6 +174,36 @@ ResumePoint reform_after_failure(Comm& world, std::vector<int>& world_ranks, con
   }
 }
 
+void share_with_successors(const Comm& world, bool successor, std::span<const int> lost, ResumePoint& point,
+                           TrainResult& result, std::vector<int>& job_ranks, std::vector<std::string>& hosts,
+                           int& servers) {
+  servers = world.broadcast(servers, 0);
+  if (world.rank() == 0) job_ranks.insert(job_ranks.end(), lost.begin(), lost.end());
+  broadcast_bytes(world, job_ranks, 0);
+  std::int64_t known = world.broadcast(static_cast<std::int64_t>(hosts.size()), 0);
+  hosts.resize(static_cast<std::size_t>(known));
+  for (std::string& h : hosts) world.broadcast_string(h, 0);
+  const std::vector<std::string> here = host_names(world);  // where the successors run
+  for (int r = 0; r < world.size(); ++r) {
+    const auto job = static_cast<std::size_t>(job_ranks[static_cast<std::size_t>(r)]);
+    if (job >= hosts.size()) hosts.resize(job + 1, "?");
+    hosts[job] = here[static_cast<std::size_t>(r)];
+  }
+  broadcast_result(world, result, 0);
+  // The point: a survivor sends or takes part with a copy, and keeps its own.
+  ResumePoint sent = point;
+  Position where{sent.steps_done, sent.epoch_examples, sent.next_epoch, false};
+  broadcast_one(world, where, 0);
+  broadcast_one(world, sent.history, 0);
+  broadcast_floats(world, sent.params, 0);
+  broadcast_floats(world, sent.optimizer_state, 0);
+  if (!successor) return;
+  point = std::move(sent);
+  point.steps_done = where.applied;
+  point.epoch_examples = where.epoch_examples;
+  point.next_epoch = where.next_epoch;
+}
+
 std::string format_recovery(const RecoveryReport& r) {
   std::vector<std::string> lost;
   for (std::size_t i = 0; i < r.lost.size(); ++i) lost.push_back(fmt::format("{} (host {})", r.lost[i], r.hosts[i]));
@@ -185,6 +215,18 @@ std::string format_recovery(const RecoveryReport& r) {
       r.lost.size() == 1 ? "" : "s", fmt::join(lost, ", "), r.ranks_after, r.ranks_after == 1 ? "" : "s", servers,
       r.workers_after, r.workers_after == 1 ? "" : "s", r.resumed_step, r.lost_steps, r.lost_steps == 1 ? "" : "s",
       r.seconds);
+}
+
+std::string format_join(const RecoveryReport& r, int ranks_now, int workers_now, std::span<const int> successors,
+                        const std::vector<std::string>& hosts) {
+  std::vector<std::string> names;
+  for (const int j : successors)
+    names.push_back(fmt::format("{} (host {})", j, static_cast<std::size_t>(j) < hosts.size() ? hosts[j] : "?"));
+  return fmt::format(
+      "joined in place: {} successor{} for rank{} {}; continuing on {} rank{} ({} worker{}); {:.3f} s to spawn and "
+      "hand over the run",
+      r.joined, r.joined == 1 ? "" : "s", successors.size() == 1 ? "" : "s", fmt::join(names, ", "), ranks_now,
+      ranks_now == 1 ? "" : "s", workers_now, workers_now == 1 ? "" : "s", r.join_seconds);
 }
 
 std::vector<std::string> host_names(const Comm& world) {

@@ -7,6 +7,7 @@
 // over the survivors from the same permutation (none lost, none seen twice), and with --global-batch the global
 // batch kept. At most the step in flight is lost: it is done again on the survivors.
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -46,9 +47,26 @@ struct EpochCarry {
 ResumePoint reform_after_failure(Comm& world, std::vector<int>& world_ranks, const std::vector<std::string>& hosts,
                                  LiveState& mine, const TrainConfig& config, double failed_at, RecoveryReport& report);
 
+// Collective over `world`: the survivors of a recovery (`successor` false) and the successors spawn_successors
+// started for the ranks `lost` (only the survivors' is read), merged, the survivors first. Every rank leaves with
+// rank 0's result (its reports and sums) and with `job_ranks` (each world rank's number as the job started it, a
+// successor taking the number of the rank it replaces, in order) and `hosts` (by job rank) for the new world; a
+// successor also takes rank 0's `point` (the model, optimizer state, position and history the run continues from),
+// a survivor keeps its own (a gossip survivor its replica), and `servers` (those serving after the recovery) is rank
+// 0's on every rank.
+void share_with_successors(const Comm& world, bool successor, std::span<const int> lost, ResumePoint& point,
+                           TrainResult& result, std::vector<int>& job_ranks, std::vector<std::string>& hosts,
+                           int& servers);
+
 // The line a recovery prints: "recovered in place: lost rank 2 (host node2) at step 37; continuing on 3 ranks (3
 // workers) from step 37, 1 step redone; 0.012 s from the failure to the re-formed roles".
 std::string format_recovery(const RecoveryReport& r);
+
+// The line a join prints: "joined in place: 1 successor for rank 2 (host node2); continuing on 4 ranks (4
+// workers); 0.085 s to spawn it and hand it the run". `ranks_now`, `workers_now`: the grown world's; `successors`:
+// their job ranks; `hosts`: by job rank.
+std::string format_join(const RecoveryReport& r, int ranks_now, int workers_now, std::span<const int> successors,
+                        const std::vector<std::string>& hosts);
 
 // The host name of every rank of `world`, in its order: collective (one all-gather), taken at start-up while every
 // rank can still answer.

@@ -129,6 +129,31 @@ bool run_attempt(const TrainConfig& config, const RunParts& parts, const Comm& w
   }
 }
 
+// --respawn, on the survivors of a recovery: a successor for every lost rank, merged into `world` after them, given
+// the point the run continues from; the kernel plan is then installed again with them (planned_batch 0). A failure
+// while they join is one more failure: the next attempt meets it and recovers.
+void grow(Comm& world, TrainConfig& config, RecoveryReport& report, ResumePoint& point, TrainResult& result,
+          std::vector<int>& job_ranks, std::vector<std::string>& hosts, std::size_t& planned_batch) {
+  const double start = now_s();
+  const int before = world.size();
+  try {
+    Comm grown = spawn_successors(world, static_cast<int>(report.lost.size()), config.command);
+    share_with_successors(grown, false, report.lost, point, result, job_ranks, hosts, config.servers);
+    world = grown;
+  } catch (const ProcessFailure&) {
+    revoke_all();
+    return;  // the run goes on without them; the failure reaches the next attempt
+  }
+  planned_batch = 0;
+  report.joined = world.size() - before;
+  report.join_seconds = now_s() - start;  // rank 0's: the successors make no such call
+  if (world.rank() == 0) {
+    fmt::print("{}\n", format_join(report, world.size(), config.worker_count(world.size()),
+                                   std::span(job_ranks).last(static_cast<std::size_t>(report.joined)), hosts));
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 std::string in_place_refusal(const TrainConfig& config) {
@@ -154,7 +179,7 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& j
   Comm world = job;
   std::vector<int> job_ranks;
   std::vector<std::string> hosts;
-  if (parts.in_place) {
+  if (parts.in_place && !config.successor) {
     int me = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     job_ranks = world.all_gather(std::vector<int>{me});
@@ -166,6 +191,12 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& j
   std::optional<ResumePoint> recovered;
   EpochCarry carried;
   std::size_t planned_batch = config.batch;  // the batch of the installed kernel plan (train_main's, at start-up)
+  if (config.successor) {  // joining a run in flight: its state from the survivors, and its kernel plan with them
+    ResumePoint point;
+    share_with_successors(world, true, {}, point, result, job_ranks, hosts, config.servers);
+    recovered = std::move(point);
+    planned_batch = 0;
+  }
   for (;;) {
     LiveState live;
     double failed_at = 0;
@@ -175,16 +206,17 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& j
     carried = {live.epoch_work, live.epoch_started_at};  // the recovery's own time counts in the epoch's
     if (live.epoch_reported) carried = {};               // its epoch is over: the next starts afresh
     result = std::move(live.result);
-    result.recoveries.push_back(report);
     if (sync_family(config.sync.family).shape.servers) config.servers = report.servers_after;  // they serve every range
-    config.batch = given.per_worker_batch(world.size());
-    config.resume = false;  // the state is the recovery's, in memory
-    result.ranks = world.size();
-    result.workers = config.worker_count(world.size());
     if (world.rank() == 0) {
       fmt::print("{}\n", format_recovery(report));
       std::fflush(stdout);
     }
+    if (config.respawn) grow(world, config, report, *recovered, result, job_ranks, hosts, planned_batch);
+    result.recoveries.push_back(report);
+    config.batch = given.per_worker_batch(world.size());
+    config.resume = false;  // the state is the recovery's, in memory
+    result.ranks = world.size();
+    result.workers = config.worker_count(world.size());
   }
   result.reports = world.rank() == 0;
   if (result.reports) summarize(result);

@@ -57,16 +57,22 @@ std::string format_recoveries(const TrainResult& r) {
   if (r.recoveries.empty()) return {};
   std::vector<int> lost;
   std::int64_t redone = 0;
-  double seconds = 0;
+  double seconds = 0, join_seconds = 0;
+  int joined = 0;
   for (const RecoveryReport& x : r.recoveries) {
     lost.insert(lost.end(), x.lost.begin(), x.lost.end());
     redone += x.lost_steps;
     seconds += x.seconds;
+    joined += x.joined;
+    join_seconds += x.join_seconds;
   }
-  return fmt::format(
+  std::string text = fmt::format(
       "in place: {} recover{}, rank{} {} lost, {} step{} done again, {:.3f} s from failures to re-formed runs",
       r.recoveries.size(), r.recoveries.size() == 1 ? "y" : "ies", lost.size() == 1 ? "" : "s", fmt::join(lost, ", "),
       redone, redone == 1 ? "" : "s", seconds);
+  if (joined > 0)
+    text += fmt::format("; {} successor{} joined in {:.3f} s", joined, joined == 1 ? "" : "s", join_seconds);
+  return text;
 }
 
 std::string describe_family(const TrainConfig& c, int ranks) {
