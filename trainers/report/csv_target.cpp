@@ -13,7 +13,9 @@
 namespace gradsync {
 namespace {
 
-std::size_t columns(const std::string& line) { return static_cast<std::size_t>(std::count(line.begin(), line.end(), ',')) + 1; }
+std::size_t columns(const std::string& line) {
+  return static_cast<std::size_t>(std::count(line.begin(), line.end(), ',')) + 1;
+}
 
 }  // namespace
 
@@ -24,8 +26,7 @@ std::string csv_target_problem(const std::string& flag, const std::string& path,
   // Opening for appending is the test the rows will meet, whatever the reason it fails (no such directory, no
   // permission, a read-only file system).
   std::FILE* f = std::fopen(path.c_str(), "a");
-  if (!f)
-    return fmt::format("{} {}: cannot open for appending: {}", flag, path, std::strerror(errno));
+  if (!f) return fmt::format("{} {}: cannot open for appending: {}", flag, path, std::strerror(errno));
   std::fclose(f);
   if (!existed) {
     std::filesystem::remove(path, ec);
@@ -37,9 +38,10 @@ std::string csv_target_problem(const std::string& flag, const std::string& path,
   if (!std::getline(in, first)) return {};  // empty: the header is written first
   if (!first.empty() && first.back() == '\r') first.pop_back();
   if (first == header) return {};
-  return fmt::format("{} {}: its header differs from this run's ({} columns in the file's, {} in this run's): give "
-                     "another file",
-                     flag, path, columns(first), columns(header));
+  return fmt::format(
+      "{} {}: its header differs from this run's ({} columns in the file's, {} in this run's): give "
+      "another file",
+      flag, path, columns(first), columns(header));
 }
 
 }  // namespace gradsync
