@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "bench/memory_bound.hpp"
 #include "collectives/allreduce.hpp"
 #include "collectives/auto_explain.hpp"
+#include "collectives/cost_model.hpp"
 #include "collectives/methods.hpp"
 #include "collectives/scratch_bytes.hpp"
 #include "cpu/isa.hpp"
@@ -145,12 +147,24 @@ struct Sizes {
   std::size_t segment_bytes = kAutoSegmentBytes;
 };
 
+// `text`, the value of the size flag `flag`, in bytes: a whole number of float32 elements, at least one. A size
+// between two would be measured as the smaller one under the larger one's name. Throws std::invalid_argument.
+std::size_t whole_elements(const std::string& text, const char* flag) {
+  const std::size_t bytes = bench::parse_bytes(text, flag);
+  if (bytes < sizeof(float) || bytes % sizeof(float) != 0)
+    throw std::invalid_argument(
+        fmt::format("{} {}: {} bytes is not a whole number of {}-byte float32 elements (at "
+                    "least one)",
+                    flag, text, bytes, sizeof(float)));
+  return bytes;
+}
+
 // Every rank, the same answer: throws std::invalid_argument naming the first bad flag.
 Sizes check_flags(const Flags& f) {
   Sizes s;
-  s.lo = bench::parse_bytes(f.min_bytes, "--min-bytes");
-  s.hi = bench::parse_bytes(f.max_bytes, "--max-bytes");
-  if (s.lo < sizeof(float) || s.hi < s.lo) throw std::invalid_argument("--min-bytes/--max-bytes: need 4 <= min <= max");
+  s.lo = whole_elements(f.min_bytes, "--min-bytes");
+  s.hi = whole_elements(f.max_bytes, "--max-bytes");
+  if (s.hi < s.lo) throw std::invalid_argument("--min-bytes/--max-bytes: need min <= max");
   if (!(f.step_factor > 1)) throw std::invalid_argument("--step-factor: must be > 1");
   if (!(f.link_gbps >= 0)) throw std::invalid_argument("--link-gbps: must be a rate in Gbit/s, > 0");
   if (f.iters < 0 || f.warmup < 0) throw std::invalid_argument("--iters/--warmup: must be >= 0");
@@ -340,6 +354,9 @@ int main(int argc, char** argv) {
       MPI_Finalize();
       return 2;
     }
+    // Rank 0's tuning file is the one auto reads: refused, on every rank together, before anything is timed.
+    const std::string tuning = lead ? tuning_variable_problem() : std::string();
+    if (!world.all_ok(tuning.empty())) throw std::invalid_argument(lead ? tuning : "GRADSYNC_TUNING");
     code = run(f, world);
   } catch (const std::invalid_argument& e) {
     // Bad flags: every rank finds the same problem (or learns it, as with --csv) and all leave together.

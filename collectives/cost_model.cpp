@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -47,7 +49,7 @@ CostModel default_cost_model() {
 
 CostModel load_cost_model(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("tuning file {}: cannot be read", path));
+  if (!in) throw std::runtime_error(fmt::format("tuning file {}: cannot be read: {}", path, std::strerror(errno)));
   CostModel m = default_cost_model();
   m.source = path;
   std::optional<double> far_alpha, far_beta;
@@ -104,6 +106,17 @@ CostModel find_cost_model() {
     if (std::filesystem::exists(path, ec)) return load_cost_model(path);
   }
   return default_cost_model();
+}
+
+std::string tuning_variable_problem() {
+  const char* path = std::getenv("GRADSYNC_TUNING");
+  if (!path || !*path) return {};
+  try {
+    load_cost_model(path);
+  } catch (const std::runtime_error& e) {
+    return fmt::format("GRADSYNC_TUNING={}: {}", path, e.what());
+  }
+  return {};
 }
 
 CostLinks::CostLinks(const CostModel& model, const CostQuery& query)

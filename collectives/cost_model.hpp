@@ -93,5 +93,9 @@ CostModel load_cost_model(const std::string& path);
 // $GRADSYNC_TUNING if set (it must be readable), else $HOME/.config/gradsync/tuning.txt if it exists, else the
 // defaults. Local: each process reads its own; auto makes every rank use rank 0's.
 CostModel find_cost_model();
+// "" when $GRADSYNC_TUNING is unset or empty, or names a tuning file load_cost_model reads; otherwise one line naming
+// the variable, the path and why (the OS's reason a file cannot be opened, or the bad line). A start-up check, so
+// that a run refuses the file before any work instead of when auto first reads it.
+std::string tuning_variable_problem();
 
 }  // namespace gradsync

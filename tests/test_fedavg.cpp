@@ -1,12 +1,14 @@
 // Federated averaging: the partitions and the client sampling every rank derives alone, the round's arithmetic against
 // synchronous SGD and a float64 reference, the family end to end (reporting, resume) and its flags.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <numeric>
 #include <set>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -286,6 +288,17 @@ TEST_CASE("a federated run resumes at a round bit for bit, drawing the same clie
     }
     std::filesystem::remove_all(dir);
   }
+}
+
+TEST_CASE("train --help shows --rounds' default, the rounds a federated run takes without it") {
+  const std::string help = parse_train_args({"--help"}).message;
+  const std::size_t at = help.find("  --rounds");
+  REQUIRE(at != std::string::npos);
+  const std::string line = help.substr(at, help.find('\n', at) - at);
+  CHECK_MESSAGE(line.find(fmt::format("={}", TrainConfig{}.epochs)) != std::string::npos, line);
+  const CliOutcome plain = parse_train_args({"--sync", "fedavg"});
+  REQUIRE(plain.config);
+  CHECK(plain.config->epochs == TrainConfig{}.epochs);
 }
 
 TEST_CASE("fedavg's flags are refused where they mean nothing, and its refusals say why") {

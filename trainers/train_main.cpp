@@ -13,6 +13,7 @@
 
 #include "collectives/auto_explain.hpp"
 #include "collectives/comm.hpp"
+#include "collectives/cost_model.hpp"
 #include "collectives/fault_tolerance.hpp"
 #include "collectives/mpi_session.hpp"
 #include "collectives/watchdog.hpp"
@@ -32,6 +33,7 @@
 #include "trainers/loop/in_place.hpp"
 #include "trainers/loop/run_trace.hpp"
 #include "trainers/loop/trainer.hpp"
+#include "trainers/report/csv_target.hpp"
 #include "trainers/report/privacy_report.hpp"
 #include "trainers/report/report.hpp"
 #include "trainers/report/robustness_report.hpp"
@@ -196,6 +198,20 @@ std::string settings_problem(const gradsync::CliOutcome& cli, const gradsync::Co
   return agree_on_settings(world, mine);
 }
 
+// Rank 0's cheap checks of what the run will read and write besides the data, before the kernels are measured or
+// the data loaded: the tuning file auto reads (rank 0's is the one read) and the CSV files only rank 0 appends to.
+// "" when they pass; else rank 0's line (every other rank's is "" too: it learns the verdict from the all_ok).
+std::string rank0_problem(const gradsync::TrainConfig& config) {
+  using namespace gradsync;
+  if (std::string problem = tuning_variable_problem(); !problem.empty()) return problem;
+  if (!config.csv.empty())
+    if (std::string problem = csv_target_problem("--csv", config.csv, kTrainCsvHeader); !problem.empty()) return problem;
+  if (!config.epoch_csv.empty())
+    if (std::string problem = csv_target_problem("--epoch-csv", config.epoch_csv, kEpochCsvHeader); !problem.empty())
+      return problem;
+  return {};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -240,6 +256,16 @@ int main(int argc, char** argv) {
       // Every rank returns it, but only once rank 0 has printed: the rank that sent its settings is done first,
       // and a launcher ends the job at the first non-zero exit, rank 0's line with it.
       gradsync::Comm::world().barrier();
+      gradsync::MpiSession::set_exit_code(kUsageError);
+      return kUsageError;
+    }
+    const std::string early = mpi.world_rank() == 0 ? rank0_problem(*cli.config) : std::string();
+    if (!gradsync::Comm::world().all_ok(early.empty())) {  // every rank together: no one waits for a rank that left
+      if (mpi.world_rank() == 0) {
+        fmt::print(stderr, "train: error: {}\n", early);
+        std::fflush(stderr);
+      }
+      gradsync::Comm::world().barrier();  // rank 0's line out first, as above
       gradsync::MpiSession::set_exit_code(kUsageError);
       return kUsageError;
     }

@@ -21,6 +21,7 @@ std::unique_ptr<FlagState> add_fedavg_flags(CLI::App& app, TrainConfig& c) {
   auto state = std::make_unique<FederatedFlags>();
   FederatedFlags& raw = *state;
   raw.clients = static_cast<long>(c.fed.clients);
+  raw.rounds = c.epochs;  // a federated run's rounds are its epochs: --help shows their default
   app.add_option("--clients", raw.clients, "--sync fedavg: logical clients K, dealt over the ranks")
       ->capture_default_str();
   app.add_option("--client-fraction", c.fed.client_fraction,
@@ -29,7 +30,8 @@ std::unique_ptr<FlagState> add_fedavg_flags(CLI::App& app, TrainConfig& c) {
   app.add_option("--local-epochs", c.fed.local_epochs, "--sync fedavg: E, passes over its own examples a client makes")
       ->capture_default_str();
   app.add_option("--local-steps", raw.local_steps, "--sync fedavg: this many local steps a round instead of E epochs");
-  app.add_option("--rounds", raw.rounds, "--sync fedavg: communication rounds (an epoch line and CSV row each)");
+  app.add_option("--rounds", raw.rounds, "--sync fedavg: communication rounds (an epoch line and CSV row each)")
+      ->capture_default_str();
   app.add_option("--partition", raw.partition,
                  "--sync fedavg: how the examples are dealt: iid | shards:S (label-sorted shards, S a client) | "
                  "dirichlet:ALPHA")
