@@ -115,6 +115,7 @@ const Equivalent kEquivalents[] = {
      {"--sync", "ps", "--ps-mode", "ssp", "--staleness", "2", "--servers", "2"},
      "ps-ssp2-k2"},
     {"ps+servers=2+mode=asp", {"--sync", "ps", "--ps-mode", "asp", "--servers", "2"}, "ps-asp-k2"},
+    {"ps+servers=3+replicas=2", {"--sync", "ps", "--servers", "3", "--replicas", "2"}, "ps-bsp-k3-r2"},
     {"ps+pipe+compress=topk:0.01",
      {"--sync", "ps", "--pipeline", "1", "--compress", "topk:0.01"},
      "ps-bsp-topk0.01-pipe"},
@@ -282,8 +283,8 @@ TEST_CASE("--print-run's rank count is the fewest validate() accepts") {
     const char* spec;
     int ranks;
   };
-  for (const Case& c :
-       {Case{"serial", 1}, Case{"ring", 1}, Case{"ps", 2}, Case{"ps+mode=ssp+staleness=2+servers=3", 4}}) {
+  for (const Case& c : {Case{"serial", 1}, Case{"ring", 1}, Case{"ps", 2}, Case{"ps+mode=ssp+staleness=2+servers=3", 4},
+                        Case{"ps+servers=2+replicas=2", 3}}) {
     INFO(c.spec);
     const CliOutcome out = parse_train_args({"--spec", c.spec, "--print-run"});
     REQUIRE(out.config);

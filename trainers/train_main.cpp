@@ -78,7 +78,6 @@ std::string check_recovery(const gradsync::TrainConfig& config) {
 int run_successor(gradsync::TrainConfig config, const gradsync::Comm& world) {
   using namespace gradsync;
   config.successor = true;
-  config.faults.kills.clear();  // they name ranks in the launcher's numbering, which this process's world lacks
   // As the survivors run: with a watchdog, the collectives' agreement checks are polled point-to-point messages, not
   // an MPI_Allreduce the survivors would never join.
   start_watchdog(config.timeout_s, world.rank());

@@ -29,10 +29,19 @@ std::string validate(const FaultInjection& f, int ranks, int servers) {
   return {};
 }
 
+namespace {
+int g_job_rank = -1;  // set_job_rank's, or -1: MPI_COMM_WORLD's
+}  // namespace
+
+void set_job_rank(int rank) { g_job_rank = rank; }
+
 FaultHook::FaultHook(const FaultInjection& faults, std::uint64_t seed, int rank, int ranks, int index, int workers)
     : faults_(faults), seed_(seed), rank_(rank), ranks_(ranks), index_(index), workers_(workers) {
   // Kills name ranks as the job started them: MPI_COMM_WORLD's numbering, which a re-formed run's world renumbers.
-  if (!faults_.kills.empty()) MPI_Comm_rank(MPI_COMM_WORLD, &job_rank_);
+  if (!faults_.kills.empty()) {
+    job_rank_ = g_job_rank;
+    if (job_rank_ < 0) MPI_Comm_rank(MPI_COMM_WORLD, &job_rank_);
+  }
 }
 
 void FaultHook::on_step_start(std::int64_t global) const {

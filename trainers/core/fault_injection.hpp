@@ -28,6 +28,10 @@ struct FaultInjection {
   std::vector<Kill> kills;
 };
 
+// The job rank --inject-kill names this process by: MPI_COMM_WORLD's rank, unless a successor (--respawn) took the
+// number of the rank it replaced (set_job_rank, before its FaultHooks are made).
+void set_job_rank(int rank);
+
 // Checks `faults` for a run on `ranks` processes whose world ranks 0..servers-1 serve. Returns an empty string if
 // they are valid, otherwise a one-line message naming the flag.
 std::string validate(const FaultInjection& faults, int ranks, int servers);

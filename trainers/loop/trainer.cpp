@@ -19,6 +19,7 @@
 #include "trainers/config/compression_checks.hpp"
 #include "trainers/core/clock.hpp"
 #include "trainers/core/epoch_work.hpp"
+#include "trainers/core/fault_injection.hpp"
 #include "trainers/core/sync_registry.hpp"
 #include "trainers/gradient_compression/compressed_jobs.hpp"
 #include "trainers/loop/agreed_kernel_plan.hpp"
@@ -194,6 +195,9 @@ TrainResult train(const TrainConfig& given, const TrainTest& data, const Comm& j
   if (config.successor) {  // joining a run in flight: its state from the survivors, and its kernel plan with them
     ResumePoint point;
     share_with_successors(world, true, {}, point, result, job_ranks, hosts, config.servers);
+    // Kills name job ranks: this process now answers to the one it replaced, from the steps it has yet to begin.
+    set_job_rank(job_ranks[static_cast<std::size_t>(world.rank())]);
+    std::erase_if(config.faults.kills, [&](const FaultInjection::Kill& k) { return k.step <= point.steps_done; });
     recovered = std::move(point);
     planned_batch = 0;
   }
