@@ -16,20 +16,25 @@ bool is_process_failure(int rc) {
   if (MPI_Error_class(rc, &cls) != MPI_SUCCESS) cls = rc;
   if (cls == MPIX_ERR_PROC_FAILED || cls == MPIX_ERR_PROC_FAILED_PENDING || cls == MPIX_ERR_REVOKED) return true;
   // MPI_Waitall and MPI_Testall with MPI_STATUSES_IGNORE answer MPI_ERR_IN_STATUS, whose statuses are gone: a
-  // failure is then what this process knows of, a failed process or a revoked communicator.
+  // failure is then what this process knows of, a failed process or a revoked communicator. Asked of every
+  // communicator gradsync holds, not only MPI_COMM_WORLD: a successor (--respawn) has a world of its own, and the
+  // survivors' world does not hold the successors, so a dead peer may be in neither.
   if (cls != MPI_ERR_IN_STATUS) return false;
-  MPI_Group failed = MPI_GROUP_NULL;
-  int n = 0;
-  if (MPIX_Comm_get_failed(MPI_COMM_WORLD, &failed) == MPI_SUCCESS) {
-    MPI_Group_size(failed, &n);
-    MPI_Group_free(&failed);
-  }
-  bool revoked = false;
+  const auto failed_in = [](MPI_Comm c) {
+    MPI_Group failed = MPI_GROUP_NULL;
+    int n = 0;
+    if (MPIX_Comm_get_failed(c, &failed) == MPI_SUCCESS) {
+      MPI_Group_size(failed, &n);
+      MPI_Group_free(&failed);
+    }
+    return n > 0;
+  };
+  bool known = failed_in(MPI_COMM_WORLD);
   for_each_revocable([&](MPI_Comm c) {
     int flag = 0;
-    if (!revoked && MPIX_Comm_is_revoked(c, &flag) == MPI_SUCCESS && flag) revoked = true;
+    if (!known && ((MPIX_Comm_is_revoked(c, &flag) == MPI_SUCCESS && flag) || failed_in(c))) known = true;
   });
-  return n > 0 || revoked;
+  return known;
 #else
   (void)rc;
   return false;

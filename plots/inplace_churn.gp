@@ -13,7 +13,7 @@ rate = 'column("images_per_s") / (column("np") * 32)'
 kill_rows = where(data, eq("method", churn) . sprintf(' && %s %% %d == 0', num("global_steps"), 3 * per_epoch))
 
 do for [fmt in "png svg"] {
-  eval (fmt eq "png" ? "png('steps_per_s')" : "svg('steps_per_s')")
+  eval (fmt eq "png" ? png('steps_per_s') : svg('steps_per_s'))
   eval title('Training through a lost rank every 30 s: steps per second, each loss replaced by a successor')
   eval sub_label
   set xlabel 'training time (s)'

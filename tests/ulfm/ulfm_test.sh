@@ -182,6 +182,12 @@ RUNS
     u="$(params_line "$work/u")" a="$(params_line "$work/a")"
     echo "uninterrupted: $u; a rank lost at step 30 and its successor joined: $a"
     [ -n "$u" ] && [ "$u" = "$a" ] || fail "the run a successor joined ended with another model than the uninterrupted run"
+    # Churn: a rank lost four times, the same job rank twice (a successor answers to the rank it replaced); every
+    # loss is one rank, on survivors and successors alike (a successor once took a peer's death for another error,
+    # its world holding neither, and aborted its spawned job with it).
+    train_run 4 "$work/c.log" --sync ring "${small[@]}" --epochs 4 --inject-kill 30:1,60:2,90:3,120:1 --respawn
+    expect_in "$work/c.log" "in place: 4 recoveries, ranks 1, 2, 3, 1 lost, 4 steps done again"
+    expect_in "$work/c.log" "4 successors joined in"
     # Two lost at once, in the other families: each gets its successor, and the run ends at its size.
     train_run 5 "$work/g.log" --sync gossip --topology ring "${small[@]}" --epochs 2 --inject-kill 30:1,30:3 --respawn
     expect_in "$work/g.log" "joined in place: 2 successors for ranks 1 (host"
