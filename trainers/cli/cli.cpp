@@ -7,13 +7,13 @@
 #include <array>
 #include <memory>
 #include <span>
-#include <sstream>
 #include <string_view>
 
 #include "collectives/methods.hpp"
 #include "compression/compressors.hpp"
 #include "model/models.hpp"
 #include "trainers/cli/fault_flags.hpp"
+#include "trainers/cli/flag_text.hpp"
 #include "trainers/cli/observe_flags.hpp"
 #include "trainers/cli/privacy_flags.hpp"
 #include "trainers/cli/recovery_flags.hpp"
@@ -25,31 +25,6 @@
 
 namespace gradsync {
 namespace {
-
-// `text` as a positive integer, all of it, or 0 if it is not one.
-long positive_count(const std::string& text) {
-  std::size_t used = 0;
-  long v = 0;
-  try {
-    v = std::stol(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  return used == text.size() && !text.empty() && v > 0 ? v : 0;
-}
-
-std::vector<std::size_t> parse_widths(const std::string& text) {
-  std::vector<std::size_t> widths;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    const long v = positive_count(item);
-    if (v == 0)
-      throw CLI::ValidationError("--hidden", fmt::format("'{}' is not a comma-separated list of positive widths", text));
-    widths.push_back(static_cast<std::size_t>(v));
-  }
-  return widths;
-}
 
 // What CLI11 reads as text or as a wider type, before it becomes TrainConfig's typed and checked values.
 struct RawFlags {
@@ -232,16 +207,6 @@ void take_choices(const RawFlags& raw, const FamilyFlagStates& states, TrainConf
     if (family->flags.take) family->flags.take(states[static_cast<std::size_t>(family->family)].get(), c);
   c.progress = named<Progress>(kProgressNames, raw.progress, "--progress",
                                fmt::format("unknown '{}' (choose calls or thread)", raw.progress));
-}
-
-long parse_iterations(const std::string& text) {
-  if (text == "auto") return TrainConfig::kAuto;
-  if (text == "full") return TrainConfig::kFullPass;
-  const long v = positive_count(text);
-  if (v == 0)
-    throw CLI::ValidationError("--iterations-per-epoch",
-                               fmt::format("'{}' is not 'full', 'auto' or a positive count", text));
-  return v;
 }
 
 // The sizes and counts: checked, then converted.
