@@ -59,6 +59,9 @@ TEST_CASE("bsp replicas: each round a server sends its range's sum to the next R
       config.sgd = {1.0f, 0.0f, 0.0f};  // lr 1: every round moves every parameter by the mean gradient, 1
       std::vector<float> start(kCount);
       for (std::size_t i = 0; i < kCount; ++i) start[i] = static_cast<float>(i % 7);
+      // A server's view of what it holds, checked below against what the first worker pulled.
+      std::vector<float> held_now, held_before;
+      std::vector<float> now = start, before = start;  // on the workers: the model after the last step, the one before
       if (is_server) {
         ParameterServer server(run, server_comm, layout, config, start);
         traffic::Recording rec;
@@ -66,6 +69,8 @@ TEST_CASE("bsp replicas: each round a server sends its range's sum to the next R
         const ServerLiveState live = server.live_state();
         CHECK(live.steps == kSteps);
         CHECK(live.has_previous);
+        held_now.assign(live.params.begin(), live.params.end());
+        held_before.assign(live.previous_params.begin(), live.previous_params.end());
         const int me = world.rank();
         for (int s = 0; s < servers; ++s) {
           CAPTURE(s);
@@ -73,25 +78,41 @@ TEST_CASE("bsp replicas: each round a server sends its range's sum to the next R
           const std::size_t mine = partition(kCount, servers, me).size();
           const bool replica = s != me && holds(s, me, servers, replicas);
           CHECK(rec.bytes_sent_to(world_of(run, s)) == (replica ? kSteps * mine * sizeof(float) : 0));
-          const ElementRange r = partition(kCount, servers, s);
-          if (!holds(me, s, servers, replicas)) continue;
-          // Every held range is the primary's: start - steps now, start - (steps - 1) one round back.
-          std::size_t wrong = 0;
-          for (std::size_t i = r.begin; i < r.end; ++i) {
-            wrong += live.params[i] != start[i] - static_cast<float>(kSteps) ? 1 : 0;
-            wrong += live.previous_params[i] != start[i] - static_cast<float>(kSteps - 1) ? 1 : 0;
-          }
-          CHECK(wrong == 0);
         }
         const auto issends =
             std::ranges::count_if(rec.sends, [](const traffic::Message& m) { return m.call == "MPI_Issend"; });
         CHECK(issends == kSteps * (replicas - 1));
       } else {
         const std::unique_ptr<Synchronizer> sync = make_ps_worker(run, layout, config);
-        std::vector<float> params = start, grads(kCount, 1.0f);
-        for (long k = 0; k < kSteps; ++k) sync->step(params, grads);
+        std::vector<float> grads(kCount, 1.0f);
+        for (long k = 0; k < kSteps; ++k) {
+          before = now;
+          sync->step(now, grads);
+        }
+      }
+      // The first worker's pulls are the servers' model after each round: every held range must be it, now and one
+      // round back, and every worker must have pulled the same.
+      const std::vector<float> first_now = [&] {
+        std::vector<float> v = now;
+        run.broadcast(std::span<float>(v), servers);
+        return v;
+      }();
+      std::vector<float> first_before = before;
+      run.broadcast(std::span<float>(first_before), servers);
+      CHECK(first_now != start);
+      if (!is_server) {
+        CHECK(now == first_now);
+        continue;
+      }
+      for (int s = 0; s < servers; ++s) {
+        if (!holds(world.rank(), s, servers, replicas)) continue;
+        CAPTURE(s);
+        const ElementRange r = partition(kCount, servers, s);
         std::size_t wrong = 0;
-        for (std::size_t i = 0; i < kCount; ++i) wrong += params[i] != start[i] - static_cast<float>(kSteps) ? 1 : 0;
+        for (std::size_t i = r.begin; i < r.end; ++i) {
+          wrong += held_now[i] != first_now[i] ? 1 : 0;
+          wrong += held_before[i] != first_before[i] ? 1 : 0;
+        }
         CHECK(wrong == 0);
       }
     }
