@@ -20,18 +20,6 @@ using namespace gradsync;
 
 namespace {
 
-// World rank of `rank` in `comm`.
-int world_of(const Comm& comm, int rank) {
-  MPI_Group group, world;
-  MPI_Comm_group(comm.native(), &group);
-  MPI_Comm_group(MPI_COMM_WORLD, &world);
-  int out = -1;
-  MPI_Group_translate_ranks(group, 1, &rank, world, &out);
-  MPI_Group_free(&group);
-  MPI_Group_free(&world);
-  return out;
-}
-
 // Whether server `holder` of `servers` keeps range `range` with `replicas` per range (its own, and the R-1 before).
 bool holds(int holder, int range, int servers, int replicas) { return (holder - range + servers) % servers < replicas; }
 
@@ -77,7 +65,7 @@ TEST_CASE("bsp replicas: each round a server sends its range's sum to the next R
           // Synchronous sends of this server's range to its replicas, one per round; none to the others.
           const std::size_t mine = partition(kCount, servers, me).size();
           const bool replica = s != me && holds(s, me, servers, replicas);
-          CHECK(rec.bytes_sent_to(world_of(run, s)) == (replica ? kSteps * mine * sizeof(float) : 0));
+          CHECK(rec.bytes_sent_to(traffic::world_rank_of(run, s)) == (replica ? kSteps * mine * sizeof(float) : 0));
         }
         const auto issends =
             std::ranges::count_if(rec.sends, [](const traffic::Message& m) { return m.call == "MPI_Issend"; });

@@ -20,18 +20,6 @@ using namespace gradsync;
 
 namespace {
 
-// World rank of `rank` in `comm`.
-int world_of(const Comm& comm, int rank) {
-  MPI_Group group, world;
-  MPI_Comm_group(comm.native(), &group);
-  MPI_Comm_group(MPI_COMM_WORLD, &world);
-  int out = -1;
-  MPI_Group_translate_ranks(group, 1, &rank, world, &out);
-  MPI_Group_free(&group);
-  MPI_Group_free(&world);
-  return out;
-}
-
 // The agreement check is the one collective a hand-written method may call: 8 int64 fields in one reduction.
 constexpr std::size_t kAgreementBytes = 8 * sizeof(std::int64_t);
 
@@ -89,8 +77,8 @@ TEST_CASE("the ring talks only to its two neighbours and sends 2(P-1) segments, 
           const double ideal = 2.0 * (p - 1) * static_cast<double>(count) / p;
           CHECK(std::abs(static_cast<double>(expected) - ideal) <= 2.0 * (p - 1));
           if (p > 1) {
-            CHECK(o.rec.send_peers() == std::vector<int>{world_of(comm, (r + 1) % p)});
-            CHECK(o.rec.receive_peers() == std::vector<int>{world_of(comm, (r - 1 + p) % p)});
+            CHECK(o.rec.send_peers() == std::vector<int>{traffic::world_rank_of(comm, (r + 1) % p)});
+            CHECK(o.rec.receive_peers() == std::vector<int>{traffic::world_rank_of(comm, (r - 1 + p) % p)});
           } else {
             CHECK(o.rec.sends.empty());
             CHECK(o.rec.receives.empty());
@@ -120,7 +108,7 @@ TEST_CASE("parameter-server workers push and pull each server's key range only; 
         const bool server = r < servers, pushes = !server || contributes;
         for (int peer = 0; peer < p; ++peer) {
           CAPTURE(peer);
-          const int w = world_of(comm, peer);
+          const int w = traffic::world_rank_of(comm, peer);
           const bool peer_server = peer < servers, peer_pushes = !peer_server || contributes;
           std::size_t to = 0, from = 0;
           if (peer != r) {
@@ -227,7 +215,7 @@ TEST_CASE("rd swaps the whole buffer with core rank c ^ 2^k in step k, with one 
         CHECK(s.size() == peers.size());
         for (std::size_t k = 0; k < std::min(s.size(), peers.size()); ++k) {
           CAPTURE(k);
-          CHECK(s[k].peer == world_of(comm, peers[k]));
+          CHECK(s[k].peer == traffic::world_rank_of(comm, peers[k]));
           CHECK(s[k].elements == count);
         }
         // Receives: the same core partners; the fold partner's buffer first (odd rank) or last (even rank).
@@ -239,7 +227,7 @@ TEST_CASE("rd swaps the whole buffer with core rank c ^ 2^k in step k, with one 
         }
         CHECK(o.rec.receives.size() == from.size());
         for (std::size_t k = 0; k < std::min(from.size(), o.rec.receives.size()); ++k)
-          CHECK(o.rec.receives[k].peer == world_of(comm, from[k]));
+          CHECK(o.rec.receives[k].peer == traffic::world_rank_of(comm, from[k]));
         check_only_agreement(o.rec, check && p > 1);
       }
     }
@@ -268,9 +256,9 @@ TEST_CASE("rhd sends halving windows to c ^ 2^k, then doubling ones back in reve
         CHECK(s.size() == 1);
         CHECK(o.rec.receives.size() == 1);
         if (s.size() != 1 || o.rec.receives.size() != 1) continue;
-        CHECK(s[0].peer == world_of(comm, f.partner));
+        CHECK(s[0].peer == traffic::world_rank_of(comm, f.partner));
         CHECK(s[0].elements == count);
-        CHECK(o.rec.receives[0].peer == world_of(comm, f.partner));
+        CHECK(o.rec.receives[0].peer == traffic::world_rank_of(comm, f.partner));
         continue;
       }
       const std::size_t fold_out = f.partner >= 0 ? 1 : 0;
@@ -282,13 +270,13 @@ TEST_CASE("rhd sends halving windows to c ^ 2^k, then doubling ones back in reve
       for (int k = 0; k < steps; ++k) {
         CAPTURE(k);
         // Reduce-scatter step k: half of a window of P'/2^k pieces to c ^ 2^k.
-        CHECK(s[k].peer == world_of(comm, rank_of_core(f, f.core_rank ^ (1 << k))));
+        CHECK(s[k].peer == traffic::world_rank_of(comm, rank_of_core(f, f.core_rank ^ (1 << k))));
         const double half = static_cast<double>(count) / (2 << k);
         CHECK(std::abs(static_cast<double>(s[k].elements) - half) <= f.core / (2 << k));
         scattered += s[k].elements;
         // All-gather step k: the window of 2^k pieces to c ^ (P'/2 >> k), partners in reverse order.
         const std::size_t g = static_cast<std::size_t>(steps + k);
-        CHECK(s[g].peer == world_of(comm, rank_of_core(f, f.core_rank ^ (f.core / 2 >> k))));
+        CHECK(s[g].peer == traffic::world_rank_of(comm, rank_of_core(f, f.core_rank ^ (f.core / 2 >> k))));
         const double window = static_cast<double>(count) * (1 << k) / f.core;
         CHECK(std::abs(static_cast<double>(s[g].elements) - window) <= (1 << k));
         gathered += s[g].elements;
@@ -305,7 +293,7 @@ TEST_CASE("rhd sends halving windows to c ^ 2^k, then doubling ones back in reve
       const double ideal = 2.0 * (f.core - 1) * static_cast<double>(count) / f.core;
       CHECK(std::abs(static_cast<double>(scattered + gathered) - ideal) <= 2.0 * steps * f.core);
       if (fold_out) {
-        CHECK(s.back().peer == world_of(comm, f.partner));
+        CHECK(s.back().peer == traffic::world_rank_of(comm, f.partner));
         CHECK(s.back().elements == count);
       }
     }

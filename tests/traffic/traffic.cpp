@@ -7,6 +7,17 @@
 #include <stdexcept>
 
 namespace gradsync::traffic {
+
+int world_rank_of(const Comm& comm, int rank) {
+  MPI_Group group, world;
+  MPI_Comm_group(comm.native(), &group);
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  int out = -1;
+  MPI_Group_translate_ranks(group, 1, &rank, world, &out);
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  return out;
+}
 namespace {
 
 Recording* g_active = nullptr;

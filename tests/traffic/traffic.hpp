@@ -12,8 +12,12 @@
 #include <vector>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/comm.hpp"
 
 namespace gradsync::traffic {
+
+// The rank in MPI_COMM_WORLD of rank `rank` of `comm`, the numbering Message::peer uses. Local.
+int world_rank_of(const Comm& comm, int rank);
 
 // One point-to-point message as the sender or receiver posted it. `peer` is the other side's rank in
 // MPI_COMM_WORLD (translated from the communicator's), `bytes` the count times the datatype's size as posted
