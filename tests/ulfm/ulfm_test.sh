@@ -204,6 +204,36 @@ RUNS
     grep -qF -- "--respawn: successors join only a run that recovers in place: --recover abort" <<<"$out" \
       || { echo "$out" >&2; fail "--respawn with --recover abort was not refused"; }
     ;;
+  checkpoint_kill)
+    # A rank killed in the middle of writing a checkpoint set: rank 0, the set's one holder on this host, after its
+    # piece file and before its manifest. The survivors recover from the step the set was of, as from a rank lost as
+    # the next step begins (--inject-kill 20:0: the same final model, bit for bit); the half-written set has no
+    # manifest, and a resume refuses it rather than read a piece no holder vouched for.
+    common=(--sync ring "${small[@]}" --momentum 0.9 --checkpoint-steps 20)
+    train_run 4 "$work/a.log" "${common[@]}" --epochs 1 --checkpoint "$work/a" --inject-kill 20:0:checkpoint
+    expect_in "$work/a.log" "rank 0 killing itself writing the checkpoint of step 20"
+    expect_in "$work/a.log" "continuing on 3 ranks (3 workers) from step 20"
+    train_run 4 "$work/b.log" "${common[@]}" --epochs 1 --checkpoint "$work/b" --inject-kill 20:0
+    expect_in "$work/b.log" "continuing on 3 ranks (3 workers) from step 20"
+    half="$work/a/step-000000000020"
+    [ -d "$half" ] && [ -n "$(find "$half" -name 'piece*')" ] || { ls -lR "$work/a" >&2; fail "no piece file in $half"; }
+    [ -z "$(find "$half" -name 'manifest-r*')" ] || { ls -lR "$work/a" >&2; fail "the killed holder's manifest is in $half"; }
+    a="$(params_line "$work/a")" b="$(params_line "$work/b")"
+    echo "killed in the checkpoint write: $a; killed as the next step began: $b"
+    [ -n "$a" ] && [ "$a" = "$b" ] || fail "the run killed in its checkpoint write ended with another model"
+    for d in "$work"/a/step-*; do [ "$d" = "$half" ] || rm -rf "$d"; done
+    set +e
+    out="$(timeout -k 5 60 "${mpirun_[@]}" -n 3 "$bin/train" "${common[@]}" --epochs 2 --checkpoint "$work/a" --resume 2>&1 </dev/null)"
+    code=$?
+    set -e
+    [ "$code" = 2 ] && grep -qF -- "--resume: no complete checkpoint in --checkpoint $work/a" <<<"$out" \
+      || { echo "$out" >&2; fail "a resume from the half-written set alone was not refused with exit 2 (exit $code)"; }
+    # Without --checkpoint there is no write to be killed in.
+    set +e
+    out="$(timeout -k 5 60 "${mpirun_[@]}" -n 2 "$bin/train" --sync ring --iterations-per-epoch 5 --inject-kill 3:1:checkpoint 2>&1 </dev/null)"
+    set -e
+    grep -qF -- "--inject-kill 3:1:checkpoint needs --checkpoint DIR" <<<"$out" || { echo "$out" >&2; fail "not refused"; }
+    ;;
   sizes)
     # Every family at P = 3..8: a rank killed mid-run (the last worker; for the parameter server, with each range on
     # two servers, server 1), and the run ends on the P - 1 left.

@@ -12,6 +12,7 @@
 #include "trainers/checkpoint/checkpoint_errors.hpp"
 #include "trainers/checkpoint/checkpoint_files.hpp"
 #include "trainers/checkpoint/checkpoint_set.hpp"
+#include "trainers/core/fault_injection.hpp"
 
 namespace gradsync {
 namespace fs = std::filesystem;
@@ -86,7 +87,11 @@ Manifest CheckpointWriter::write_taken(const CheckpointProgress& progress) {
   taken_step_ = -1;
   const std::vector<std::int64_t> agreed = agree_on_pieces(held, progress);
   const Manifest m = manifest_of(agreed, progress);
-  const std::string error = held.empty() ? std::string() : commit(held, m, progress.step);
+  std::string error;
+  if (held.empty())
+    kill_if_named_in_checkpoint(config_.faults, progress.step);  // --inject-kill S:R:checkpoint, as a holder would
+  else
+    error = commit(held, m, progress.step);
   {
     const WaitScope wait("MPI_Allreduce (checkpoint written on every holder)", progress.step);
     agree_on_errors(error, world_);  // also the barrier: every holder has committed before anyone prunes
@@ -234,6 +239,7 @@ std::string CheckpointWriter::commit(const std::vector<Held>& held, const Manife
       write_file_atomically((set / m.pieces[h.k].file).string(), h.file);
       mine.pieces[h.k].here = true;
     }
+    kill_if_named_in_checkpoint(config_.faults, step);  // --inject-kill S:R:checkpoint: files written, no manifest
     const std::string text = serialize_manifest(mine);
     write_file_atomically((set / manifest_file_name(me)).string(),
                           {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});

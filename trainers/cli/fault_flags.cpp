@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
+#include <string_view>
 
 namespace gradsync {
 
@@ -15,7 +17,8 @@ void add_fault_options(CLI::App& app, FaultInjection& f, FaultFlags& raw) {
                  "testing: STEP:SECONDS[:RANK], every worker (or that rank alone) sleeps after STEP global steps")
       ->group("");
   app.add_option("--inject-kill", raw.kill,
-                 "testing: STEP:RANK[,STEP:RANK...], that world rank SIGKILLs itself as global step STEP begins")
+                 "testing: STEP:RANK[:checkpoint][,...], that world rank SIGKILLs itself as global step STEP begins "
+                 "(with :checkpoint, in the middle of writing the checkpoint set of step STEP)")
       ->group("");
   app.add_option("--inject-nan-step", f.nan_step, "testing: the last rank's gradient turns NaN at this step")->group("");
 }
@@ -36,9 +39,14 @@ void take_faults(const FaultFlags& raw, FaultInjection& f) {
     const std::size_t comma = std::min(raw.kill.find(',', begin), raw.kill.size());
     const std::string item = raw.kill.substr(begin, comma - begin);
     FaultInjection::Kill k;
-    char tail = 0;
-    if (std::sscanf(item.c_str(), "%ld:%d%c", &k.step, &k.rank, &tail) != 2 || k.step < 0 || k.rank < 0)
-      throw CLI::ValidationError("--inject-kill", fmt::format("'{}' is not STEP:RANK (e.g. 30:2)", item));
+    int used = 0;
+    constexpr std::string_view kInCheckpoint = ":checkpoint";
+    const bool parsed = std::sscanf(item.c_str(), "%ld:%d%n", &k.step, &k.rank, &used) == 2;
+    const std::string_view rest = parsed ? std::string_view(item).substr(static_cast<std::size_t>(used)) : "";
+    k.in_checkpoint = rest == kInCheckpoint;
+    if (!parsed || (!rest.empty() && !k.in_checkpoint) || k.step < 0 || k.rank < 0)
+      throw CLI::ValidationError("--inject-kill",
+                                 fmt::format("'{}' is not STEP:RANK or STEP:RANK:checkpoint (e.g. 30:2)", item));
     f.kills.push_back(k);
     begin = comma + 1;
   }

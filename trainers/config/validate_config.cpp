@@ -7,6 +7,7 @@
 #include "trainers/config/compression_checks.hpp"
 #include "trainers/config/privacy_budget.hpp"
 #include "trainers/config/robustness_options.hpp"
+#include "trainers/core/fault_injection.hpp"
 #include "trainers/core/sync_registry.hpp"
 
 namespace gradsync {
@@ -73,6 +74,10 @@ std::string validate_checkpoints(const TrainConfig& c) {
     return "--checkpoint-seconds: must be a number of seconds above 0 and below 1e7";
   if (c.checkpoint_replicas < 1) return fmt::format("--checkpoint-replicas {}: must be >= 1", c.checkpoint_replicas);
   if (c.resume && c.checkpoint_dir.empty()) return "--resume needs --checkpoint DIR (where the checkpoint is)";
+  for (const FaultInjection::Kill& k : c.faults.kills)
+    if (k.in_checkpoint && c.checkpoint_dir.empty())
+      return fmt::format("--inject-kill {}:{}:checkpoint needs --checkpoint DIR (no checkpoint is written without it)",
+                         k.step, k.rank);
   return {};
 }
 

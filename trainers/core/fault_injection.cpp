@@ -6,6 +6,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <thread>
 
@@ -31,26 +32,39 @@ std::string validate(const FaultInjection& f, int ranks, int servers) {
 
 namespace {
 int g_job_rank = -1;  // set_job_rank's, or -1: MPI_COMM_WORLD's
+
+// Kills name ranks as the job started them: MPI_COMM_WORLD's numbering, which a re-formed run's world renumbers.
+int job_rank() {
+  if (g_job_rank >= 0) return g_job_rank;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+[[noreturn]] void kill_self(int rank, const char* when, std::int64_t step) {
+  fmt::print(stderr, "gradsync: rank {} killing itself {} {} (--inject-kill)\n", rank, when, step);
+  std::fflush(stderr);
+  std::raise(SIGKILL);
+  std::abort();  // SIGKILL cannot be caught: never reached
+}
 }  // namespace
 
 void set_job_rank(int rank) { g_job_rank = rank; }
 
+void kill_if_named_in_checkpoint(const FaultInjection& faults, std::int64_t step) {
+  for (const FaultInjection::Kill& k : faults.kills)
+    if (k.in_checkpoint && k.step == step && k.rank == job_rank())
+      kill_self(k.rank, "writing the checkpoint of step", step);
+}
+
 FaultHook::FaultHook(const FaultInjection& faults, std::uint64_t seed, int rank, int ranks, int index, int workers)
     : faults_(faults), seed_(seed), rank_(rank), ranks_(ranks), index_(index), workers_(workers) {
-  // Kills name ranks as the job started them: MPI_COMM_WORLD's numbering, which a re-formed run's world renumbers.
-  if (!faults_.kills.empty()) {
-    job_rank_ = g_job_rank;
-    if (job_rank_ < 0) MPI_Comm_rank(MPI_COMM_WORLD, &job_rank_);
-  }
+  if (!faults_.kills.empty()) job_rank_ = job_rank();
 }
 
 void FaultHook::on_step_start(std::int64_t global) const {
   for (const FaultInjection::Kill& k : faults_.kills)
-    if (k.step == global && k.rank == job_rank_) {
-      fmt::print(stderr, "gradsync: rank {} killing itself at step {} (--inject-kill)\n", job_rank_, global);
-      std::fflush(stderr);
-      std::raise(SIGKILL);
-    }
+    if (!k.in_checkpoint && k.step == global && k.rank == job_rank_) kill_self(job_rank_, "at step", global);
 }
 
 void FaultHook::on_gradient(std::span<float> grads, std::int64_t global, int epoch, long step) const {

@@ -19,11 +19,13 @@ struct FaultInjection {
   double pause_s = 0;
   int pause_rank = -1;  // the world rank that pauses alone (-1: every worker); a pause past --timeout is a hang
   // World rank `rank` SIGKILLs itself as global step `step` begins (a worker before its gradient, a bsp parameter
-  // server before the round's pushes): a lost process, for the in-place recovery's tests. Several may die at one
-  // step, or at different ones.
+  // server before the round's pushes), or with `in_checkpoint` in the middle of the checkpoint set written after
+  // `step` steps (a holder between its piece files and its manifest): a lost process, for the in-place recovery's
+  // tests. Several may die at one step, or at different ones.
   struct Kill {
     long step = 0;
     int rank = 0;
+    bool in_checkpoint = false;
   };
   std::vector<Kill> kills;
 };
@@ -31,6 +33,10 @@ struct FaultInjection {
 // The job rank --inject-kill names this process by: MPI_COMM_WORLD's rank, unless a successor (--respawn) took the
 // number of the rank it replaced (set_job_rank, before its FaultHooks are made).
 void set_job_rank(int rank);
+
+// Called by every rank in the middle of writing the checkpoint set of global step `step`: SIGKILLs this process if
+// an in_checkpoint Kill of `faults` names its job rank at that step.
+void kill_if_named_in_checkpoint(const FaultInjection& faults, std::int64_t step);
 
 // Checks `faults` for a run on `ranks` processes whose world ranks 0..servers-1 serve. Returns an empty string if
 // they are valid, otherwise a one-line message naming the flag.
