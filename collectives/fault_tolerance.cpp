@@ -1,5 +1,7 @@
 #include "collectives/fault_tolerance.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -122,9 +124,17 @@ Comm spawn_successors([[maybe_unused]] const Comm& survivors, [[maybe_unused]] i
   for (std::size_t i = 1; i < command.size(); ++i) args.push_back(const_cast<char*>(command[i].c_str()));
   args.push_back(nullptr);
   MPI_Comm inter = MPI_COMM_NULL, merged = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_spawn(command[0].c_str(), args.data(), count, MPI_INFO_NULL, 0, survivors.native(), &inter,
-                           MPI_ERRCODES_IGNORE),
-            "MPI_Comm_spawn", world_rank());
+  const int rc = MPI_Comm_spawn(command[0].c_str(), args.data(), count, MPI_INFO_NULL, 0, survivors.native(), &inter,
+                                MPI_ERRCODES_IGNORE);
+  // A launcher that has nowhere to start them answers the root, which tells the others; the agreement makes sure no
+  // survivor waits in a merge that another has given up on.
+  if (agree(survivors, rc == MPI_SUCCESS ? 1 : 0) != 1) {
+    if (inter != MPI_COMM_NULL) MPI_Comm_free(&inter);
+    char text[MPI_MAX_ERROR_STRING] = "another survivor's spawn failed";
+    int length = 0;
+    if (rc != MPI_SUCCESS) MPI_Error_string(rc, text, &length);
+    throw SpawnRefused(fmt::format("MPI_Comm_spawn of {} successor(s) failed: {}", count, text));
+  }
   check_mpi(MPI_Intercomm_merge(inter, 0, &merged), "MPI_Intercomm_merge", world_rank());
   MPI_Comm_free(&inter);
   note_newest(merged);

@@ -47,7 +47,12 @@ std::vector<int> failed_ranks(const Comm& comm);
 // Collective over `survivors` (a shrink()'s communicator): starts `count` new processes running `command` (the
 // program, then its arguments) with MPI_Comm_spawn, and returns the merged communicator, the survivors first in their
 // order, then the new processes (which call join_as_successor()). It becomes the communicator leave_after_failure
-// ends on. Throws MpiError naming the call if the spawn or the merge fails. Requires ulfm_enabled().
+// ends on. Throws SpawnRefused on every survivor alike if the launcher started none (no free slot on the job's hosts,
+// say: an MPI_Comm_spawn error, agreed over `survivors`), ProcessFailure if a survivor is lost meanwhile, MpiError
+// naming the call if the merge fails. Requires ulfm_enabled().
+struct SpawnRefused : MpiError {
+  using MpiError::MpiError;
+};
 Comm spawn_successors(const Comm& survivors, int count, const std::vector<std::string>& command);
 // In a process spawn_successors started: the merged communicator of the job it joins (the survivors first, then
 // the successors), collective with the survivors' spawn_successors; nullopt, without communication, in a process

@@ -21,6 +21,7 @@
 #        "<agent> <host> <command>" into "ip netns exec <namespace> sh -c <command>".
 #        With GS_CLUSTER_RUN_HOSTS=I,J,... only those hosts, launched from the first of them (the elastic launcher
 #        relaunches on the hosts left after one is lost: scripts/elastic.sh).
+#        An Open MPI 5 launcher (the ULFM build's, given as GRADSYNC_MPIEXEC) is driven through PRRTE's options.
 #
 # --queue Q is how each link orders what waits behind its rate limit: small-first (default) or fifo.
 #   fifo         one queue. Linux lets a TCP flow keep up to tcp_limit_output_bytes (4 MiB here: 33 ms at 1 Gbit/s)
@@ -458,10 +459,21 @@ cmd_run() {
       # and the per-host decisions (the ring's network chunk size), not the network.
       launch=(-f "$hydra_hostfile" -launcher rsh -launcher-exec "$HERE/netns_agent.sh") ;;
     *)
-      launch=(--hostfile "$hostfile"
-              --mca plm rsh --mca plm_rsh_agent "$HERE/netns_agent.sh" --mca plm_rsh_no_tree_spawn 1
-              --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$net" --mca oob_tcp_if_include "$net"
-              --mca orte_startup_timeout "$STARTUP_TIMEOUT_S") ;;
+      if [ -x "$(dirname "$MPIEXEC")/prterun" ]; then
+        # Open MPI 5 (the ULFM build, scripts/ulfm.sh): its runtime is PRRTE, whose launcher is called ssh and
+        # whose options are --prtemca; it wants --allow-run-as-root as a flag.
+        launch=(--hostfile "$hostfile"
+                --prtemca plm_ssh_agent "$HERE/netns_agent.sh" --prtemca plm_ssh_no_tree_spawn 1
+                --prtemca oob_tcp_if_include "$net"
+                --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$net")
+        [ "$(id -u)" -ne 0 ] || launch+=(--allow-run-as-root)
+      else
+        launch=(--hostfile "$hostfile"
+                --mca plm rsh --mca plm_rsh_agent "$HERE/netns_agent.sh" --mca plm_rsh_no_tree_spawn 1
+                --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$net" --mca oob_tcp_if_include "$net"
+                --mca orte_startup_timeout "$STARTUP_TIMEOUT_S")
+      fi
+    ;;
   esac
   # GS_CLUSTER_STATE tells the agent where the host map is.
   exec ip netns exec "$(host_ns "$first")" env ${MPI_ENV[@]+"${MPI_ENV[@]}"} GS_CLUSTER_STATE="$STATE" \

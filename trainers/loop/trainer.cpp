@@ -143,7 +143,16 @@ void grow(Comm& world, TrainConfig& config, RecoveryReport& report, ResumePoint&
     world = grown;
   } catch (const ProcessFailure&) {
     revoke_all();
-    return;  // the run goes on without them; the failure reaches the next attempt
+    return;                          // the run goes on without them; the failure reaches the next attempt
+  } catch (const SpawnRefused& e) {  // every survivor alike: the launcher has nowhere to start them
+    if (world.rank() == 0) {
+      fmt::print(
+          "train: note: no successor joined ({}; has the launcher a free slot? give it spare slots or "
+          "--oversubscribe); continuing on {} ranks\n",
+          e.what(), world.size());
+      std::fflush(stdout);
+    }
+    return;
   }
   planned_batch = 0;
   report.joined = world.size() - before;
