@@ -146,9 +146,11 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis, c
   if (lead) {
     fmt::print(
         "gradsync train: {} {} ({} parameters) on {} ({} train / {} test images), {} rank(s), batch {} per "
-        "worker, lr {}, seed {}\n{}\n",
+        "worker{}, lr {}, seed {}\n{}\n",
         config.sync_name(), config.model_name(), model->parameter_count(), dataset_name(config.dataset), data.train.rows,
-        data.test.rows, world.size(), config.batch, config.sgd.lr, config.seed, kernels_summary(blis));
+        data.test.rows, world.size(), config.per_worker_batch(world.size()),
+        config.global_batch > 0 ? fmt::format(" (global batch {})", config.global_batch) : std::string(), config.sgd.lr,
+        config.seed, kernels_summary(blis));
     if (const std::string setup = describe_family(config, world.size()); !setup.empty()) fmt::print("{}\n", setup);
     if (const std::string byzantine = describe_robustness(config, world.size()); !byzantine.empty())
       fmt::print("{}\n", byzantine);
@@ -230,8 +232,13 @@ int main(int argc, char** argv) {
     }
     // A launcher ends the whole job when any process exits non-zero: a silent rank that got there before rank 0
     // had printed would take the message with it. Rank 0's own exit ends the wait, so this only ever waits for a
-    // rank 0 that is slow to start.
-    if (cli.exit_code != 0) std::this_thread::sleep_for(std::chrono::seconds(2));
+    // rank 0 that is slow to start, or one whose own command line parsed (an MPMD launch, `mpirun A : B`): rank 0
+    // then waits for this rank in MPI_Init, and only this rank can say what is wrong.
+    if (cli.exit_code != 0) {
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      fmt::print(stderr, "rank {}: {}\n", env_rank, cli.message);
+      std::fflush(stderr);
+    }
     return cli.exit_code;
   }
   if (cli.print_run) return lead ? print_run(cli) : 0;
