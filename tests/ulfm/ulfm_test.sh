@@ -36,8 +36,10 @@ if [ "$have_ulfm" = 0 ]; then
   exit 77
 fi
 # Open MPI 5's launcher (PRRTE) takes --with-ft ulfm; the ranks share the cores with whatever else runs.
-mpirun_=("$MPIEXEC" --with-ft ulfm --oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
-[ "$(id -u)" -ne 0 ] || mpirun_+=(--allow-run-as-root)
+# full_launch_ is the same without --oversubscribe, for a launch whose slots may run out.
+full_launch_=("$MPIEXEC" --with-ft ulfm --bind-to none --mca mpi_yield_when_idle 1)
+[ "$(id -u)" -ne 0 ] || full_launch_+=(--allow-run-as-root)
+mpirun_=("${full_launch_[@]}" --oversubscribe)
 fail() { echo "FAIL ($case_name): $*" >&2; exit 1; }
 work="$(mktemp -d /tmp/gradsync-ulfm.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
@@ -199,8 +201,7 @@ RUNS
     expect_in "$work/p.log" "done: ps-bsp-k2-r2 mlp-32 on 5 rank(s) (4 worker(s))"
     # A launcher with no slot to start a successor in (4 slots, no --oversubscribe; a killed rank's slot is not
     # given back): every survivor learns it from the spawn, and the run goes on smaller, saying so.
-    timeout -k 5 120 "$MPIEXEC" --with-ft ulfm --host localhost:4 --bind-to none --mca mpi_yield_when_idle 1 \
-      $([ "$(id -u)" -ne 0 ] || echo --allow-run-as-root) -n 4 "$bin/train" --sync ring "${small[@]}" --epochs 2 \
+    timeout -k 5 120 "${full_launch_[@]}" --host localhost:4 -n 4 "$bin/train" --sync ring "${small[@]}" --epochs 2 \
       --inject-kill 30:2 --respawn >"$work/full.log" 2>&1 </dev/null || true
     expect_in "$work/full.log" "train: note: no successor joined (MPI_Comm_spawn of 1 successor(s) failed"
     expect_in "$work/full.log" "done: ring mlp-32 on 3 rank(s) (3 worker(s))"
@@ -244,9 +245,10 @@ RUNS
   cluster)
     # On the emulated cluster (4 network-namespace hosts at 1 Gbit/s, bench/cluster/cluster.sh): the ranks of one
     # host killed while every worker pauses after step 30 (the host's runtime daemon left alive), and the survivors
-    # re-form across the links and take a successor (placed by the launcher, oversubscribing as every run here does). A whole host lost, its daemon too, ends the job
-    # at once: Open MPI 5.0.7's runtime (PRRTE 3) cannot run through a lost daemon (open-mpi/ompi#12227), so a lost
-    # host is scripts/elastic.sh's (docs/reliability.md); the check is that the job ends, not hangs.
+    # re-form across the links and take a successor (placed by the launcher, oversubscribing as every run here
+    # does). A whole host lost, its daemon too, ends the job at once: Open MPI 5.0.7's runtime (PRRTE 3) cannot run
+    # through a lost daemon (open-mpi/ompi#12227), so a lost host is scripts/elastic.sh's (docs/reliability.md); the
+    # check is that the job ends, not hangs.
     cluster="$(dirname "${BASH_SOURCE[0]}")/../../bench/cluster/cluster.sh"
     export GS_CLUSTER_PREFIX=uf GS_CLUSTER_SUBNET=10.97.0 GS_CLUSTER_STATE=/run/gradsync-cluster-ulfm-test
     why="$("$cluster" check 2>&1)" || { echo "skipped: $why"; exit 77; }
