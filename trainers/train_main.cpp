@@ -232,13 +232,8 @@ int main(int argc, char** argv) {
     }
     // A launcher ends the whole job when any process exits non-zero: a silent rank that got there before rank 0
     // had printed would take the message with it. Rank 0's own exit ends the wait, so this only ever waits for a
-    // rank 0 that is slow to start, or one whose own command line parsed (an MPMD launch, `mpirun A : B`): rank 0
-    // then waits for this rank in MPI_Init, and only this rank can say what is wrong.
-    if (cli.exit_code != 0) {
-      std::this_thread::sleep_for(std::chrono::seconds(2));
-      fmt::print(stderr, "rank {}: {}\n", env_rank, cli.message);
-      std::fflush(stderr);
-    }
+    // rank 0 that is slow to start.
+    if (cli.exit_code != 0) std::this_thread::sleep_for(std::chrono::seconds(2));
     return cli.exit_code;
   }
   if (cli.print_run) return lead ? print_run(cli) : 0;
