@@ -8,6 +8,7 @@ class MpiSession {
  public:
   // MPI_Init_thread, asking for `thread_level` (MPI_THREAD_SINGLE ... MPI_THREAD_MULTIPLE); MPI may provide less,
   // which provided() says. Call once per process, before any other MPI call. Throws MpiError if MPI cannot start.
+  // Where failures are survivable (ulfm_enabled()), sets SIGPIPE to ignored for the whole process.
   MpiSession(int& argc, char**& argv, int thread_level);
   // MPI_Finalize: collective over MPI_COMM_WORLD, so every rank's session must end (or the job be aborted). A process
   // that survived a failure (collectives/fault_tolerance.hpp) ends here without it, with set_exit_code's status.

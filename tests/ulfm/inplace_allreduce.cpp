@@ -77,6 +77,10 @@ int main(int argc, char** argv) {
     begin = comma == methods_text.end() ? comma : comma + 1;
   }
   const bool victim = std::ranges::find(victims, world_rank) != victims.end();
+  // A survivor writing to a dead peer's TCP socket must get EPIPE, not the SIGPIPE that would kill it (MpiSession).
+  struct sigaction pipe_action{};
+  sigaction(SIGPIPE, nullptr, &pipe_action);
+  const bool pipe_ignored = pipe_action.sa_handler == SIG_IGN;
 
   Comm comm = Comm::world();
   std::vector<float> data(count);
@@ -118,9 +122,10 @@ int main(int argc, char** argv) {
     std::vector<int> expected;
     for (int r = 0; r < mpi.world_size(); ++r)
       if (std::ranges::find(victims, r) == victims.end()) expected.push_back(r);
-    fmt::print("survivors: {} (expected {}); wrong elements: {}; recoveries on rank {}: {}\n", fmt::join(alive, " "),
-               fmt::join(expected, " "), all_bad, world_rank, recoveries);
-    if (alive != expected || all_bad != 0 || recoveries == 0) {
+    fmt::print("survivors: {} (expected {}); wrong elements: {}; recoveries on rank {}: {}; SIGPIPE {}\n",
+               fmt::join(alive, " "), fmt::join(expected, " "), all_bad, world_rank, recoveries,
+               pipe_ignored ? "ignored" : "NOT ignored");
+    if (alive != expected || all_bad != 0 || recoveries == 0 || !pipe_ignored) {
       gradsync::MpiSession::set_exit_code(1);
       return 1;
     }
