@@ -17,11 +17,12 @@ struct AttackEntry {
   std::string_view parameters;
   AttackTarget target;
   bool colluding;
+  std::string_view summary;
 };
 
 constexpr std::array kAttacks = {
 #define GRADSYNC_ATTACK(id, name, parameters, target, colluding, summary) \
-  AttackEntry{AttackKind::id, name, parameters, AttackTarget::target, colluding},
+  AttackEntry{AttackKind::id, name, parameters, AttackTarget::target, colluding, summary},
 #include "attacks/attacks.def"
 #undef GRADSYNC_ATTACK
 };
@@ -55,6 +56,16 @@ std::string attack_names() {
     if (!e.parameters.empty()) fmt::format_to(std::back_inserter(out), ":{}", e.parameters);
   }
   return out;
+}
+
+std::string attack_listing() {
+  std::string lines;
+  for (const AttackEntry& e : kAttacks) {
+    const std::string spelled = e.parameters.empty() ? std::string(e.name) : fmt::format("{}:{}", e.name, e.parameters);
+    lines += fmt::format("{}\t{}\t{}\t{}\n", spelled, e.target == AttackTarget::data ? "data" : "gradient",
+                         e.colluding ? "colluding" : "alone", e.summary);
+  }
+  return lines;
 }
 
 AttackSpec parse_attack(std::string_view text) {

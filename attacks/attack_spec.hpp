@@ -33,5 +33,9 @@ bool attack_colludes(AttackKind kind);
 std::string_view attack_name(AttackKind kind);
 // "label-flip, backdoor:[SHARE[,TARGET]], ..." in the order of attacks.def.
 std::string attack_names();
+// One line per attack of attacks.def, in its order, for `train --list-attacks`: the name as spelled (with its
+// parameters), a tab, what it poisons (data or gradient), a tab, whether its participants collude (colluding or
+// alone), a tab, what it does.
+std::string attack_listing();
 
 }  // namespace gradsync

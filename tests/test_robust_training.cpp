@@ -2,11 +2,14 @@
 // learning under an attack that the mean does not survive, and the refusals name the flags and the numbers.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "attacks/attack_spec.hpp"
 #include "collectives/comm.hpp"
+#include "collectives/robust/aggregator_spec.hpp"
 #include "model/dataset.hpp"
 #include "test_support.hpp"
 #include "trainers/cli/cli.hpp"
@@ -111,6 +114,52 @@ TEST_CASE("robust training: train's command line refuses --attack without --byza
   CHECK(both.config->robust.aggregation.kind == AggregatorKind::trimmed);
   CHECK(both.config->robust.aggregation.f == 1);  // B left out: --byzantine's
   CHECK(both.config->robust.eval_attack->eps == doctest::Approx(0.1));
+}
+
+TEST_CASE(
+    "robust training: --list-attacks and --list-aggregators print every entry of the .def files, each parsing back") {
+  struct Listing {
+    const char* flag;
+    std::string expected;
+    std::vector<std::string> names;
+  };
+  std::vector<Listing> listings = {{"--list-attacks", attack_listing(), {}},
+                                   {"--list-aggregators", aggregator_listing(), {}}};
+#define GRADSYNC_ATTACK(id, name, parameters, target, colluding, summary) listings[0].names.emplace_back(name);
+#include "attacks/attacks.def"
+#undef GRADSYNC_ATTACK
+#define GRADSYNC_AGGREGATOR(id, name, parameters, min_ranks, requirement, summary) listings[1].names.emplace_back(name);
+#include "collectives/robust/aggregators.def"
+#undef GRADSYNC_AGGREGATOR
+  for (const Listing& l : listings) {
+    CAPTURE(l.flag);
+    const CliOutcome out = parse_train_args({l.flag});
+    CHECK(!out.config);
+    CHECK(out.exit_code == 0);
+    CHECK(out.message == l.expected);
+    std::vector<std::string> lines;
+    for (std::size_t at = 0; at < out.message.size();) {
+      const std::size_t end = out.message.find('\n', at);
+      lines.push_back(out.message.substr(at, end - at));
+      at = end + 1;
+    }
+    REQUIRE(lines.size() == l.names.size());
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      const std::string spelled = lines[i].substr(0, lines[i].find('\t'));
+      CHECK(spelled.substr(0, spelled.find(':')) == l.names[i]);
+      CHECK(std::count(lines[i].begin(), lines[i].end(), '\t') == (l.flag == std::string("--list-attacks") ? 3 : 2));
+      // The bare name, its parameters left to their defaults (F from --byzantine), is what a user types first: it
+      // parses, or (cclip, whose radius has no default) the refusal spells the parameter as the listing does.
+      try {
+        if (l.flag == std::string("--list-attacks"))
+          parse_attack(l.names[i]);
+        else
+          parse_aggregator(l.names[i], 1);
+      } catch (const std::invalid_argument& e) {
+        CHECK(std::string(e.what()).find(spelled.substr(0, spelled.find_first_of("[,"))) != std::string::npos);
+      }
+    }
+  }
 }
 
 TEST_CASE("robust training: every attack changes the aggregated run; a backdoor on non-square images is refused") {

@@ -16,11 +16,12 @@ struct Entry {
   std::string_view name;
   std::string_view parameters;
   std::string_view requirement;
+  std::string_view summary;
 };
 
 constexpr std::array kEntries = {
 #define GRADSYNC_AGGREGATOR(id, name, parameters, min_ranks, requirement, summary) \
-  Entry{AggregatorKind::id, name, parameters, requirement},
+  Entry{AggregatorKind::id, name, parameters, requirement, summary},
 #include "collectives/robust/aggregators.def"
 #undef GRADSYNC_AGGREGATOR
 };
@@ -69,6 +70,15 @@ std::string aggregator_names() {
     if (!e.parameters.empty()) fmt::format_to(std::back_inserter(out), ":{}", e.parameters);
   }
   return out;
+}
+
+std::string aggregator_listing() {
+  std::string lines;
+  for (const Entry& e : kEntries) {
+    const std::string spelled = e.parameters.empty() ? std::string(e.name) : fmt::format("{}:{}", e.name, e.parameters);
+    lines += fmt::format("{}\t{}\t{}\n", spelled, e.requirement, e.summary);
+  }
+  return lines;
 }
 
 bool needs_distances(AggregatorKind kind) {

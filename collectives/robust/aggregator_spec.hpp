@@ -39,6 +39,9 @@ int min_ranks(const AggregatorSpec& spec);
 bool needs_distances(AggregatorKind kind);
 // "mean, median, trimmed:B, ..." in the order of aggregators.def, for help texts and refusals.
 std::string aggregator_names();
+// One line per aggregator of aggregators.def, in its order, for `train --list-aggregators`: the name as spelled
+// (with its parameters), a tab, the ranks it needs ("n >= 2F + 3"), a tab, what it computes.
+std::string aggregator_listing();
 std::string_view aggregator_name(AggregatorKind kind);
 
 }  // namespace gradsync

@@ -9,7 +9,9 @@
 #include <span>
 #include <string_view>
 
+#include "attacks/attack_spec.hpp"
 #include "collectives/methods.hpp"
+#include "collectives/robust/aggregator_spec.hpp"
 #include "compression/compressors.hpp"
 #include "model/models.hpp"
 #include "trainers/cli/fault_flags.hpp"
@@ -38,6 +40,8 @@ struct RawFlags {
   std::string compress;
   int error_feedback = 1;
   bool list_compressors = false;
+  bool list_attacks = false;
+  bool list_aggregators = false;
 };
 
 // What each family's flags read into during one parse (SyncFamilyInfo's flags.add), indexed by SyncFamily.
@@ -150,6 +154,9 @@ void add_compression_options(CLI::App& app, RawFlags& raw) {
   app.add_option("--error-feedback", raw.error_feedback, "with --compress: 1 keeps each worker's residual, 0 drops it")
       ->capture_default_str();
   app.add_flag("--list-compressors", raw.list_compressors, "print the compressors, one a line, and exit");
+  app.add_flag("--list-attacks", raw.list_attacks, "print the attacks (--attack), one a line, and exit");
+  app.add_flag("--list-aggregators", raw.list_aggregators,
+               "print the aggregators (--robust-aggregation), one a line, and exit");
 }
 
 // --compress and --error-feedback: text to a typed choice.
@@ -319,6 +326,8 @@ CliOutcome parse_args(const std::vector<std::string>& args, const SyncSpec* expa
     std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes the last argument first
     app.parse(reversed);
     if (raw.list_compressors) return ended(0, compressor_listing());
+    if (raw.list_attacks) return ended(0, attack_listing());
+    if (raw.list_aggregators) return ended(0, aggregator_listing());
     if (!expanded && app.count("--spec") > 0) return parse_spec(app, spec, args);
     take_choices(raw, family_states, c);
     take_compression(app, raw, c);

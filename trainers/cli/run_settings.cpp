@@ -21,8 +21,15 @@ namespace gradsync {
 namespace {
 
 // flag_settings' exceptions (its contract says why each).
-constexpr std::string_view kOwnFlags[] = {"--data", "--csv",       "--epoch-csv",       "--quiet",
-                                          "--spec", "--print-run", "--list-compressors"};
+constexpr std::string_view kOwnFlags[] = {"--data",
+                                          "--csv",
+                                          "--epoch-csv",
+                                          "--quiet",
+                                          "--spec",
+                                          "--print-run",
+                                          "--list-compressors",
+                                          "--list-attacks",
+                                          "--list-aggregators"};
 constexpr std::string_view kGivenOnlyFlags[] = {"--checkpoint"};
 constexpr const char* kSharedVariables[] = {"GRADSYNC_ISA", "GRADSYNC_TUNING", "GRADSYNC_AUTO_METHODS"};
 

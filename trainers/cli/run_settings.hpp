@@ -27,7 +27,7 @@ struct Setting {
 // default, one number spelled one way (0.10, 1e-1 and 0.1 are "0.1"; 007 is "7"), a boolean flag "on" or "off".
 // Text other than a plain number is kept as given (topk:0.010 and topk:0.01 differ). Left out, as each rank's own
 // by design: --help; --data (a path per host: the data's identity stands for it, data_settings); --csv, --epoch-csv
-// and --quiet (rank 0 alone writes and prints them); --spec, --print-run, --list-compressors (--spec's flags are
+// and --quiet (rank 0 alone writes and prints them); --spec, --print-run, the --list- flags (--spec's flags are
 // among the options themselves). --checkpoint (a directory per host, "%h") counts only as given or not: whether a
 // rank checkpoints changes what it sends.
 std::vector<Setting> flag_settings(const CLI::App& app);
