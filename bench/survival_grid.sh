@@ -45,8 +45,8 @@ else
 fi
 
 # The lists, from train itself (attacks.def, aggregators.def): the name before ':' and its parameters after.
-mapfile -t attacks < <("$BIN/train" --list-attacks | cut -f1 | cut -d: -f1)
-mapfile -t aggregators < <("$BIN/train" --list-aggregators | cut -f1)
+mapfile -t attacks < <("$BIN/train" --list-attacks | cut -f1 | cut -d: -f1 | grep .)
+mapfile -t aggregators < <("$BIN/train" --list-aggregators | cut -f1 | grep .)
 # spelled AGGREGATOR F: the listing's aggregator told F (B for trimmed; multikrum's M left to its default, n - F).
 spelled() {
   local name="${1%%:*}" params="${1#*:}"

@@ -227,7 +227,9 @@ int main(int argc, char** argv) {
   const bool lead = env_rank == nullptr || std::atoi(env_rank) == 0;
   if (!cli.config) {
     if (lead) {
-      fmt::print(cli.exit_code == 0 ? stdout : stderr, "{}\n", cli.message);
+      // A listing ends its own lines; one more newline would give the reader of --list-* an empty entry.
+      const bool ended = !cli.message.empty() && cli.message.back() == '\n';
+      fmt::print(cli.exit_code == 0 ? stdout : stderr, "{}{}", cli.message, ended ? "" : "\n");
       return cli.exit_code;
     }
     // A launcher ends the whole job when any process exits non-zero: a silent rank that got there before rank 0
