@@ -6,7 +6,13 @@
 # a third of --every; its images/s, over the epochs' training time, draws the chart (steps per second against time,
 # the failures marked) and the efficiency is the run's training rate with failures over the rate without.
 # On one node the ranks share its cores (say so beside any figure above np = 2); the seconds are this machine's.
-# Usage: bench/inplace_churn.sh [--np 4] [--seconds 300] [--every 30] [--method ring] [--hidden 128] [--out DIR]
+# With --hosts N the run is on N emulated hosts instead (bench/cluster/cluster.sh: one rank a network namespace, links
+# of --rate, TCP between every pair, a successor where the launcher places it), as root; the hosts share this
+# machine's cores, so the figures are the links' where the links bind. --victims lists the ranks killed in turn
+# (default 1 .. np-1; for the parameter server, its workers: a successor is a worker, so a lost server is not
+# replaced), --args adds train flags (the family's: "--servers 2 --replicas 2", "--topology ring").
+# Usage: bench/inplace_churn.sh [--np 4] [--seconds 300] [--every 30] [--method ring] [--hidden 128]
+#          [--hosts 0] [--rate 1gbit] [--victims "1 2 3"] [--args "..."] [--out DIR]
 # Writes into DIR (default results/inplace-churn-DATE): epochs.csv (train --epoch-csv rows of both runs, method
 # "<method>" and "<method>+churn"), joins.csv (step,lost_rank,recovery_s,join_s), churn.txt (the summary),
 # steps_per_s.png/svg and logs/. Needs build-ulfm/ (bash scripts/ulfm.sh build).
@@ -19,18 +25,44 @@ seconds=300
 every=30
 method=ring
 hidden=128
+hosts=0
+rate=1gbit
+victims=""
+extra=""
 out=""
 parse_flags inplace_churn.sh "--np np uint 2" "--seconds seconds uint 10" "--every every uint 2" "--method method" \
-  "--hidden hidden uint 1" "--out out" -- "$@"
+  "--hidden hidden uint 1" "--hosts hosts uint 0" "--rate rate" "--victims victims" "--args extra" "--out out" -- "$@"
+[ "$hosts" -eq 0 ] || np=$hosts
+[ -n "$victims" ] || victims="$(seq -s ' ' 1 $((np - 1)))"
+read -ra victim_list <<<"$victims"
+for v in "${victim_list[@]}"; do
+  need_uint --victims "$v" 0
+  [ "$v" -lt "$np" ] || die "--victims: no rank $v among $np"
+done
+read -ra extra_args <<<"$extra"
 [ "$every" -lt "$seconds" ] || die "--every $every: at least one failure must fit in --seconds $seconds"
 ulfm_bin="$GRADSYNC_ROOT/build-ulfm/bin"
 [ -x "$ulfm_bin/train" ] || die "$ulfm_bin/train is missing: bash scripts/ulfm.sh build"
 prefix="$("$GRADSYNC_ROOT/scripts/ulfm.sh" prefix)" || die "no ULFM MPI installed: bash scripts/ulfm.sh build"
 BUILD_DIR="$GRADSYNC_ROOT/build-ulfm" BIN="$ulfm_bin"
 driver_results inplace-churn epochs.csv joins.csv
-launcher=("$prefix/bin/mpirun" --with-ft ulfm --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 -n "$np")
-[ "$(id -u)" -ne 0 ] || launcher+=(--allow-run-as-root)
-common=(--sync "$method" --model mlp --hidden "$hidden" --batch 32 --quiet)
+if [ "$hosts" -eq 0 ]; then
+  launcher=("$prefix/bin/mpirun" --with-ft ulfm --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 -n "$np")
+  [ "$(id -u)" -ne 0 ] || launcher+=(--allow-run-as-root)
+  where="on one node$( [ "$np" -gt 2 ] && echo " (oversubscribed: $np ranks on $(cores) cores)")"
+else
+  # A cluster of its own (prefix, subnet and state apart from a benchmark's or a test's), taken down at the end.
+  cluster="$GRADSYNC_ROOT/bench/cluster/cluster.sh"
+  export GS_CLUSTER_PREFIX=ch GS_CLUSTER_SUBNET=10.96.0 GS_CLUSTER_STATE=/run/gradsync-cluster-churn
+  export GRADSYNC_MPIEXEC="$prefix/bin/mpirun"
+  why="$("$cluster" check 2>&1)" || die "$why"
+  "$cluster" down >/dev/null 2>&1 || true
+  "$cluster" up "$hosts" --rate "$rate" >"$logs/cluster-up.log" 2>&1 || die "cluster.sh up failed (see $logs/cluster-up.log)"
+  at_exit cluster "'$cluster' down >/dev/null 2>&1"
+  launcher=("$cluster" run --with-ft ulfm --)
+  where="on $hosts emulated hosts at $rate (one rank a host, TCP; the hosts share $(cores) cores)"
+fi
+common=(--sync "$method" --model mlp --hidden "$hidden" --batch 32 --quiet "${extra_args[@]}")
 
 # The failure-free rate, from a short run: how many steps make --seconds and --every.
 run_limited 300 "$logs/rate.log" "${launcher[@]}" "$ulfm_bin/train" "${common[@]}" --epochs 1 \
@@ -40,7 +72,9 @@ rm -f "$out/rate.csv"
 per_epoch="$(awk -v r="$rate" -v e="$every" 'BEGIN { n = int(r * e / 3); print n < 10 ? 10 : n }')"
 epochs=$(((seconds / every) * 3))
 kills=()
-for k in $(seq $((seconds / every - 1))); do kills+=("$((k * 3 * per_epoch)):$(((k - 1) % (np - 1) + 1))"); done
+for k in $(seq $((seconds / every - 1))); do
+  kills+=("$((k * 3 * per_epoch)):${victim_list[$(((k - 1) % ${#victim_list[@]}))]}")
+done
 kill_list="$(IFS=,; echo "${kills[*]}")"
 say "failure-free rate $rate steps/s: $epochs epochs of $per_epoch steps, a kill every $((3 * per_epoch)) steps"
 
@@ -59,7 +93,7 @@ paste -d, <(sed -n 's/^recovered in place: lost rank \([0-9]*\) .* from step \([
   <(sed -n 's/^joined in place: .*; \([0-9.]*\) s to spawn.*/\1/p' "$logs/churn.log") >>"$out/joins.csv"
 train_s() { sed -n 's/.* \([0-9.]*\)s training .*/\1/p' "$logs/$1.log"; }
 {
-  results_header "inplace_churn: $method on $np ranks under --with-ft ulfm on one node$( [ "$np" -gt 2 ] && echo " (oversubscribed: $np ranks on $(cores) cores)"), MLP $hidden, batch 32, $epochs epochs of $per_epoch steps; a rank killed every $((3 * per_epoch)) steps (about ${every} s) and replaced (--respawn)"
+  results_header "inplace_churn: $method${extra:+ ($extra)} on $np ranks under --with-ft ulfm $where, MLP $hidden, batch 32, $epochs epochs of $per_epoch steps; a rank of ${victims// /, } killed every $((3 * per_epoch)) steps (about ${every} s) and replaced (--respawn)"
   plain="$(train_s plain)" churn="$(train_s churn)"
   failures=$(($(wc -l <"$out/joins.csv") - 1))
   awk -v p="$plain" -v c="$churn" -v f="$failures" -v n="$(( epochs * per_epoch ))" 'BEGIN {
