@@ -199,6 +199,31 @@ std::string settings_problem(const gradsync::CliOutcome& cli, const gradsync::Co
   return agree_on_settings(world, mine);
 }
 
+// agree_on_parsing over `world`, skipped on one rank (no one else to name).
+std::string parsing_problem(const gradsync::Comm& world, const std::string& mine) {
+  return world.size() == 1 ? mine : gradsync::agree_on_parsing(world, mine);
+}
+
+// A rank whose own command line did not parse, under a launcher: it starts MPI like the others and meets them in the
+// parsing agreement, so that rank 0 prints the error once whichever rank's line it was in, and every rank exits with
+// its status together. Leaving before MPI_Init instead hangs MPICH's Hydra (rank 0 waits there for it) and, under
+// Open MPI, ends the job before rank 0 can say why when only another rank's line is wrong (an MPMD launch).
+int meet_unparsed(int& argc, char**& argv, const gradsync::CliOutcome& cli) {
+  const gradsync::MpiSession mpi(argc, argv, MPI_THREAD_SERIALIZED);
+  try {
+    const std::string line = parsing_problem(gradsync::Comm::world(), cli.message);
+    if (mpi.world_rank() == 0) {
+      fmt::print(stderr, "{}\n", line.empty() ? cli.message : line);
+      std::fflush(stderr);
+    }
+    gradsync::Comm::world().barrier();  // rank 0's line out before any rank's non-zero exit ends the job
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "train: error (rank {}): {}\n", mpi.world_rank(), e.what());
+  }
+  gradsync::MpiSession::set_exit_code(cli.exit_code);
+  return cli.exit_code;
+}
+
 // Rank 0's cheap checks of what the run will read and write besides the data, before the kernels are measured or
 // the data loaded: the tuning file auto reads (rank 0's is the one read) and the CSV files only rank 0 appends to.
 // "" when they pass; else rank 0's line (every other rank's is "" too: it learns the verdict from the all_ok).
@@ -225,17 +250,13 @@ int main(int argc, char** argv) {
     if ((env_rank = std::getenv(name)) != nullptr) break;
   }
   const bool lead = env_rank == nullptr || std::atoi(env_rank) == 0;
+  if (!cli.config && cli.exit_code != 0 && env_rank != nullptr) return meet_unparsed(argc, argv, cli);
   if (!cli.config) {
     if (lead) {
       // A listing ends its own lines; one more newline would give the reader of --list-* an empty entry.
       const bool ended = !cli.message.empty() && cli.message.back() == '\n';
       fmt::print(cli.exit_code == 0 ? stdout : stderr, "{}{}", cli.message, ended ? "" : "\n");
-      return cli.exit_code;
     }
-    // A launcher ends the whole job when any process exits non-zero: a silent rank that got there before rank 0
-    // had printed would take the message with it. Rank 0's own exit ends the wait, so this only ever waits for a
-    // rank 0 that is slow to start.
-    if (cli.exit_code != 0) std::this_thread::sleep_for(std::chrono::seconds(2));
     return cli.exit_code;
   }
   if (cli.print_run) return lead ? print_run(cli) : 0;
@@ -250,6 +271,15 @@ int main(int argc, char** argv) {
       const int code = run_successor(config, *joined);
       gradsync::MpiSession::set_exit_code(code);
       return code;
+    }
+    if (const std::string line = parsing_problem(gradsync::Comm::world(), ""); !line.empty()) {
+      if (mpi.world_rank() == 0) {
+        fmt::print(stderr, "{}\n", line);
+        std::fflush(stderr);
+      }
+      gradsync::Comm::world().barrier();  // rank 0's line out first, as below
+      gradsync::MpiSession::set_exit_code(kUsageError);
+      return kUsageError;
     }
     if (const std::string problem = settings_problem(cli, gradsync::Comm::world()); !problem.empty()) {
       if (mpi.world_rank() == 0) {

@@ -19,4 +19,13 @@ namespace gradsync {
 // A failed MPI call throws MpiError naming it.
 std::string agree_on_settings(const Comm& world, const std::vector<Setting>& mine);
 
+// Collective over `world`, before agree_on_settings; a rank whose own command line did not parse calls it too (after
+// MPI_Init), so that no rank waits for one that left and rank 0 names the error whichever rank's line it was in.
+// `problem`: this rank's parse error as it would print it ("train: error: ..."), "" if its command line parsed.
+// "" on every rank where every rank's parsed; otherwise non-empty on every rank: on rank 0 the line to print (its
+// own error if its line did not parse, else "train: error: rank R's command line does not parse: ..." for the
+// lowest such R), on the others a line saying rank 0 prints it. One MPI_Allgather of an int; when a rank other than
+// 0 failed alone of the two, one string broadcast from it. A failed MPI call throws MpiError naming it.
+std::string agree_on_parsing(const Comm& world, const std::string& problem);
+
 }  // namespace gradsync
