@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   }
   const bool victim = std::ranges::find(victims, world_rank) != victims.end();
   // A survivor writing to a dead peer's TCP socket must get EPIPE, not the SIGPIPE that would kill it (MpiSession).
-  struct sigaction pipe_action{};
+  struct sigaction pipe_action {};
   sigaction(SIGPIPE, nullptr, &pipe_action);
   const bool pipe_ignored = pipe_action.sa_handler == SIG_IGN;
 
