@@ -1,6 +1,7 @@
 // DP-SGD and secure aggregation wired into train (issue 56): the worker's clipped and noised gradient, the secure
 // synchronizer of the allreduce family, the epsilon the run reports and the flags' refusals.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +19,7 @@
 #include "trainers/config/validate_config.hpp"
 #include "trainers/loop/private_gradient.hpp"
 #include "trainers/loop/trainer.hpp"
+#include "trainers/report/privacy_report.hpp"
 
 using namespace gradsync;
 
@@ -157,4 +159,19 @@ TEST_CASE("train refuses secure aggregation and DP-SGD where they would not hold
   CHECK(problem({"--sync", "ring", "--dp-noise", "1"}).find("--dp-noise: only with --dp-clip") != std::string::npos);
   CHECK(problem({"--sync", "ring", "--secure-range", "2"}).find("--secure-range") != std::string::npos);
   CHECK(problem({"--sync", "ring", "--dp-clip", "1", "--dp-noise", "1", "--secure-aggregation"}).empty());
+}
+
+TEST_CASE("the DP-SGD setup line gives the noise share and q of the batch the run resolves, --global-batch too") {
+  // 256 a global batch over 2 workers is 128 each: noise sigma C / (sqrt(2) 128) on each mean gradient, q 256 / 60000.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--sync", "ring", "--global-batch", "256", "--dp-clip", "1", "--dp-noise", "1.12"},
+        std::vector<std::string>{"--sync", "ring", "--batch", "128", "--dp-clip", "1", "--dp-noise", "1.12"}}) {
+    CAPTURE(args[2]);
+    const CliOutcome out = parse_train_args(args);
+    REQUIRE(out.config);
+    const std::string line = format_privacy_setup(*out.config, 2, 60000, 1000);
+    const double share = 1.12 * 1.0 / (std::sqrt(2.0) * 128);
+    CHECK(line.find(fmt::format("adds std {:.3g} ", share)) != std::string::npos);
+    CHECK(line.find(fmt::format("q = {:.5f}", 256.0 / 60000)) != std::string::npos);
+  }
 }

@@ -154,8 +154,7 @@ int run(const gradsync::TrainConfig& config, const gradsync::BlisConfig& blis, c
     if (const std::string setup = describe_family(config, world.size()); !setup.empty()) fmt::print("{}\n", setup);
     if (const std::string byzantine = describe_robustness(config, world.size()); !byzantine.empty())
       fmt::print("{}\n", byzantine);
-    if (const std::string privacy =
-            format_privacy_setup(config, config.worker_count(world.size()), data.train.rows, model->parameter_count());
+    if (const std::string privacy = format_privacy_setup(config, world.size(), data.train.rows, model->parameter_count());
         !privacy.empty())
       fmt::print("{}\n", privacy);
     std::fflush(stdout);

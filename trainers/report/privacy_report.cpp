@@ -9,16 +9,18 @@
 
 namespace gradsync {
 
-std::string format_privacy_setup(const TrainConfig& c, int workers, std::size_t train_rows, std::size_t parameter_count) {
+std::string format_privacy_setup(const TrainConfig& c, int ranks, std::size_t train_rows, std::size_t parameter_count) {
   const PrivacyOptions& o = c.privacy;
+  const int workers = c.worker_count(ranks);
+  const std::size_t batch = c.per_worker_batch(ranks);
   std::string line;
   if (o.dp())
     line = fmt::format("DP-SGD: clip {} noise {} (each of {} worker(s) adds std {:.3g} to its mean gradient), q = {:.5f}",
                        o.dp_clip, o.dp_noise, workers,
-                       noise_share_std(o.dp_noise, o.dp_clip, workers, static_cast<double>(c.batch)),
-                       dp_sampling_rate(c.batch * static_cast<std::size_t>(workers), train_rows));
+                       noise_share_std(o.dp_noise, o.dp_clip, workers, static_cast<double>(batch)),
+                       dp_sampling_rate(batch * static_cast<std::size_t>(workers), train_rows));
   if (o.secure_aggregation) {
-    const FixedPoint fp(secure_range_for(o, workers, c.batch), workers);
+    const FixedPoint fp(secure_range_for(o, workers, batch), workers);
     const double plain = 4.0 * static_cast<double>(parameter_count);
     const double masked = 4.0 * static_cast<double>(parameter_count + kCheckWords);
     line += fmt::format(

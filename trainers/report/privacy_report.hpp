@@ -10,9 +10,10 @@
 namespace gradsync {
 
 // DP-SGD's clip, noise, sampling rate and each worker's noise share; secure aggregation's range, resolution and the
-// bytes each worker's masked vector holds a step beside the plain gradient's. For `workers` workers (config.batch
-// each) over `train_rows` examples and a model of `parameter_count` floats.
-std::string format_privacy_setup(const TrainConfig& config, int workers, std::size_t train_rows,
+// bytes each worker's masked vector holds a step beside the plain gradient's. For a run on `ranks` processes (its
+// workers and their batch as the run resolves them: config.worker_count, config.per_worker_batch, so a --global-batch
+// counts) over `train_rows` examples and a model of `parameter_count` floats.
+std::string format_privacy_setup(const TrainConfig& config, int ranks, std::size_t train_rows,
                                  std::size_t parameter_count);
 
 // After the run: epsilon at delta after its global steps, and how the accountant treated the batches.
