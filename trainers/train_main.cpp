@@ -266,7 +266,15 @@ int main(int argc, char** argv) {
   gradsync::TrainConfig config = *cli.config;
   config.command = own_command(argc, argv);  // what --respawn starts
   try {
-    if (std::optional<gradsync::Comm> joined = gradsync::join_as_successor()) {
+    // A successor's join waits on the survivors from its MPI_Init on: under the watchdog from the start (the join's
+    // own scope; a later start_watchdog only sets the rank it reports).
+    gradsync::start_watchdog(config.timeout_s, mpi.world_rank());
+    std::optional<gradsync::Comm> joined;
+    {
+      const gradsync::WaitScope wait("joining the survivors as a successor (MPI_Intercomm_merge, MPI_Comm_dup)");
+      joined = gradsync::join_as_successor();
+    }
+    if (joined) {
       const int code = run_successor(config, *joined);
       gradsync::MpiSession::set_exit_code(code);
       return code;

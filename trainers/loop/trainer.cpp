@@ -11,6 +11,7 @@
 
 #include "collectives/fault_tolerance.hpp"
 #include "collectives/mpi_error.hpp"
+#include "collectives/watchdog.hpp"
 #include "model/kernels/blis_setup.hpp"
 #include "model/kernels/installed_plan.hpp"
 #include "model/model.hpp"
@@ -138,6 +139,9 @@ void grow(Comm& world, TrainConfig& config, RecoveryReport& report, ResumePoint&
   const double start = now_s();
   const int before = world.size();
   try {
+    // Under the watchdog: Open MPI 5.0.7 can leave a join across hosts waiting forever (a second successor whose
+    // peers on another host cannot reach it; seen on the emulated hosts), which must end as a report naming it.
+    const WaitScope wait("the successors' join (MPI_Comm_spawn, MPI_Intercomm_merge, MPI_Comm_dup, the hand-over)");
     Comm grown = spawn_successors(world, static_cast<int>(report.lost.size()), config.command);
     share_with_successors(grown, false, report.lost, point, result, job_ranks, hosts, config.servers);
     world = grown;
