@@ -10,7 +10,8 @@
 # of --rate, TCP between every pair, a successor where the launcher places it), as root; the hosts share this
 # machine's cores, so the figures are the links' where the links bind. --victims lists the ranks killed in turn
 # (default 1 .. np-1; for the parameter server, its workers: a successor is a worker, so a lost server is not
-# replaced), --args adds train flags (the family's: "--servers 2 --replicas 2", "--topology ring").
+# replaced), --args adds train flags (the family's: "--servers 2 --replicas 2", "--topology ring"). With Open MPI 5.0.7
+# the second join across hosts does not complete (docs/reliability.md): there, one loss is all it measures.
 # Usage: bench/inplace_churn.sh [--np 4] [--seconds 300] [--every 30] [--method ring] [--hidden 128]
 #          [--hosts 0] [--rate 1gbit] [--victims "1 2 3"] [--args "..."] [--out DIR]
 # Writes into DIR (default results/inplace-churn-DATE): epochs.csv (train --epoch-csv rows of both runs, method
