@@ -241,6 +241,8 @@ TEST_CASE("a flag that would be ignored, or left to a default it has none of, is
   CHECK(parse_train_args({"--sync", "ps", "--pipeline", "1", "--progress", "thread"}).config);
   const CliOutcome help = parse_train_args({"--help"});
   CHECK(help.message.find("default " + default_data_dir(DatasetId::mnist)) != std::string::npos);
+  CHECK(help.message.find("Usage: train [OPTIONS]") != std::string::npos);  // the usage line names the program
+  CHECK(help.message.find("--rounds INT=5") != std::string::npos);          // and shows a default for each count
 }
 
 TEST_CASE("a per-worker batch larger than a worker's share of the training set is refused, naming value and limit") {

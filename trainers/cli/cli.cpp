@@ -304,7 +304,8 @@ CliOutcome parse_args(const std::vector<std::string>& args, const SyncSpec* expa
   TrainConfig c;
   CLI::App app{
       "gradsync train: data-parallel SGD on MNIST with a pluggable gradient synchronization.\n"
-      "Run under mpirun for ring, mpi and ps; e.g. mpirun -n 2 build/bin/train --sync ring --model mlp"};
+      "Run under mpirun for ring, mpi and ps; e.g. mpirun -n 2 build/bin/train --sync ring --model mlp",
+      "train"};  // the program's name, for --help's usage line
   RawFlags raw = raw_defaults(c);
   add_model_options(app, c, raw);
   add_overlap_options(app, c, raw);
