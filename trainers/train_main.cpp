@@ -198,6 +198,18 @@ std::string settings_problem(const gradsync::CliOutcome& cli, const gradsync::Co
   return agree_on_settings(world, mine);
 }
 
+// A refusal every rank reached together: rank 0 prints `line`, then every rank returns exit 2, but only once rank 0
+// has printed (a launcher ends the job at the first non-zero exit, rank 0's line with it). Collective over the world.
+int refuse_together(const gradsync::MpiSession& mpi, const std::string& line) {
+  if (mpi.world_rank() == 0) {
+    fmt::print(stderr, "{}\n", line);
+    std::fflush(stderr);
+  }
+  gradsync::Comm::world().barrier();
+  gradsync::MpiSession::set_exit_code(kUsageError);
+  return kUsageError;
+}
+
 // agree_on_parsing over `world`, skipped on one rank (no one else to name).
 std::string parsing_problem(const gradsync::Comm& world, const std::string& mine) {
   return world.size() == 1 ? mine : gradsync::agree_on_parsing(world, mine);
@@ -279,36 +291,13 @@ int main(int argc, char** argv) {
       gradsync::MpiSession::set_exit_code(code);
       return code;
     }
-    if (const std::string line = parsing_problem(gradsync::Comm::world(), ""); !line.empty()) {
-      if (mpi.world_rank() == 0) {
-        fmt::print(stderr, "{}\n", line);
-        std::fflush(stderr);
-      }
-      gradsync::Comm::world().barrier();  // rank 0's line out first, as below
-      gradsync::MpiSession::set_exit_code(kUsageError);
-      return kUsageError;
-    }
-    if (const std::string problem = settings_problem(cli, gradsync::Comm::world()); !problem.empty()) {
-      if (mpi.world_rank() == 0) {
-        fmt::print(stderr, "train: error: {}\n", problem);
-        std::fflush(stderr);
-      }
-      // Every rank returns it, but only once rank 0 has printed: the rank that sent its settings is done first,
-      // and a launcher ends the job at the first non-zero exit, rank 0's line with it.
-      gradsync::Comm::world().barrier();
-      gradsync::MpiSession::set_exit_code(kUsageError);
-      return kUsageError;
-    }
+    if (const std::string line = parsing_problem(gradsync::Comm::world(), ""); !line.empty())
+      return refuse_together(mpi, line);
+    if (const std::string problem = settings_problem(cli, gradsync::Comm::world()); !problem.empty())
+      return refuse_together(mpi, "train: error: " + problem);
     const std::string early = mpi.world_rank() == 0 ? rank0_problem(*cli.config) : std::string();
-    if (!gradsync::Comm::world().all_ok(early.empty())) {  // every rank together: no one waits for a rank that left
-      if (mpi.world_rank() == 0) {
-        fmt::print(stderr, "train: error: {}\n", early);
-        std::fflush(stderr);
-      }
-      gradsync::Comm::world().barrier();  // rank 0's line out first, as above
-      gradsync::MpiSession::set_exit_code(kUsageError);
-      return kUsageError;
-    }
+    if (!gradsync::Comm::world().all_ok(early.empty()))  // every rank together: no one waits for a rank that left
+      return refuse_together(mpi, "train: error: " + early);
     gradsync::install_agreed_kernel_plan(gradsync::Comm::world(), config);  // every rank: one plan
     const int code = run(config, blis, cli);
     gradsync::MpiSession::set_exit_code(code);
